@@ -1,0 +1,45 @@
+"""Record every step of a compiled JAX ``while_loop``: on the device, and live on the host.
+
+>>> import jax, jaxhist_widget as jhw
+>>> final, hist = jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, 10.0, max_steps=5)
+>>> hist.to_numpy().tolist()
+[10.0, 5.0, 2.5, 1.25, 0.625]
+
+Layers (imports point one way): `history`, `loop`, `streaming` are pure JAX; `registry`,
+`runs`, `sink`, `recorder` are the host side; `LivePlot` (the widget) is imported lazily so the
+core works with only jax and numpy installed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .history import History
+from .loop import DEFAULT_WARN_BYTES, while_loop
+from .recorder import Recorder
+from .runs import Layout, Run
+from .sink import Sink
+
+if TYPE_CHECKING:
+    from .liveplot import LivePlot
+
+__all__ = [
+    "DEFAULT_WARN_BYTES",
+    "History",
+    "Layout",
+    "LivePlot",
+    "Recorder",
+    "Run",
+    "Sink",
+    "while_loop",
+]
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # The widget stack (anywidget, ipywidgets, bqplot) loads only when asked for.
+    if name == "LivePlot":
+        from .liveplot import LivePlot
+
+        return LivePlot
+    raise AttributeError(f"module 'jaxhist_widget' has no attribute {name!r}")

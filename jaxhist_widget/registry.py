@@ -1,0 +1,222 @@
+"""The registry of runs and sinks: the only code the traced program calls back into.
+
+Layer 2 (host). Three entry points are called from host callbacks, on whatever thread XLA runs
+them on, so all shared state sits behind one lock and sinks are called outside it:
+
+- `open_run` (once per call of the loop): snapshots the sinks attached *now* and returns a fresh
+  run id plus the first flush interval; the traced program passes the id back with every chunk.
+- `receive_chunk` (once per chunk, for all vmap lanes at once): decodes the packed rows, appends
+  them to the `Run`, notifies the sinks, and returns ``[stop, next_interval]``.
+- `close_run` (once, after the loop): delivers the last rows and the end status of every lane.
+
+Exceptions never propagate into XLA (that would kill the computation and its device history):
+they are reported with `warnings.warn` and logged.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import time
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .runs import Layout, Run
+
+if TYPE_CHECKING:
+    from .sink import Sink
+
+__all__ = ["HEADER", "LANE_FIELDS", "attach", "attached", "close_run", "open_run", "receive_chunk"]
+
+log = logging.getLogger("jaxhist_widget")
+
+#: int32 words before the per-lane words: run id, lanes (0 = unbatched), is-final.
+HEADER = 3
+#: int32 words per lane: first row sent, rows sent, slice start on the device, end status code.
+LANE_FIELDS = 4
+#: Adaptive streaming aims to deliver rows this often (seconds).
+TARGET_INTERVAL = 0.05
+#: Flush interval meaning "nobody is listening": larger than any run.
+NEVER = np.iinfo(np.int32).max
+
+_lock = threading.RLock()
+_attached: list[Sink] = []
+_runs: dict[int, tuple[Run, tuple[Sink, ...], dict[str, float]]] = {}
+_ids = itertools.count(1)
+
+
+# ---------------------------------------------------------------------------- attaching
+def attach(sink: Sink) -> None:
+    """Add ``sink`` to the sinks every new run streams to (see `Sink.attach`)."""
+    with _lock:
+        if sink not in _attached:
+            _attached.append(sink)
+
+
+def detach(sink: Sink) -> None:
+    """Remove ``sink``; runs that already started keep streaming to it."""
+    with _lock:
+        if sink in _attached:
+            _attached.remove(sink)
+
+
+def attached() -> tuple[Sink, ...]:
+    """The sinks a run starting now would stream to."""
+    with _lock:
+        return tuple(_attached)
+
+
+def live_runs() -> list[Run]:
+    """Runs that started and have not ended (for diagnostics and tests)."""
+    with _lock:
+        return [r for r, _, _ in _runs.values()]
+
+
+# ----------------------------------------------------------------- called from the device
+def open_run(layout: Layout) -> np.ndarray:
+    """Start a run: returns int32 ``[run_id, first_interval]`` (interval `NEVER` = no sinks)."""
+    try:
+        with _lock:
+            sinks = tuple(_attached)
+            run_id = next(_ids) & 0x7FFFFFFF
+            if not sinks:
+                return np.array([run_id, NEVER], np.int32)
+            run = Run(run_id, layout)
+            _runs[run_id] = (run, sinks, {"t": time.perf_counter(), "rate": 0.0})
+        for sink in sinks:
+            _call(sink, "_start", run)
+        # Send the first row(s) at once so a watcher sees the run start; adapt from there.
+        first = 1 if layout.every is None else layout.every
+        return np.array([run_id, min(first, layout.chunk)], np.int32)
+    except Exception as e:  # pragma: no cover - defensive: never raise into XLA
+        _report(e, "open_run")
+        return np.array([0, NEVER], np.int32)
+
+
+def receive_chunk(layout: Layout, payload: np.ndarray) -> np.ndarray:
+    """Deliver one chunk; returns int32 ``[stop, next_interval]``."""
+    try:
+        entry = _deliver(layout, payload, final=False)
+        if entry is None:
+            return np.array([0, NEVER], np.int32)
+        run, sinks, clock = entry
+        stop = any(s.stop_requested for s in sinks)
+        return np.array([int(stop), _next_interval(layout, run, clock)], np.int32)
+    except Exception as e:
+        _report(e, "receive_chunk")
+        return np.array([0, layout.chunk], np.int32)
+
+
+def close_run(layout: Layout, payload: np.ndarray) -> None:
+    """Deliver the last rows and end the run."""
+    try:
+        _deliver(layout, payload, final=True)
+    except Exception as e:
+        _report(e, "close_run")
+
+
+# --------------------------------------------------------------------------- internals
+def decode(
+    layout: Layout, payload: np.ndarray
+) -> tuple[int, int | None, list[tuple[int, ...]], list[np.ndarray]]:
+    """Unpack a payload made by ``streaming.pack``.
+
+    Returns ``(run_id, lanes, lane_words, leaves)`` where ``lane_words`` holds
+    ``(first_row, count, slice_start, status)`` per lane and each leaf has shape
+    ``(lanes_or_1, chunk, *leaf_shape)``.
+    """
+    buf = np.ascontiguousarray(payload).view(np.uint8).reshape(-1)
+    head = buf[: 4 * HEADER].view(np.int32)
+    run_id, lanes = int(head[0]), int(head[1])
+    b = max(lanes, 1)
+    words = buf[4 * HEADER : 4 * (HEADER + LANE_FIELDS * b)].view(np.int32).reshape(b, LANE_FIELDS)
+    offset = 4 * (HEADER + LANE_FIELDS * b)
+    leaves = []
+    for shape, dtype in zip(layout.shapes, layout.dtypes, strict=True):
+        dt = np.dtype(dtype)
+        n = b * layout.chunk * int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+        raw = buf[offset : offset + n]
+        leaf = raw.view(np.uint8).astype(bool) if dt == np.bool_ else raw.view(dt)
+        leaves.append(leaf.reshape(b, layout.chunk, *shape))
+        offset += n
+    return run_id, (lanes or None), [tuple(int(v) for v in w) for w in words], leaves
+
+
+def _deliver(layout: Layout, payload: np.ndarray, final: bool) -> Any:
+    run_id, lanes, lane_words, leaves = decode(layout, payload)
+    with _lock:
+        entry = _runs.pop(run_id, None) if final else _runs.get(run_id)
+    if entry is None:
+        return None
+    run, sinks, _ = entry
+    run._ensure_lanes(lanes)
+    touched = []
+    for lane, (first, count, slice_start, _status) in enumerate(lane_words):
+        if count <= 0:
+            continue
+        lo = first - slice_start  # the device clamps slice starts near the end of the buffer
+        # copy: the payload's memory belongs to the callback and may be reused
+        run.append(lane, first, [np.array(leaf[lane, lo : lo + count]) for leaf in leaves])
+        touched.append(lane)
+    if final:
+        run._finish([w[3] for w in lane_words])
+    if touched:
+        for sink in sinks:
+            _call(sink, "on_rows", run, touched)
+    if final:
+        for sink in sinks:
+            _call(sink, "_end", run)
+    return entry
+
+
+def _next_interval(layout: Layout, run: Run, clock: dict[str, float]) -> int:
+    """Rows until the next flush: fixed, or sized so a flush happens every ~TARGET_INTERVAL."""
+    if layout.every is not None:
+        return min(layout.every, layout.chunk)
+    now = time.perf_counter()
+    rows = max(run.counts) if run.counts else 0
+    dt, drows = now - clock["t"], rows - clock.get("rows", 0.0)
+    clock["t"], clock["rows"] = now, rows
+    if dt > 0 and drows > 0:
+        rate = drows / dt
+        # smooth, but let a sudden slowdown (a slow step) win at once so latency stays bounded
+        clock["rate"] = (
+            rate if clock["rate"] == 0 or rate < clock["rate"] else 0.5 * (clock["rate"] + rate)
+        )
+    return int(np.clip(clock["rate"] * TARGET_INTERVAL, 1, layout.chunk))
+
+
+def _call(sink: Sink, method: str, *args: Any) -> None:
+    try:
+        getattr(sink, method)(*args)
+    except Exception as e:
+        _report(e, f"{type(sink).__name__}.{method.lstrip('_')}")
+
+
+def _report(error: BaseException, where: str) -> None:
+    log.exception("jaxhist_widget: %s failed", where, exc_info=error)
+    warnings.warn(
+        f"jaxhist_widget: {where} raised {type(error).__name__}: {error}. "
+        "The loop and its device history are unaffected.",
+        RuntimeWarning,
+        stacklevel=2,
+    )
+
+
+# ---------------------------------------------------------------------------- helpers
+def effects_barrier() -> None:
+    """Wait until every host callback issued so far has run (a no-op on CPU)."""
+    import jax
+
+    jax.effects_barrier()
+
+
+def block_until_ready(result: Any) -> None:
+    """Wait for ``result`` and for its callbacks, so a runner returns only when rows are in."""
+    import jax
+
+    jax.block_until_ready(result)
+    jax.effects_barrier()

@@ -1,0 +1,187 @@
+"""Device side of streaming: pack chunks of rows and hand them to the host registry.
+
+Layer 1 (pure JAX) calling into layer 2 only through the three registry functions below, each
+given the static `Layout` by `functools.partial` (static facts of the trace, never a sink).
+
+Cost model (see ``shared/notes/jax-callbacks.md``): a host callback costs ~100 µs, mostly per
+argument, so one call carries a whole chunk for every vmap lane, packed into a single uint8 array:
+``[header | per-lane words | leaf 0 bytes | leaf 1 bytes | ...]``.
+
+Under ``jax.vmap`` a plain callback runs once per lane, and a batched ``lax.cond`` becomes a
+``select`` that runs both branches every step. `flush` and `close` are therefore
+``custom_vmap`` functions whose batched rule does one scalar-predicate ``cond`` and one host call
+with all lanes; lanes that are already done (the body still runs for them, on frozen values that
+the loop discards) send nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.custom_batching import custom_vmap
+
+from . import registry
+from .runs import Layout
+
+_I32 = jax.ShapeDtypeStruct((2,), jnp.int32)
+
+
+def open_run(layout: Layout) -> tuple[jax.Array, jax.Array]:
+    """Ask the host for a run id and the first flush interval (int32 scalars)."""
+    # No argument is batched, so under vmap this runs once for all lanes.
+    out = jax.pure_callback(functools.partial(registry.open_run, layout), _I32)
+    return out[0], out[1]
+
+
+def _bytes(x: jax.Array) -> jax.Array:
+    """Any array as flat uint8 (bit-exact)."""
+    if x.dtype == jnp.bool_:
+        x = x.astype(jnp.uint8)
+    if x.dtype.itemsize != 1 or x.dtype != jnp.uint8:
+        x = lax.bitcast_convert_type(x, jnp.uint8)
+    return x.reshape(-1)
+
+
+def _pack(
+    layout: Layout,
+    run_id: jax.Array,
+    batched: bool,
+    bufs: list[jax.Array],
+    first: jax.Array,
+    count: jax.Array,
+    status: jax.Array,
+) -> jax.Array:
+    """Pack rows ``first[b] .. first[b]+count[b]`` of each lane into one uint8 array.
+
+    ``bufs`` leaves are ``(B, max_rows, ...)``; ``first``/``count``/``status`` are ``(B,)``.
+    """
+    lanes = first.shape[0]
+    max_rows = bufs[0].shape[1]
+    k = layout.chunk
+    # dynamic_slice clamps the start so the window fits; the host undoes it with `start`.
+    start = jnp.clip(first, 0, max_rows - k)
+
+    def window(buf: jax.Array) -> jax.Array:
+        return jax.vmap(lambda b, s: lax.dynamic_slice_in_dim(b, s, k, axis=0))(buf, start)
+
+    header = jnp.array([0, lanes if batched else 0, 0], jnp.int32).at[0].set(run_id)
+    words = jnp.stack([first, count, start, status], axis=1).astype(jnp.int32)
+    parts = [_bytes(header), _bytes(words)] + [_bytes(window(b)) for b in bufs]
+    return lax.stop_gradient(jnp.concatenate(parts))
+
+
+def _flush_batched(layout, batched, run_id, bufs, n, flushed, every, pending_force, active):
+    """One host call for all lanes (``(B, ...)`` arrays) if any active lane is due.
+
+    Returns ``(flushed, every, stop)`` with ``flushed`` per lane and the rest scalar.
+    """
+    pending = n - flushed
+    due = (
+        active
+        & (every < registry.NEVER)
+        & ((pending >= jnp.minimum(every, layout.chunk)) | pending_force)
+    )
+
+    def send(_):
+        count = jnp.where(active, pending, 0)
+        payload = _pack(layout, run_id, batched, bufs, flushed, count, jnp.zeros_like(n))
+        out = jax.pure_callback(
+            functools.partial(registry.receive_chunk, layout),
+            _I32,
+            payload,
+            vmap_method="sequential",
+        )
+        return jnp.where(active, n, flushed), out[1], out[0] > 0
+
+    def skip(_):
+        return flushed, every, jnp.bool_(False)
+
+    return lax.cond(jnp.any(due), send, skip, None)
+
+
+def _broadcast(axis_size, in_batched, args):
+    """Give every unbatched argument (a pytree; flags per leaf) a lane axis."""
+
+    def one(x, b):
+        return x if b else jnp.broadcast_to(x, (axis_size, *jnp.shape(x)))
+
+    return [jax.tree_util.tree_map(one, a, b) for a, b in zip(args, in_batched, strict=True)]
+
+
+def _any(flags) -> bool:
+    return any(jax.tree_util.tree_leaves(flags))
+
+
+def make_flush(layout: Layout):
+    """Build ``flush(run_id, bufs, n, flushed, every, force, active) -> (flushed, every, stop)``.
+
+    Called once per step inside the loop body; it only calls the host when a chunk is due
+    (``every`` rows pending, or ``force`` on a lane's last step).
+    """
+
+    @custom_vmap
+    def flush(run_id, bufs, n, flushed, every, force, active):
+        lane = lambda x: jnp.expand_dims(x, 0)  # noqa: E731 - a lane axis of one
+        f, e, s = _flush_batched(
+            layout,
+            False,
+            run_id,
+            [lane(b) for b in bufs],
+            lane(n),
+            lane(flushed),
+            every,
+            lane(force),
+            lane(active),
+        )
+        return f[0], e, s
+
+    @flush.def_vmap
+    def flush_rule(axis_size, in_batched, run_id, bufs, n, flushed, every, force, active):
+        if _any(in_batched[0]):
+            raise NotImplementedError(
+                "jaxhist_widget.while_loop under vmap: the run id must not be batched; "
+                "nesting vmap inside vmap around one loop is not supported."
+            )
+        if in_batched[4]:  # identical in every lane; a batched carry just copies it
+            every = jnp.min(every)
+        bufs, n, flushed, force, active = _broadcast(
+            axis_size, [*in_batched[1:4], *in_batched[5:]], [bufs, n, flushed, force, active]
+        )
+        f, e, s = _flush_batched(layout, True, run_id, bufs, n, flushed, every, force, active)
+        return (f, e, s), (True, False, False)
+
+    return flush
+
+
+def make_close(layout: Layout):
+    """Build ``close(run_id, bufs, n, flushed, every, status)``: the final host call.
+
+    It always runs (``jax.debug.callback`` is never dead-code eliminated, unlike a pure callback
+    whose result nobody uses): it delivers any rows not yet sent and each lane's end status.
+    """
+
+    def emit(run_id, batched, bufs, n, flushed, every, status):
+        count = jnp.where(every < registry.NEVER, n - flushed, 0)
+        payload = _pack(layout, run_id, batched, bufs, flushed, count, status)
+        jax.debug.callback(functools.partial(registry.close_run, layout), payload)
+
+    @custom_vmap
+    def close(run_id, bufs, n, flushed, every, status):
+        lane = lambda x: jnp.expand_dims(x, 0)  # noqa: E731
+        emit(run_id, False, [lane(b) for b in bufs], lane(n), lane(flushed), every, lane(status))
+        return n
+
+    @close.def_vmap
+    def close_rule(axis_size, in_batched, run_id, bufs, n, flushed, every, status):
+        if in_batched[4]:
+            every = jnp.min(every)
+        bufs, n, flushed, status = _broadcast(
+            axis_size, [*in_batched[1:4], *in_batched[5:]], [bufs, n, flushed, status]
+        )
+        emit(run_id, True, bufs, n, flushed, every, status)
+        return n, True
+
+    return close

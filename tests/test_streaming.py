@@ -1,0 +1,226 @@
+"""Host streaming: routing by run id, chunking, vmap, sink failures, the property test."""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import jaxhist_widget as jhw
+from jaxhist_widget import registry
+
+
+def halve(x0, tol=1.0, max_steps=5, **kw):
+    return jhw.while_loop(lambda x: x > tol, lambda x: x / 2, x0, max_steps=max_steps, **kw)
+
+
+@pytest.fixture
+def count_calls(monkeypatch):
+    """Count host calls per registry entry point (patch before tracing: they are bound then)."""
+    counts = {"open_run": 0, "receive_chunk": 0, "close_run": 0}
+    for name in counts:
+        real = getattr(registry, name)
+
+        def wrapper(*args, _real=real, _name=name):
+            counts[_name] += 1
+            return _real(*args)
+
+        monkeypatch.setattr(registry, name, wrapper)
+    return counts
+
+
+def slow_step(seconds):
+    """A body that takes about ``seconds`` of host time per step (a stand-in for heavy compute)."""
+
+    def sleep(x):
+        time.sleep(seconds)
+        return x
+
+    def body(c):
+        i, x = c
+        x = jax.pure_callback(
+            sleep, jax.ShapeDtypeStruct(x.shape, x.dtype), x, vmap_method="broadcast_all"
+        )
+        return i + 1, x + 1.0
+
+    return body
+
+
+# ------------------------------------------------------------------------------ routing
+def test_recorders_used_in_turn_get_their_own_rows_from_one_compiled_function():
+    solve = jax.jit(halve)
+    with jhw.Recorder() as first:
+        solve(10.0)
+    with jhw.Recorder() as second:
+        solve(3.0)  # a jit cache hit: the traced code must not hold the first recorder
+    solve(7.0)  # nothing attached: dropped
+    jax.effects_barrier()
+    assert [r.history().tolist() for r in first.runs] == [[10.0, 5.0, 2.5, 1.25, 0.625]]
+    assert [r.history().tolist() for r in second.runs] == [[3.0, 1.5, 0.75]]
+    assert registry.live_runs() == []  # every run was closed and forgotten
+
+
+def test_several_sinks_at_once_and_nested():
+    with jhw.Recorder() as a:
+        halve(10.0)
+        with jhw.Recorder() as b:
+            halve(3.0)
+    assert len(a.runs) == 2 and len(b.runs) == 1
+    np.testing.assert_array_equal(a.history(), b.history())
+
+
+def test_nothing_attached_makes_no_chunk_calls(count_calls):
+    jax.jit(lambda x: halve(x, tol=1e-30, max_steps=500))(10.0)
+    jax.effects_barrier()
+    # one call to open the run, one to close it; rows are not even packed for sending
+    assert count_calls == {"open_run": 1, "receive_chunk": 0, "close_run": 1}
+
+
+def test_stream_false_makes_no_host_calls(count_calls):
+    with jhw.Recorder() as rec:
+        _, hist = jax.jit(lambda x: halve(x, stream=False))(10.0)
+    assert sum(count_calls.values()) == 0
+    assert rec.runs == [] and int(hist.length) == 5
+
+
+def test_history_before_any_run_is_a_clear_error():
+    with pytest.raises(LookupError, match="no run yet"):
+        jhw.Recorder().history()
+
+
+# ----------------------------------------------------------------------------- chunking
+def test_fixed_chunks_one_host_call_per_chunk(count_calls):
+    f = jax.jit(lambda x: halve(x, tol=-1.0, max_steps=100, stream_every=16))
+    with jhw.Recorder() as rec:
+        _, hist = f(1.0)
+    # 101 rows: six full chunks of 16 in the loop, the forced flush on the last step, the close
+    assert count_calls["receive_chunk"] == 7
+    assert count_calls["close_run"] == 1
+    np.testing.assert_array_equal(rec.history(), hist.to_numpy())
+
+
+def test_auto_streaming_is_cheap_for_a_fast_loop(count_calls):
+    n = 20_000
+    with jhw.Recorder() as rec:
+        _, _hist = jax.jit(lambda x: halve(x, tol=-1.0, max_steps=n))(1.0)
+    assert len(rec.history()) == n + 1
+    # a 4-byte row packs 1024 to a call: ~20 calls, not 20 000
+    assert count_calls["receive_chunk"] <= n // 512
+
+
+def test_auto_streaming_delivers_rows_of_a_slow_loop_promptly():
+    arrivals = []
+
+    class Clock(jhw.Recorder):
+        def on_rows(self, run, lanes):
+            arrivals.append((time.perf_counter(), run.counts[0]))
+
+    steps, dt = 12, 0.06
+    f = jax.jit(lambda c: jhw.while_loop(lambda c: c[0] < steps, slow_step(dt), c, max_steps=50))
+    f((0, jnp.float32(0)))  # compile outside the measurement
+    with Clock() as rec:
+        t0 = time.perf_counter()
+        f((0, jnp.float32(0)))
+    assert len(rec.history()[1]) == steps + 1
+    # With >= 50 ms steps every row is its own chunk, so each arrives right after its step.
+    assert len(arrivals) >= steps - 1
+    gaps = np.diff([t0] + [t for t, _ in arrivals])
+    assert gaps.max() < 0.5, gaps  # generous: the point is "not held back until the end"
+
+
+# --------------------------------------------------------------------------------- vmap
+def test_vmap_one_host_call_per_chunk_for_the_whole_batch(count_calls):
+    lanes = 64
+    x0 = jnp.linspace(1.0, 1e6, lanes)
+    f = jax.jit(jax.vmap(lambda x: halve(x, tol=1.0, max_steps=40, stream_every=8)))
+    with jhw.Recorder() as rec:
+        _, hist = f(x0)
+    dev = hist.to_numpy()
+    got = rec.history()
+    assert len(got) == lanes
+    for lane in range(lanes):
+        np.testing.assert_array_equal(got[lane], dev[lane])
+    # the longest lane has 21 rows: chunks at 8, 16, and a forced flush at its end (one call
+    # flushes every lane that is due); far fewer calls than lanes x chunks
+    longest = max(len(d) for d in dev)
+    assert count_calls["receive_chunk"] <= longest // 8 + len({len(d) for d in dev}) + 1
+    assert count_calls["receive_chunk"] < lanes
+    assert count_calls["open_run"] == 1 and count_calls["close_run"] == 1
+    run = rec.runs[-1]
+    assert run.lanes == lanes and run.status == "converged"
+
+
+def test_lanes_that_finished_early_emit_no_extra_rows():
+    seen = []
+
+    class Spy(jhw.Recorder):
+        def on_rows(self, run, lanes):
+            seen.append((tuple(lanes), tuple(run.counts)))
+
+    with Spy() as rec:
+        jax.vmap(lambda x: halve(x, max_steps=20, stream_every=1))(jnp.array([0.5, 4.0, 1e5]))
+    final = rec.runs[-1].counts
+    assert final == [1, 3, 18]
+    for _lanes, counts in seen:  # a lane never grows after it finished
+        assert all(c <= f for c, f in zip(counts, final, strict=True))
+
+
+# ---------------------------------------------------------------------- sink failures
+def test_a_failing_sink_never_kills_the_run_or_the_device_history():
+    class Broken(jhw.Sink):
+        def on_rows(self, run, lanes):
+            raise ZeroDivisionError("boom")
+
+    with jhw.Recorder() as ok, Broken(), pytest.warns(RuntimeWarning, match="ZeroDivisionError"):
+        _final, hist = jax.jit(lambda x: halve(x, stream_every=1))(10.0)
+    np.testing.assert_allclose(hist.to_numpy(), [10.0, 5.0, 2.5, 1.25, 0.625])
+    np.testing.assert_array_equal(ok.history(), hist.to_numpy())  # other sinks still served
+
+
+# ------------------------------------------------------------------------- the property
+def reference(x0, scale, shift, tol, max_steps):
+    rows, x = [np.float32(x0)], np.float32(x0)
+    while len(rows) <= max_steps and x > tol:
+        x = np.float32(x * np.float32(scale) + np.float32(shift))
+        if abs(x) < np.finfo(np.float32).tiny:
+            x = np.float32(0)  # XLA on CPU flushes subnormals to zero; numpy does not
+        rows.append(x)
+    return np.array(rows, np.float32)
+
+
+@functools.partial(jax.jit, static_argnames=("max_steps", "every"))
+def affine(x0, scale, shift, tol, max_steps, every):
+    return jhw.while_loop(
+        lambda x: x > tol,
+        lambda x: x * scale + shift,
+        x0,
+        max_steps=max_steps,
+        stream_every="auto" if every == 0 else every,
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    x0=st.floats(-5, 100, width=32),
+    scale=st.floats(0.125, 0.875, width=32),
+    shift=st.floats(-1, 0.5, width=32),
+    tol=st.floats(-2, 10, width=32),
+    max_steps=st.sampled_from([1, 3, 17, 64]),
+    every=st.sampled_from([0, 1, 4, 16]),
+)
+def test_streamed_rows_equal_device_rows_equal_python(x0, scale, shift, tol, max_steps, every):
+    with jhw.Recorder() as rec:
+        _, hist = affine(x0, scale, shift, tol, max_steps=max_steps, every=every)
+    jax.effects_barrier()
+    want = reference(x0, scale, shift, tol, max_steps)
+    np.testing.assert_allclose(hist.to_numpy(), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(rec.history(), hist.to_numpy())
+    assert rec.runs[-1].status == (
+        "max_steps" if len(want) == max_steps + 1 and want[-1] > tol else "converged"
+    )
