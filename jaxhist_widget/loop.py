@@ -40,10 +40,10 @@ class _State(NamedTuple):
     carry: Any
     bufs: list[jax.Array]
     n: jax.Array  # valid rows (steps + 1)
-    done: jax.Array  # computed at the end of the body, so a frozen vmap lane sees True
+    done: jax.Array  # computed at the end of a step, so a frozen vmap lane sees True
     status: jax.Array
     flushed: jax.Array  # rows already sent to the host
-    every: jax.Array  # rows between flushes (host-adapted; NEVER when nobody listens)
+    every: jax.Array  # rows per chunk (host-adapted; NEVER when nobody listens)
 
 
 def while_loop(
@@ -157,22 +157,53 @@ def while_loop(
         every=every0,
     )
 
-    def body(s: _State) -> _State:
-        active = ~s.done
-        carry = body_fun(s.carry)
-        bufs = [b.at[s.n].set(x) for b, x in zip(s.bufs, take(carry), strict=True)]
-        n = s.n + 1
-        cont = _check_cond(cond_fun(carry))
-        capped = n >= max_rows
-        last = ~cont | capped
-        flushed, every, stop = s.flushed, s.every, jnp.bool_(False)
-        if stream:
-            # A lane's last step always flushes, so its rows arrive when it finishes.
-            flushed, every, stop = flush(run_id, bufs, n, s.flushed, s.every, last, active)
-        status = jnp.select([~cont, capped, stop], [_CONVERGED, _MAX_STEPS, _STOPPED], zero)
-        return _State(carry, bufs, n, last | stop, status, flushed, every)
+    def run_until(s: _State, target: jax.Array) -> _State:
+        """Step until done or until ``target`` rows exist.
 
-    out = lax.while_loop(lambda s: ~s.done, body, init)
+        The predicate goes through `streaming.any_lane`, which stays a scalar under vmap. A
+        batched predicate would make JAX select between old and new values of *every* carry
+        element each step, the whole history included (O(max_steps) per step); instead each
+        step masks its own updates, and a finished lane writes nothing.
+        """
+
+        def step(s: _State) -> _State:
+            active = ~s.done & (s.n < target)  # always True unless vmapped
+            new = body_fun(s.carry)
+            carry = jax.tree_util.tree_map(lambda a, b: jnp.where(active, a, b), new, s.carry)
+            row = jnp.where(active, s.n, max_rows)  # out of range: the write is dropped
+            bufs = [b.at[row].set(x, mode="drop") for b, x in zip(s.bufs, take(new), strict=True)]
+            cont = _check_cond(cond_fun(new))
+            capped = s.n + 1 >= max_rows
+            status = jnp.where(cont, jnp.where(capped, _MAX_STEPS, 0), _CONVERGED)
+            return s._replace(
+                carry=carry,
+                bufs=bufs,
+                n=jnp.where(active, s.n + 1, s.n),
+                done=jnp.where(active, ~cont | capped, s.done),
+                status=jnp.where(active, status, s.status),
+            )
+
+        return lax.while_loop(lambda s: streaming.any_lane(~s.done & (s.n < target)), step, s)
+
+    def chunk(s: _State) -> _State:
+        # Run up to `every` steps, then flush them in one host call. Flushing between two inner
+        # loops (not inside a `cond` in the step) keeps the history buffers out of any
+        # conditional, so XLA updates them in place instead of copying them every step.
+        active = ~s.done  # False for vmap lanes that finished before this chunk
+        s = run_until(s, s.flushed + jnp.minimum(s.every, max_rows))  # NEVER must not overflow
+        flushed, every, stop = flush(run_id, s.bufs, s.n, s.flushed, s.every, active)
+        stopped = stop & active & ~s.done
+        return s._replace(
+            flushed=flushed,
+            every=every,
+            done=s.done | stopped,
+            status=jnp.where(stopped, _STOPPED, s.status),
+        )
+
+    if stream:
+        out = lax.while_loop(lambda s: streaming.any_lane(~s.done), chunk, init)
+    else:
+        out = run_until(init, jnp.int32(max_rows))
     if stream:
         streaming.make_close(layout)(run_id, out.bufs, out.n, out.flushed, out.every, out.status)
     return out.carry, History(treedef.unflatten(out.bufs), out.n)
@@ -261,16 +292,19 @@ def _warn_if_large(bufs: list[jax.Array], warn_bytes: int | None) -> None:
 
 
 def _leaf_names(tree: Any) -> tuple[str, ...]:
+    """Leaf names: ``loss``, ``params.w``, ``[0]``, ``state[1]``; ``value`` for a lone leaf."""
     paths = jax.tree_util.tree_flatten_with_path(tree)[0]
-    if len(paths) == 1 and not paths[0][0]:
-        return ("value",)
     names = []
     for path, _ in paths:
-        parts = []
+        name = ""
         for key in path:
-            for attr in ("key", "name", "idx"):
-                if hasattr(key, attr):
-                    parts.append(str(getattr(key, attr)))
-                    break
-        names.append(".".join(parts) or "value")
+            if isinstance(key, jax.tree_util.SequenceKey):
+                name += f"[{key.idx}]"
+            elif isinstance(key, jax.tree_util.DictKey):
+                name += f"{'.' if name else ''}{key.key}"
+            elif isinstance(key, jax.tree_util.GetAttrKey):
+                name += f"{'.' if name else ''}{key.name}"
+            else:
+                name += str(key)
+        names.append(name or "value")
     return tuple(names)

@@ -85,7 +85,8 @@ def open_run(layout: Layout) -> np.ndarray:
             if not sinks:
                 return np.array([run_id, NEVER], np.int32)
             run = Run(run_id, layout)
-            _runs[run_id] = (run, sinks, {"t": time.perf_counter(), "rate": 0.0})
+            # rows=1: row 0 (the initial value) is no work done, so it must not count for the rate
+            _runs[run_id] = (run, sinks, {"t": time.perf_counter(), "rows": 1, "rate": 0.0})
         for sink in sinks:
             _call(sink, "_start", run)
         # Send the first row(s) at once so a watcher sees the run start; adapt from there.
@@ -122,24 +123,30 @@ def close_run(layout: Layout, payload: np.ndarray) -> None:
 def decode(
     layout: Layout, payload: np.ndarray
 ) -> tuple[int, int | None, list[tuple[int, ...]], list[np.ndarray]]:
-    """Unpack a payload made by ``streaming.pack``.
+    """Unpack a payload made by ``streaming._pack`` (uint32 words).
 
     Returns ``(run_id, lanes, lane_words, leaves)`` where ``lane_words`` holds
     ``(first_row, count, slice_start, status)`` per lane and each leaf has shape
     ``(lanes_or_1, chunk, *leaf_shape)``.
     """
-    buf = np.ascontiguousarray(payload).view(np.uint8).reshape(-1)
-    head = buf[: 4 * HEADER].view(np.int32)
+    buf = np.ascontiguousarray(payload).view(np.uint32).reshape(-1)
+    head = buf[:HEADER].view(np.int32)
     run_id, lanes = int(head[0]), int(head[1])
     b = max(lanes, 1)
-    words = buf[4 * HEADER : 4 * (HEADER + LANE_FIELDS * b)].view(np.int32).reshape(b, LANE_FIELDS)
-    offset = 4 * (HEADER + LANE_FIELDS * b)
+    words = buf[HEADER : HEADER + LANE_FIELDS * b].view(np.int32).reshape(b, LANE_FIELDS)
+    offset = HEADER + LANE_FIELDS * b
     leaves = []
     for shape, dtype in zip(layout.shapes, layout.dtypes, strict=True):
         dt = np.dtype(dtype)
-        n = b * layout.chunk * int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+        elems = b * layout.chunk * int(np.prod(shape, dtype=np.int64))
+        n = elems * max(1, dt.itemsize // 4)  # words: one per element, two for 64-bit types
         raw = buf[offset : offset + n]
-        leaf = raw.view(np.uint8).astype(bool) if dt == np.bool_ else raw.view(dt)
+        if dt == np.bool_:
+            leaf = raw.astype(bool)
+        elif dt.itemsize < 4:  # zero-extended on the device: narrow back, then reinterpret
+            leaf = raw.astype(np.dtype(f"u{dt.itemsize}")).view(dt)
+        else:
+            leaf = raw.view(dt)
         leaves.append(leaf.reshape(b, layout.chunk, *shape))
         offset += n
     return run_id, (lanes or None), [tuple(int(v) for v in w) for w in words], leaves
@@ -178,7 +185,7 @@ def _next_interval(layout: Layout, run: Run, clock: dict[str, float]) -> int:
         return min(layout.every, layout.chunk)
     now = time.perf_counter()
     rows = max(run.counts) if run.counts else 0
-    dt, drows = now - clock["t"], rows - clock.get("rows", 0.0)
+    dt, drows = now - clock["t"], rows - clock["rows"]
     clock["t"], clock["rows"] = now, rows
     if dt > 0 and drows > 0:
         rate = drows / dt

@@ -62,6 +62,9 @@ class Sink:
     def _end(self, run: Run) -> None:
         with self._lock:
             self._active = max(0, self._active - 1)
+            if self._active == 0:
+                # A stop request is for the runs in flight; the next run starts fresh.
+                self._stop_event.clear()
         self.on_end(run)
 
     # --------------------------------------------------------------------- stopping
@@ -69,13 +72,14 @@ class Sink:
         """Ask every run streaming to this sink to stop after its current step.
 
         Safe from any thread. The loop sees the request at its next chunk flush; the call that
-        ran it returns normally with the partial history. Cleared when the sink is next entered.
+        ran it returns normally with the partial history. The request ends with the last run in
+        flight (or is cleared when the sink is next entered), so the next run starts fresh.
         """
         self._stop_event.set()
 
     @property
     def stop_requested(self) -> bool:
-        """True once `stop` was called (until the sink is entered again)."""
+        """True once `stop` was called, until the runs in flight ended."""
         return self._stop_event.is_set()
 
     @property

@@ -4,14 +4,13 @@ Layer 1 (pure JAX) calling into layer 2 only through the three registry function
 given the static `Layout` by `functools.partial` (static facts of the trace, never a sink).
 
 Cost model (see ``shared/notes/jax-callbacks.md``): a host callback costs ~100 µs, mostly per
-argument, so one call carries a whole chunk for every vmap lane, packed into a single uint8 array:
-``[header | per-lane words | leaf 0 bytes | leaf 1 bytes | ...]``.
+argument, so one call carries a whole chunk for every vmap lane, packed into a single uint32
+array: ``[header | per-lane words | leaf 0 | leaf 1 | ...]`` (see `_words`).
 
-Under ``jax.vmap`` a plain callback runs once per lane, and a batched ``lax.cond`` becomes a
-``select`` that runs both branches every step. `flush` and `close` are therefore
-``custom_vmap`` functions whose batched rule does one scalar-predicate ``cond`` and one host call
-with all lanes; lanes that are already done (the body still runs for them, on frozen values that
-the loop discards) send nothing.
+Under ``jax.vmap`` a plain callback runs once per lane. `flush` and `close` are therefore
+``custom_vmap`` functions whose batched rule makes one host call with all lanes; lanes that were
+already done (a vmapped loop still runs its body for them, on frozen values that it then
+discards) send nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +28,21 @@ from .runs import Layout
 _I32 = jax.ShapeDtypeStruct((2,), jnp.int32)
 
 
+@custom_vmap
+def any_lane(pred: jax.Array) -> jax.Array:
+    """``pred`` itself; under vmap, ``any`` over the lanes as an *unbatched* scalar.
+
+    Used as a while-loop predicate so that vmap keeps the loop unbatched (see
+    `jaxhist_widget.loop`): the loop runs while any lane is active.
+    """
+    return pred
+
+
+@any_lane.def_vmap
+def _any_lane_rule(axis_size, in_batched, pred):
+    return (jnp.any(pred) if in_batched[0] else pred), False
+
+
 def open_run(layout: Layout) -> tuple[jax.Array, jax.Array]:
     """Ask the host for a run id and the first flush interval (int32 scalars)."""
     # No argument is batched, so under vmap this runs once for all lanes.
@@ -36,13 +50,22 @@ def open_run(layout: Layout) -> tuple[jax.Array, jax.Array]:
     return out[0], out[1]
 
 
-def _bytes(x: jax.Array) -> jax.Array:
-    """Any array as flat uint8 (bit-exact)."""
+def _words(x: jax.Array) -> jax.Array:
+    """Any array as flat uint32 words, bit-exact (decoded by ``registry.decode``).
+
+    32-bit words, not bytes: XLA's bitcast to uint8 widens every element into a new minor axis
+    and measured 5x slower to pack than a same-size bitcast. Narrow types are zero-extended to
+    a word each; 64-bit types become two words.
+    """
     if x.dtype == jnp.bool_:
         x = x.astype(jnp.uint8)
-    if x.dtype.itemsize != 1 or x.dtype != jnp.uint8:
-        x = lax.bitcast_convert_type(x, jnp.uint8)
-    return x.reshape(-1)
+    size = x.dtype.itemsize
+    if size == 4:
+        return lax.bitcast_convert_type(x, jnp.uint32).reshape(-1)
+    if size < 4:
+        narrow = {1: jnp.uint8, 2: jnp.uint16}[size]
+        return lax.bitcast_convert_type(x, narrow).astype(jnp.uint32).reshape(-1)
+    return lax.bitcast_convert_type(x, jnp.uint32).reshape(-1)  # (..., 2) words per element
 
 
 def _pack(
@@ -54,7 +77,7 @@ def _pack(
     count: jax.Array,
     status: jax.Array,
 ) -> jax.Array:
-    """Pack rows ``first[b] .. first[b]+count[b]`` of each lane into one uint8 array.
+    """Pack rows ``first[b] .. first[b]+count[b]`` of each lane into one uint32 array.
 
     ``bufs`` leaves are ``(B, max_rows, ...)``; ``first``/``count``/``status`` are ``(B,)``.
     """
@@ -69,25 +92,22 @@ def _pack(
 
     header = jnp.array([0, lanes if batched else 0, 0], jnp.int32).at[0].set(run_id)
     words = jnp.stack([first, count, start, status], axis=1).astype(jnp.int32)
-    parts = [_bytes(header), _bytes(words)] + [_bytes(window(b)) for b in bufs]
+    parts = [_words(header), _words(words)] + [_words(window(b)) for b in bufs]
     return lax.stop_gradient(jnp.concatenate(parts))
 
 
-def _flush_batched(layout, batched, run_id, bufs, n, flushed, every, pending_force, active):
-    """One host call for all lanes (``(B, ...)`` arrays) if any active lane is due.
+def _flush_batched(layout, batched, run_id, bufs, n, flushed, every, active):
+    """Send rows ``flushed[b] .. n[b]`` of every active lane in one host call.
 
-    Returns ``(flushed, every, stop)`` with ``flushed`` per lane and the rest scalar.
+    Arrays are ``(B, ...)``. Returns ``(flushed, every, stop)``: ``flushed`` per lane, the
+    next interval and the stop request as scalars. Skips the call when nobody listens.
     """
-    pending = n - flushed
-    due = (
-        active
-        & (every < registry.NEVER)
-        & ((pending >= jnp.minimum(every, layout.chunk)) | pending_force)
-    )
+    count = jnp.where(active, n - flushed, 0)
+    # Packed outside the cond: the cond then holds a chunk, not the whole history (XLA copies
+    # a conditional's operands, which inside a while loop would copy the history every time).
+    payload = _pack(layout, run_id, batched, bufs, flushed, count, jnp.zeros_like(n))
 
-    def send(_):
-        count = jnp.where(active, pending, 0)
-        payload = _pack(layout, run_id, batched, bufs, flushed, count, jnp.zeros_like(n))
+    def send(payload):
         out = jax.pure_callback(
             functools.partial(registry.receive_chunk, layout),
             _I32,
@@ -96,10 +116,11 @@ def _flush_batched(layout, batched, run_id, bufs, n, flushed, every, pending_for
         )
         return jnp.where(active, n, flushed), out[1], out[0] > 0
 
-    def skip(_):
+    def skip(payload):
         return flushed, every, jnp.bool_(False)
 
-    return lax.cond(jnp.any(due), send, skip, None)
+    listening = every < registry.NEVER
+    return lax.cond(listening & jnp.any(count > 0), send, skip, payload)
 
 
 def _broadcast(axis_size, in_batched, args):
@@ -116,14 +137,13 @@ def _any(flags) -> bool:
 
 
 def make_flush(layout: Layout):
-    """Build ``flush(run_id, bufs, n, flushed, every, force, active) -> (flushed, every, stop)``.
+    """Build ``flush(run_id, bufs, n, flushed, every, active) -> (flushed, every, stop)``.
 
-    Called once per step inside the loop body; it only calls the host when a chunk is due
-    (``every`` rows pending, or ``force`` on a lane's last step).
+    Called once per chunk, between the loop's inner runs of ``every`` steps.
     """
 
     @custom_vmap
-    def flush(run_id, bufs, n, flushed, every, force, active):
+    def flush(run_id, bufs, n, flushed, every, active):
         lane = lambda x: jnp.expand_dims(x, 0)  # noqa: E731 - a lane axis of one
         f, e, s = _flush_batched(
             layout,
@@ -133,13 +153,12 @@ def make_flush(layout: Layout):
             lane(n),
             lane(flushed),
             every,
-            lane(force),
             lane(active),
         )
         return f[0], e, s
 
     @flush.def_vmap
-    def flush_rule(axis_size, in_batched, run_id, bufs, n, flushed, every, force, active):
+    def flush_rule(axis_size, in_batched, run_id, bufs, n, flushed, every, active):
         if _any(in_batched[0]):
             raise NotImplementedError(
                 "jaxhist_widget.while_loop under vmap: the run id must not be batched; "
@@ -147,10 +166,10 @@ def make_flush(layout: Layout):
             )
         if in_batched[4]:  # identical in every lane; a batched carry just copies it
             every = jnp.min(every)
-        bufs, n, flushed, force, active = _broadcast(
-            axis_size, [*in_batched[1:4], *in_batched[5:]], [bufs, n, flushed, force, active]
+        bufs, n, flushed, active = _broadcast(
+            axis_size, [*in_batched[1:4], in_batched[5]], [bufs, n, flushed, active]
         )
-        f, e, s = _flush_batched(layout, True, run_id, bufs, n, flushed, every, force, active)
+        f, e, s = _flush_batched(layout, True, run_id, bufs, n, flushed, every, active)
         return (f, e, s), (True, False, False)
 
     return flush

@@ -1,0 +1,74 @@
+"""`LivePanel`: the status/progress/controls strip of a `LivePlot`, as an anywidget.
+
+Layer 3 (widget). This class holds only synced traits: every piece of state a view shows lives
+here (not in JavaScript), so a view opened late, displayed twice or after a page reload shows
+the same thing. The logic that fills the traits is in `jaxhist_widget.liveplot`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anywidget
+import traitlets
+
+__all__ = ["ESM_PATH", "STATUSES", "LivePanel"]
+
+
+def _esm_path() -> Path:
+    # A wheel ships the module inside the package (pyproject force-includes js/panel.js there);
+    # an editable/source checkout uses the repository's js/ folder.
+    here = Path(__file__).resolve().parent
+    installed = here / "static" / "panel.js"
+    return installed if installed.exists() else here.parent / "js" / "panel.js"
+
+
+#: The JavaScript module of the panel.
+ESM_PATH = _esm_path()
+
+#: Values of `LivePanel.status`.
+STATUSES = ("idle", "running", "converged", "max_steps", "stopped", "error")
+
+
+class LivePanel(anywidget.AnyWidget):
+    """Synced state of the panel. Python writes the run state; the view writes the controls.
+
+    Examples
+    --------
+    >>> panel = LivePanel(status="running", step=5, max_steps=10)
+    >>> panel.get_state(["status", "step", "max_steps"])
+    {'status': 'running', 'step': 5, 'max_steps': 10}
+    """
+
+    _esm = ESM_PATH
+
+    # ---- written by Python (the run)
+    title = traitlets.Unicode("").tag(sync=True)
+    #: One of `STATUSES`.
+    status = traitlets.Enum(STATUSES, default_value="idle").tag(sync=True)
+    #: Steps done in the current run (rows - 1; the largest over vmap lanes).
+    step = traitlets.Int(0).tag(sync=True)
+    max_steps = traitlets.Int(0).tag(sync=True)
+    #: Steps per second: recent rate while running, the run's average once it ended.
+    rate = traitlets.Float(0.0).tag(sync=True)
+    #: Seconds since the run started (to its end once it ended).
+    elapsed = traitlets.Float(0.0).tag(sync=True)
+    #: Number of vmap lanes; 0 for an unbatched run.
+    lanes = traitlets.Int(0).tag(sync=True)
+    #: Runs this plot has received (1 for the first).
+    run_number = traitlets.Int(0).tag(sync=True)
+    #: Names of the plotted series, in legend order.
+    fields = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    #: Latest value per series (lane 0 under vmap). A float, or the string "nan" / "inf" /
+    #: "-inf": JSON has no non-finite numbers.
+    latest = traitlets.Dict().tag(sync=True)
+    #: Error text shown under the status (status is "error" while it applies).
+    error = traitlets.Unicode("").tag(sync=True)
+
+    # ---- written by the view (the controls); Python observes them
+    log_y = traitlets.Bool(False).tag(sync=True)
+    keep_runs = traitlets.Bool(False).tag(sync=True)
+    #: Incremented by the view on each Stop click (a counter, so two clicks are two changes).
+    stop_clicks = traitlets.Int(0).tag(sync=True)
+    #: Incremented by the view on each Clear click.
+    clear_clicks = traitlets.Int(0).tag(sync=True)

@@ -1,0 +1,158 @@
+"""A real Jupyter kernel runs a LivePlot: its updates reach iopub while the cell runs.
+
+The kernel is this interpreter's ipykernel, started through `jupyter_client`; the test reads
+the widget messages the kernel publishes (what a frontend receives), with no frontend and no
+fake comm.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import queue
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+jupyter_client = pytest.importorskip("jupyter_client")
+pytest.importorskip("ipykernel")
+
+from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
+from jupyter_client.manager import KernelManager  # noqa: E402
+
+pytestmark = pytest.mark.kernel
+
+STEPS = 1200
+CELL = textwrap.dedent(
+    f"""
+    import time
+    import jax, jax.numpy as jnp
+    import jaxhist_widget as jhw
+    from IPython.display import display
+
+    live = jhw.LivePlot(title="kernel test")
+    display(live)
+
+    def slow(v):
+        time.sleep(0.002)  # a host step of ~2 ms: the loop takes ~3 s
+        return v
+
+    def body(c):
+        i, v = c
+        v = jax.pure_callback(slow, jax.ShapeDtypeStruct((), jnp.float32), v * 0.999)
+        return (i + 1, v)
+
+    run = jax.jit(lambda: jhw.while_loop(lambda c: c[0] < {STEPS}, body, (0, jnp.float32(1)),
+                                          max_steps={STEPS}))
+    with live:
+        (i, v), hist = run()
+    print("FINAL", int(i), flush=True)
+    """
+)
+
+
+@pytest.fixture
+def kernel(tmp_path: Path):
+    # A kernelspec for *this* interpreter, whatever "python3" points to on the machine.
+    spec_dir = tmp_path / "kernels" / "jhw-test"
+    spec_dir.mkdir(parents=True)
+    (spec_dir / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "jhw test",
+                "language": "python",
+                "env": {"JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "cpu")},
+            }
+        )
+    )
+    km = KernelManager(
+        kernel_name="jhw-test",
+        kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(tmp_path / "kernels")]),
+    )
+    km.start_kernel(cwd=str(Path(__file__).resolve().parents[1]))
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=60)
+        yield kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def _date(msg: dict) -> float:
+    d = msg["header"]["date"]
+    if isinstance(d, str):
+        d = dt.datetime.fromisoformat(d)
+    return d.timestamp()
+
+
+def test_liveplot_updates_stream_during_the_cell(kernel):
+    msg_id = kernel.execute(CELL)
+    panel_comm = None
+    updates: list[tuple[float, float, dict]] = []  # (received, kernel time, state)
+    final_printed_at = None
+    reply = reply_received = None
+    deadline = time.monotonic() + 180
+    idle = False
+    while not (idle and reply is not None):
+        assert time.monotonic() < deadline, "kernel did not finish the cell in time"
+        if reply is None:
+            try:
+                r = kernel.get_shell_msg(timeout=0)
+                if r["parent_header"].get("msg_id") == msg_id:
+                    reply, reply_received = r, time.monotonic()
+            except queue.Empty:
+                pass
+        try:
+            msg = kernel.get_iopub_msg(timeout=0.05)
+        except queue.Empty:
+            continue
+        received = time.monotonic()
+        kind, content = msg["msg_type"], msg["content"]
+        if kind == "comm_open":
+            state = content.get("data", {}).get("state", {})
+            if "stop_clicks" in state:  # the LivePanel
+                panel_comm = content["comm_id"]
+        elif kind == "comm_msg" and content["comm_id"] == panel_comm:
+            data = content["data"]
+            if data.get("method") == "update" and "step" in data.get("state", {}):
+                updates.append((received, _date(msg), data["state"]))
+        elif kind == "stream" and "FINAL" in content["text"]:
+            final_printed_at = _date(msg)
+        elif kind == "error":
+            pytest.fail("cell raised:\n" + "\n".join(content["traceback"]))
+        elif kind == "status" and content["execution_state"] == "idle":
+            idle = msg["parent_header"].get("msg_id") == msg_id
+
+    assert reply["content"]["status"] == "ok"
+    assert panel_comm is not None, "no LivePanel comm was opened"
+    assert final_printed_at is not None
+
+    # Live: many updates were sent while the loop ran, and received before the reply.
+    during = [u for u in updates if u[1] < final_printed_at]
+    received_before_reply = [u for u in updates if u[0] < reply_received]
+    assert len(during) >= 20, f"only {len(during)} panel updates during the run"
+    assert len(received_before_reply) >= 20
+    assert reply_received - updates[0][0] > 1.0, "updates did not arrive progressively"
+    steps = [u[2]["step"] for u in updates]
+    assert steps == sorted(steps) and len(set(steps)) >= 20
+
+    # The last update carries the final step and the end status.
+    assert steps[-1] == STEPS
+    last_status = [u[2]["status"] for u in updates if "status" in u[2]][-1]
+    assert last_status == "converged"
+
+    # Rate cap (20/s): at most 24 updates in any 1 s window (timer jitter, start + final).
+    times = sorted(u[1] for u in updates)
+    worst = max(sum(1 for t in times if t0 <= t < t0 + 1.0) for t0 in times)
+    span = times[-1] - times[0]
+    rate = (len(times) - 1) / span
+    print(f"\n{len(times)} panel updates over {span:.2f} s: {rate:.1f}/s, max {worst} in 1 s")
+    assert worst <= 24, f"{worst} updates in one second"
+    assert rate <= 22.0  # the cap, plus the unthrottled start and final updates
