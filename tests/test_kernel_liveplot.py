@@ -7,22 +7,12 @@ fake comm.
 
 from __future__ import annotations
 
-import datetime as dt
-import json
-import os
-import queue
-import sys
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
 
-jupyter_client = pytest.importorskip("jupyter_client")
-pytest.importorskip("ipykernel")
-
-from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
-from jupyter_client.manager import KernelManager  # noqa: E402
+from .conftest import message_time
 
 pytestmark = pytest.mark.kernel
 
@@ -55,65 +45,13 @@ CELL = textwrap.dedent(
 )
 
 
-@pytest.fixture
-def kernel(tmp_path: Path):
-    # A kernelspec for *this* interpreter, whatever "python3" points to on the machine.
-    spec_dir = tmp_path / "kernels" / "jhw-test"
-    spec_dir.mkdir(parents=True)
-    (spec_dir / "kernel.json").write_text(
-        json.dumps(
-            {
-                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                "display_name": "jhw test",
-                "language": "python",
-                "env": {"JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "cpu")},
-            }
-        )
-    )
-    km = KernelManager(
-        kernel_name="jhw-test",
-        kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(tmp_path / "kernels")]),
-    )
-    km.start_kernel(cwd=str(Path(__file__).resolve().parents[1]))
-    kc = km.client()
-    kc.start_channels()
-    try:
-        kc.wait_for_ready(timeout=60)
-        yield kc
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
-
-
-def _date(msg: dict) -> float:
-    d = msg["header"]["date"]
-    if isinstance(d, str):
-        d = dt.datetime.fromisoformat(d)
-    return d.timestamp()
-
-
 def test_liveplot_updates_stream_during_the_cell(kernel):
-    msg_id = kernel.execute(CELL)
     panel_comm = None
     updates: list[tuple[float, float, dict]] = []  # (received, kernel time, state)
     final_printed_at = None
-    reply = reply_received = None
-    deadline = time.monotonic() + 180
-    idle = False
-    while not (idle and reply is not None):
-        assert time.monotonic() < deadline, "kernel did not finish the cell in time"
-        if reply is None:
-            try:
-                r = kernel.get_shell_msg(timeout=0)
-                if r["parent_header"].get("msg_id") == msg_id:
-                    reply, reply_received = r, time.monotonic()
-            except queue.Empty:
-                pass
-        try:
-            msg = kernel.get_iopub_msg(timeout=0.05)
-        except queue.Empty:
-            continue
-        received = time.monotonic()
+
+    def watch(msg: dict) -> None:
+        nonlocal panel_comm, final_printed_at
         kind, content = msg["msg_type"], msg["content"]
         if kind == "comm_open":
             state = content.get("data", {}).get("state", {})
@@ -122,14 +60,13 @@ def test_liveplot_updates_stream_during_the_cell(kernel):
         elif kind == "comm_msg" and content["comm_id"] == panel_comm:
             data = content["data"]
             if data.get("method") == "update" and "step" in data.get("state", {}):
-                updates.append((received, _date(msg), data["state"]))
+                updates.append((time.monotonic(), message_time(msg), data["state"]))
         elif kind == "stream" and "FINAL" in content["text"]:
-            final_printed_at = _date(msg)
-        elif kind == "error":
-            pytest.fail("cell raised:\n" + "\n".join(content["traceback"]))
-        elif kind == "status" and content["execution_state"] == "idle":
-            idle = msg["parent_header"].get("msg_id") == msg_id
+            final_printed_at = message_time(msg)
 
+    run = kernel.execute(CELL, on_message=watch)
+    assert not run.errors, run.errors
+    reply, reply_received = run.reply, run.reply_received
     assert reply["content"]["status"] == "ok"
     assert panel_comm is not None, "no LivePanel comm was opened"
     assert final_printed_at is not None

@@ -1,0 +1,166 @@
+"""Shared fixtures: a real Jupyter kernel (this interpreter's ipykernel via jupyter_client)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import queue
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Execution:
+    """What one ``execute`` saw: the reply, the iopub messages and when each arrived."""
+
+    reply: dict[str, Any]
+    reply_received: float
+    messages: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+
+    @property
+    def stdout(self) -> str:
+        return "".join(
+            m["content"]["text"]
+            for _, m in self.messages
+            if m["msg_type"] == "stream" and m["content"]["name"] == "stdout"
+        )
+
+    @property
+    def errors(self) -> list[str]:
+        return [
+            "\n".join(m["content"]["traceback"])
+            for _, m in self.messages
+            if m["msg_type"] == "error"
+        ]
+
+
+def message_time(msg: dict[str, Any]) -> float:
+    """The kernel's timestamp of a message, in seconds since the epoch."""
+    d = msg["header"]["date"]
+    if isinstance(d, str):
+        d = dt.datetime.fromisoformat(d)
+    return d.timestamp()
+
+
+class KernelDriver:
+    """A thin driver over a `jupyter_client` client: execute cells, watch iopub, send comm msgs."""
+
+    def __init__(self, manager: Any, client: Any) -> None:
+        self.manager, self.client = manager, client
+
+    def execute(
+        self,
+        code: str,
+        timeout: float = 180,
+        on_message: Callable[[dict[str, Any]], None] | None = None,
+    ) -> Execution:
+        """Run ``code``; collect iopub until the kernel is idle for it; call ``on_message`` on
+        each iopub message as it arrives (to react mid-cell: click Stop, interrupt, ...)."""
+        kc = self.client
+        msg_id = kc.execute(code)
+        reply = None
+        reply_received = 0.0
+        idle = False
+        messages: list[tuple[float, dict[str, Any]]] = []
+        deadline = time.monotonic() + timeout
+        while not (idle and reply is not None):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"cell did not finish in {timeout} s:\n{code}")
+            if reply is None:
+                try:
+                    r = kc.get_shell_msg(timeout=0)
+                    if r["parent_header"].get("msg_id") == msg_id:
+                        reply, reply_received = r, time.monotonic()
+                except queue.Empty:
+                    pass
+            try:
+                msg = kc.get_iopub_msg(timeout=0.02)
+            except queue.Empty:
+                continue
+            messages.append((time.monotonic(), msg))
+            if on_message is not None:
+                on_message(msg)
+            if (
+                msg["msg_type"] == "status"
+                and msg["content"]["execution_state"] == "idle"
+                and msg["parent_header"].get("msg_id") == msg_id
+            ):
+                idle = True
+        return Execution(reply, reply_received, messages)
+
+    def send_comm_update(self, comm_id: str, state: dict[str, Any]) -> None:
+        """Send what a view sends when the user changes a synced trait (e.g. clicks Stop)."""
+        kc = self.client
+        content = {
+            "comm_id": comm_id,
+            "data": {"method": "update", "state": state, "buffer_paths": []},
+        }
+        msg = kc.session.msg("comm_msg", content)
+        kc.shell_channel.send(msg)
+
+    def interrupt(self) -> None:
+        """What the notebook's ■ does: SIGINT to the kernel process."""
+        self.manager.interrupt_kernel()
+
+
+def _start_kernel(tmp: Path) -> tuple[Any, Any]:
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+
+    # A kernelspec for *this* interpreter, whatever "python3" points to on the machine.
+    spec_dir = tmp / "kernels" / "jhw-test"
+    spec_dir.mkdir(parents=True, exist_ok=True)
+    (spec_dir / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "jhw test",
+                "language": "python",
+                "env": {"JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "cpu")},
+            }
+        )
+    )
+    km = KernelManager(
+        kernel_name="jhw-test",
+        kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(tmp / "kernels")]),
+    )
+    km.start_kernel(cwd=str(ROOT))
+    kc = km.client()
+    kc.start_channels()
+    kc.wait_for_ready(timeout=60)
+    return km, kc
+
+
+@pytest.fixture
+def kernel(tmp_path: Path) -> Iterator[KernelDriver]:
+    """A fresh real kernel for one test."""
+    pytest.importorskip("jupyter_client")
+    pytest.importorskip("ipykernel")
+    km, kc = _start_kernel(tmp_path)
+    try:
+        yield KernelDriver(km, kc)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+@pytest.fixture(scope="module")
+def module_kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelDriver]:
+    """One real kernel shared by a module's tests (they run in order, like notebook cells)."""
+    pytest.importorskip("jupyter_client")
+    pytest.importorskip("ipykernel")
+    km, kc = _start_kernel(tmp_path_factory.mktemp("kernel"))
+    try:
+        yield KernelDriver(km, kc)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
