@@ -27,15 +27,32 @@ import jaxhist_widget as jhw
 from jaxhist_widget import registry
 
 
+def run_once(fn, *args):
+    t = time.perf_counter()
+    jax.block_until_ready(fn(*args))
+    jax.effects_barrier()
+    return time.perf_counter() - t
+
+
 def timeit(fn, *args, repeat):
-    jax.block_until_ready(fn(*args))  # compile
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        jax.effects_barrier()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+    run_once(fn, *args)  # compile
+    return statistics.median(run_once(fn, *args) for _ in range(repeat))
+
+
+def interleaved(cases, repeat):
+    """Median time of each ``name -> (fn, args, sink)``, runs interleaved round-robin so that
+    machine noise (a shared 2-core box) hits every variant alike."""
+    times = {name: [] for name in cases}
+    for r in range(repeat + 1):
+        for name, (fn, args, sink) in cases.items():
+            if sink is None:
+                t = run_once(fn, *args)
+            else:
+                with sink:
+                    t = run_once(fn, *args)
+            if r:  # the first round compiles
+                times[name].append(t)
+    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 def least_squares(steps):
@@ -86,14 +103,20 @@ def variants(cond, body, init, record, steps):
 
 def measure(name, problem, steps, repeat, per_step_steps):
     cond, body, init, record = problem(steps)
-    fns, host_rows = variants(cond, body, init, record, steps)
-    t = {k: timeit(fns[k], init, repeat=repeat) for k in ("bare", "jhw")}
-    with jhw.Recorder() as rec:
-        t["jhw+rec"] = timeit(fns["jhw"], init, repeat=repeat)
+    fns, _ = variants(cond, body, init, record, steps)
+    rec = jhw.Recorder()
+    t = interleaved(
+        {
+            "bare": (fns["bare"], (init,), None),
+            "jhw": (fns["jhw"], (init,), None),
+            "jhw+rec": (fns["jhw"], (init,), rec),
+        },
+        repeat,
+    )
     assert len(jax.tree_util.tree_leaves(rec.history())[0]) == steps + 1  # every row arrived
     # The per-step callback is ~100 µs a step: time it on fewer steps, report per step.
     cond_s, body_s, init_s, record_s = problem(per_step_steps)
-    fns_s, _ = variants(cond_s, body_s, init_s, record_s, per_step_steps)
+    fns_s, host_rows = variants(cond_s, body_s, init_s, record_s, per_step_steps)
     t["per-step"] = timeit(fns_s["per-step"], init_s, repeat=1) * steps / per_step_steps
     host_rows.clear()
     bare = t["bare"]
@@ -150,7 +173,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="tiny sizes: check that it runs")
     args = p.parse_args(argv)
-    n_a, n_b, repeat, lanes = (200, 2000, 2, 4) if args.quick else (10_000, 100_000, 5, 64)
+    n_a, n_b, repeat, lanes = (200, 2000, 2, 4) if args.quick else (10_000, 100_000, 9, 64)
 
     print(f"jax {jax.__version__}, backend {jax.default_backend()}, {jax.device_count()} device(s)")
     head = ("problem", "variant", "total ms", "µs/step", "+µs/step", "vs bare")

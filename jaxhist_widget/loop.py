@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from . import streaming
+from . import lanes, streaming
 from .history import History, fill_value
 from .runs import Layout
 
@@ -160,30 +160,25 @@ def while_loop(
     def run_until(s: _State, target: jax.Array) -> _State:
         """Step until done or until ``target`` rows exist.
 
-        The predicate goes through `streaming.any_lane`, which stays a scalar under vmap. A
-        batched predicate would make JAX select between old and new values of *every* carry
-        element each step, the whole history included (O(max_steps) per step); instead each
-        step masks its own updates, and a finished lane writes nothing.
+        Under vmap the predicate stays a scalar and each step masks its own updates (see
+        `jaxhist_widget.lanes`), so the history is never copied per step.
         """
 
         def step(s: _State) -> _State:
             active = ~s.done & (s.n < target)  # always True unless vmapped
-            new = body_fun(s.carry)
-            carry = jax.tree_util.tree_map(lambda a, b: jnp.where(active, a, b), new, s.carry)
-            row = jnp.where(active, s.n, max_rows)  # out of range: the write is dropped
-            bufs = [b.at[row].set(x, mode="drop") for b, x in zip(s.bufs, take(new), strict=True)]
-            cont = _check_cond(cond_fun(new))
-            capped = s.n + 1 >= max_rows
+            carry = body_fun(s.carry)
+            bufs = [
+                lanes.write_row(b, s.n, x, active) for b, x in zip(s.bufs, take(carry), strict=True)
+            ]
+            cont = _check_cond(cond_fun(carry))
+            n = s.n + 1
+            capped = n >= max_rows
             status = jnp.where(cont, jnp.where(capped, _MAX_STEPS, 0), _CONVERGED)
-            return s._replace(
-                carry=carry,
-                bufs=bufs,
-                n=jnp.where(active, s.n + 1, s.n),
-                done=jnp.where(active, ~cont | capped, s.done),
-                status=jnp.where(active, status, s.status),
-            )
+            new = (carry, n, ~cont | capped, status)
+            carry, n, done, status = lanes.keep_done(active, new, (s.carry, s.n, s.done, s.status))
+            return s._replace(carry=carry, bufs=bufs, n=n, done=done, status=status)
 
-        return lax.while_loop(lambda s: streaming.any_lane(~s.done & (s.n < target)), step, s)
+        return lax.while_loop(lambda s: lanes.any_lane(~s.done & (s.n < target)), step, s)
 
     def chunk(s: _State) -> _State:
         # Run up to `every` steps, then flush them in one host call. Flushing between two inner
@@ -201,7 +196,7 @@ def while_loop(
         )
 
     if stream:
-        out = lax.while_loop(lambda s: streaming.any_lane(~s.done), chunk, init)
+        out = lax.while_loop(lambda s: lanes.any_lane(~s.done), chunk, init)
     else:
         out = run_until(init, jnp.int32(max_rows))
     if stream:

@@ -28,21 +28,6 @@ from .runs import Layout
 _I32 = jax.ShapeDtypeStruct((2,), jnp.int32)
 
 
-@custom_vmap
-def any_lane(pred: jax.Array) -> jax.Array:
-    """``pred`` itself; under vmap, ``any`` over the lanes as an *unbatched* scalar.
-
-    Used as a while-loop predicate so that vmap keeps the loop unbatched (see
-    `jaxhist_widget.loop`): the loop runs while any lane is active.
-    """
-    return pred
-
-
-@any_lane.def_vmap
-def _any_lane_rule(axis_size, in_batched, pred):
-    return (jnp.any(pred) if in_batched[0] else pred), False
-
-
 def open_run(layout: Layout) -> tuple[jax.Array, jax.Array]:
     """Ask the host for a run id and the first flush interval (int32 scalars)."""
     # No argument is batched, so under vmap this runs once for all lanes.

@@ -91,7 +91,7 @@ def test_stop_from_another_thread_reaches_a_slow_loop_quickly():
     stamps["end"] = time.perf_counter()
     assert_stopped_consistently(rec, final, hist, 100_000)
     # 20 ms steps flush every row or two (auto), so the stop lands within a few steps
-    assert stamps["end"] - stamps["stop"] < 1.0
+    assert stamps["end"] - stamps["stop"] < 2.0
 
 
 def test_a_run_after_a_stop_works_normally():
@@ -156,18 +156,19 @@ def test_interrupt_outside_a_run_still_raises():
 
 
 def test_run_async_stop_and_cancellation():
-    solve = slow_counter(step_seconds=0.01)
+    solve = warm(slow_counter(step_seconds=0.01))
 
     async def main():
         rec = jhw.Recorder()
         task = asyncio.ensure_future(rec.run_async(solve, jnp.float32(0)))
-        await asyncio.sleep(0.8)
+        while not (rec.runs and rec.runs[-1].counts and rec.runs[-1].counts[0] > 5):
+            await asyncio.sleep(0.01)  # the loop is under way on its worker thread
         assert not task.done()
         task.cancel()  # how an interrupt reaches an awaiting notebook cell
         final, hist = await task
         return rec, final, hist
 
-    rec, final, hist = asyncio.run(main())
+    rec, final, hist = asyncio.run(asyncio.wait_for(main(), timeout=60))
     assert_stopped_consistently(rec, final, hist, 100_000)
 
 

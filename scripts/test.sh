@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install everything the tests need on a fresh machine, then run every test:
+# lint, the JS unit tests, and pytest (core, widget, real-kernel, notebooks, README, browser).
+#   bash scripts/test.sh            # all of it
+#   bash scripts/test.sh -k stop    # extra arguments go to pytest
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Browser tests drive Debian's Chromium (Playwright cannot download its own browsers here).
+if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    chromium fonts-dejavu-core >/dev/null
+fi
+
+python3 -m pip install -q --disable-pip-version-check -e ".[test]"
+
+python3 -m ruff check .
+python3 -m ruff format --check .
+if command -v node >/dev/null; then
+  node --test js/
+else
+  echo "node not found: skipping the JS unit tests" >&2
+fi
+python3 -m pytest -p no:cacheprovider "$@"
