@@ -36,8 +36,10 @@ def any_lane(pred: jax.Array) -> jax.Array:
     Examples
     --------
     >>> import jax, jax.numpy as jnp
-    >>> jax.vmap(any_lane)(jnp.array([False, True])).shape  # one scalar for all lanes
-    ()
+    >>> any_lane(jnp.bool_(False)).tolist()
+    False
+    >>> jax.vmap(any_lane)(jnp.array([False, True])).tolist()  # one value for all lanes
+    [True, True]
     """
     return pred
 
