@@ -116,7 +116,9 @@ def test_interrupt_during_live_run(session):
     kernel, panel = session
     watcher = Watcher(panel, kernel.interrupt)
     run = kernel.execute(
-        "final, hist = live.run(solve, jnp.float32(0))\nreport(final, hist)", on_message=watcher, timeout=60
+        "final, hist = live.run(solve, jnp.float32(0))\nreport(final, hist)",
+        on_message=watcher,
+        timeout=60,
     )
     check_stopped(run, watcher)
 

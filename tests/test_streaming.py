@@ -224,3 +224,26 @@ def test_streamed_rows_equal_device_rows_equal_python(x0, scale, shift, tol, max
     assert rec.runs[-1].status == (
         "max_steps" if len(want) == max_steps + 1 and want[-1] > tol else "converged"
     )
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    x0=st.lists(st.floats(-5, 100, width=32), min_size=1, max_size=5),
+    tol=st.floats(-2, 10, width=32),
+    max_steps=st.sampled_from([1, 9, 40]),
+    every=st.sampled_from([0, 1, 7]),
+)
+def test_vmapped_lanes_stream_exactly_their_python_reference(x0, tol, max_steps, every):
+    scale, shift = np.float32(0.5), np.float32(0.25)
+    lanes = jnp.asarray(x0, jnp.float32)
+    with jhw.Recorder() as rec:
+        _, hist = jax.vmap(
+            lambda x: affine(x, scale, shift, tol, max_steps=max_steps, every=every)
+        )(lanes)
+    device, streamed = hist.to_numpy(), rec.history()
+    for lane, x in enumerate(x0):
+        want = reference(x, scale, shift, tol, max_steps)
+        np.testing.assert_allclose(device[lane], want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(streamed[lane], device[lane])
+        # rows past the lane's length are untouched fill, whatever the other lanes did
+        assert np.isnan(np.asarray(hist.values)[lane, len(want) :]).all()
