@@ -73,6 +73,8 @@ def _pack(
     start = jnp.clip(first, 0, max_rows - k)
 
     def window(buf: jax.Array) -> jax.Array:
+        if lanes == 1:  # a plain slice; the vmapped form below is a gather, slower on CPU
+            return lax.dynamic_slice_in_dim(buf, start[0], k, axis=1)
         return jax.vmap(lambda b, s: lax.dynamic_slice_in_dim(b, s, k, axis=0))(buf, start)
 
     header = jnp.array([0, lanes if batched else 0, 0], jnp.int32).at[0].set(run_id)
