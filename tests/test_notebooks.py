@@ -1,0 +1,84 @@
+"""The tutorial notebooks in ``notebooks/``: they run top to bottom, and are committed clean.
+
+Each notebook is executed in a fresh ``python3`` kernel through `nbclient` (cwd ``notebooks/``);
+any cell error fails the test. The static checks make sure the committed files carry no outputs
+or execution counts (so diffs stay readable) and name their kernel.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+
+NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+CELL_TIMEOUT_S = 120
+#: A whole notebook should run in well under a minute on a 2-core CPU.
+NOTEBOOK_BUDGET_S = 60
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _ids(paths: list[Path]) -> list[str]:
+    return [p.stem for p in paths]
+
+
+def test_notebooks_exist() -> None:
+    assert len(NOTEBOOKS) >= 5, f"expected the tutorial notebooks in {NOTEBOOK_DIR}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_notebook_is_clean(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    spec = nb.metadata.get("kernelspec", {})
+    assert spec.get("name") == "python3", f"{path.name}: kernelspec metadata missing or not python3"
+    assert spec.get("language") == "python"
+    assert nb.cells, f"{path.name} has no cells"
+    assert nb.cells[0].cell_type == "markdown", f"{path.name} should start with a markdown title"
+    dirty = [
+        i
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "code" and (cell.get("outputs") or cell.get("execution_count"))
+    ]
+    assert not dirty, f"{path.name}: cells {dirty} have outputs or execution counts; clear them"
+    assert "widgets" not in nb.metadata, f"{path.name}: saved widget state; clear it"
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_notebook_runs(path: Path) -> None:
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    nb = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(
+        nb,
+        kernel_name="python3",
+        timeout=CELL_TIMEOUT_S,
+        resources={"metadata": {"path": str(NOTEBOOK_DIR)}},
+    )
+    # Same default as the other kernel tests: CPU unless the caller chose a platform.
+    env = {**os.environ, "JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "cpu")}
+    start = time.perf_counter()
+    failure = None
+    try:
+        client.execute(env=env)
+    except nbclient.exceptions.CellExecutionError as e:
+        failure = ANSI.sub("", str(e))  # the kernel's traceback is colored
+    if failure is not None:
+        pytest.fail(f"{path.name} failed:\n{failure}", pytrace=False)
+    elapsed = time.perf_counter() - start
+    assert elapsed < NOTEBOOK_BUDGET_S, f"{path.name} took {elapsed:.1f} s"
+    errors = [
+        out
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.outputs
+        if out.output_type == "error"
+    ]
+    assert not errors, f"{path.name}: error outputs {errors}"
