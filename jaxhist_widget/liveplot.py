@@ -617,6 +617,8 @@ class LivePlot(Sink):
             if lane is not None:
                 cols["lane"] = np.full(n, lane)
             for name, shape, leaf in zip(run.layout.names, run.layout.shapes, rows, strict=True):
+                if name in ("step", "lane"):  # never overwrite the index columns
+                    name = f"{name}_value"
                 if shape == ():
                     cols[name] = leaf
                     continue

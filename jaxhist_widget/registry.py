@@ -221,9 +221,16 @@ def effects_barrier() -> None:
     jax.effects_barrier()
 
 
-def block_until_ready(result: Any) -> None:
-    """Wait for ``result`` and for its callbacks, so a runner returns only when rows are in."""
+def block_until_ready(result: Any, poll: float = 0.01) -> None:
+    """Wait for ``result`` and for its callbacks, so a runner returns only when rows are in.
+
+    Polls instead of blocking in C++: where dispatch is asynchronous (GPU) the main thread keeps
+    running Python meanwhile, so an interrupt reaches the sink's handler (a stop) at once.
+    On CPU a call with host callbacks has already finished when it returns.
+    """
     import jax
 
-    jax.block_until_ready(result)
+    arrays = [x for x in jax.tree_util.tree_leaves(result) if isinstance(x, jax.Array)]
+    while not all(x.is_ready() for x in arrays):
+        time.sleep(poll)
     jax.effects_barrier()

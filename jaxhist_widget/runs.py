@@ -73,8 +73,9 @@ class Run:
     lanes
         Number of vmap lanes, or None for an unbatched run (known after the first chunk).
     status
-        ``"running"``, then ``"converged"`` / ``"max_steps"`` / ``"stopped"`` per lane at the end
-        (`statuses`); `status` summarises them.
+        ``"running"``, then per lane at the end (`statuses`): ``"converged"`` (``cond_fun``
+        became False, whatever the reason your condition encodes), ``"max_steps"`` (the cap
+        was hit first) or ``"stopped"`` (a host stop request); `status` summarises them.
     """
 
     def __init__(self, run_id: int, layout: Layout) -> None:

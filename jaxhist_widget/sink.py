@@ -74,8 +74,13 @@ class Sink:
         Safe from any thread. The loop sees the request at its next chunk flush; the call that
         ran it returns normally with the partial history. The request ends with the last run in
         flight (or is cleared when the sink is next entered), so the next run starts fresh.
+        A request while the sink is neither attached nor running does nothing, so a stale
+        stop never ends a later run.
         """
-        self._stop_event.set()
+        with self._lock:
+            if self._attach_depth == 0 and self._active == 0:
+                return
+            self._stop_event.set()
 
     @property
     def stop_requested(self) -> bool:

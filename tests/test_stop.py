@@ -185,3 +185,12 @@ def test_run_async_returns_results_and_raises_errors():
     rec, (_final, hist) = asyncio.run(main())
     assert hist.to_numpy().tolist() == [8.0, 4.0, 2.0, 1.0]
     assert rec.history().tolist() == [8.0, 4.0, 2.0, 1.0]
+
+
+def test_a_stale_stop_outside_any_run_is_ignored():
+    rec = jhw.Recorder()
+    rec.stop()  # not attached, nothing running: nothing to stop
+    assert not rec.stop_requested
+    with rec:
+        _, hist = jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, 10.0, max_steps=5)
+    assert rec.runs[-1].status == "converged" and int(hist.length) == 5

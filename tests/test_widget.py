@@ -186,6 +186,18 @@ def test_to_pandas_and_csv(tmp_path):
     np.testing.assert_allclose(back["loss"], rows["loss"], rtol=1e-6)
 
 
+def test_a_leaf_named_step_does_not_replace_the_step_column():
+    pytest.importorskip("pandas")
+    live = LivePlot()
+    with live:
+        jhw.while_loop(
+            lambda c: c["step"] < 3, lambda c: {"step": c["step"] + 10}, {"step": 0}, max_steps=5
+        )
+    df = live.to_pandas()
+    assert df["step"].tolist() == [0, 1]
+    assert df["step_value"].tolist() == [0, 10]
+
+
 def test_history_without_runs_is_a_clear_error():
     with pytest.raises(LookupError, match="no run yet"):
         LivePlot().history()
