@@ -138,9 +138,10 @@ const CSS = `
   background: var(--jp-layout-color4, #757575);
 }
 .jhw-status--running { background: var(--jp-brand-color1, #1976d2); }
-.jhw-status--converged { background: var(--jp-success-color1, #388e3c); }
-.jhw-status--max-steps { background: var(--jp-warn-color1, #f57c00); }
-.jhw-status--stopped { background: var(--jp-warn-color2, #ffa726); color: var(--jp-ui-font-color0, #000); }
+/* Light and mid-tone badges take black text in both themes: white on them fails WCAG AA. */
+.jhw-status--converged { background: var(--jp-success-color1, #388e3c); color: #000; }
+.jhw-status--max-steps { background: var(--jp-warn-color1, #f57c00); color: #000; }
+.jhw-status--stopped { background: var(--jp-warn-color2, #ffa726); color: #000; }
 .jhw-status--error { background: var(--jp-error-color1, #d32f2f); }
 .jhw-status--idle, .jhw-status--unknown {
   background: var(--jp-layout-color3, #bdbdbd); color: var(--jp-ui-font-color1, #000);

@@ -1,5 +1,5 @@
-"""Fixtures for browser tests: one Jupyter server and one Chromium per session,
-a fresh browser context (page) per test.
+"""Fixtures for browser tests: a Jupyter server (plus a second one for Notebook 7
+pages) and one Chromium per session, a fresh browser context (page) per test.
 
 The whole directory is skipped, with a reason, when Playwright or Chromium is
 missing. On failure the report gets a full-page screenshot path, the browser
@@ -74,8 +74,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session")
 def jupyter_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServer]:
     """A ``jupyter lab`` server (Lab at /lab, Notebook 7 at /notebooks) with
-    isolated config, runtime, IPython, settings and workspace dirs."""
+    isolated config, runtime, IPython, settings and workspace dirs.
+
+    Use it for JupyterLab pages; Notebook 7 pages get `notebook7_server`.
+    """
     server = start_jupyter_server(tmp_path_factory.mktemp("jupyter"))
+    try:
+        yield server
+    finally:
+        stop_jupyter_server(server)
+
+
+@pytest.fixture(scope="session")
+def notebook7_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServer]:
+    """A second server, for Notebook 7 pages only.
+
+    One server cannot serve both front ends' hashed static files reliably:
+    jupyter_server 2.21's ``FileFindHandler.get_absolute_path`` caches the file
+    found for a static path in a class-wide dict keyed by the file name alone,
+    and Lab and Notebook 7 ship files of the same name (e.g. the Font Awesome
+    ``620019ed9d1100b6.woff2`` a LivePlot page loads). Whichever front end asks
+    first wins; the other gets "403 ... is not in root static directory" and a
+    console error.
+    """
+    server = start_jupyter_server(tmp_path_factory.mktemp("jupyter-nb7"))
     try:
         yield server
     finally:
@@ -133,8 +155,9 @@ def _shutdown_kernels_after_test(request: pytest.FixtureRequest) -> Iterator[Non
     # Each test opens its own notebook and kernel; stop them afterwards so
     # kernels (JAX ones are large) do not pile up over the session.
     yield
-    if "jupyter_server" in request.fixturenames:
-        request.getfixturevalue("jupyter_server").shutdown_kernels()
+    for name in ("jupyter_server", "notebook7_server"):
+        if name in request.fixturenames:
+            request.getfixturevalue(name).shutdown_kernels()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -156,7 +179,8 @@ def pytest_runtest_makereport(
     if isinstance(log, BrowserLog):
         lines = log.messages[-60:] + [f"[pageerror] {e}" for e in log.page_errors]
         report.sections.append(("browser console", "\n".join(lines) or "<empty>"))
-    server = funcargs.get("jupyter_server")
-    if isinstance(server, JupyterServer):
-        report.sections.append(("jupyter server log (tail)", server.log_tail()))
+    for name in ("jupyter_server", "notebook7_server"):
+        server = funcargs.get(name)
+        if isinstance(server, JupyterServer):
+            report.sections.append((f"{name} log (tail)", server.log_tail()))
     return report
