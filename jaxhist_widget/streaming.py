@@ -79,7 +79,10 @@ def _pack(
 
     header = jnp.array([0, lanes if batched else 0, 0], jnp.int32).at[0].set(run_id)
     words = jnp.stack([first, count, start, status], axis=1).astype(jnp.int32)
-    parts = [_words(header), _words(words)] + [_words(window(b)) for b in bufs]
+    # The barrier materialises each window with a plain slice copy first; fused into the
+    # concatenate, the slice becomes a per-element index computation (measured 2.7x slower).
+    windows = lax.optimization_barrier([window(b) for b in bufs])
+    parts = [_words(header), _words(words)] + [_words(w) for w in windows]
     return lax.stop_gradient(jnp.concatenate(parts))
 
 
