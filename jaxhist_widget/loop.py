@@ -40,7 +40,7 @@ class _State(NamedTuple):
     carry: Any
     bufs: list[jax.Array]
     n: jax.Array  # valid rows (steps + 1)
-    done: jax.Array  # computed at the end of a step, so a frozen vmap lane sees True
+    done: jax.Array  # set at the end of the chunk in which a lane ended
     status: jax.Array
     flushed: jax.Array  # rows already sent to the host
     every: jax.Array  # rows per chunk (host-adapted; NEVER when nobody listens)
@@ -157,42 +157,48 @@ def while_loop(
         every=every0,
     )
 
-    def run_until(s: _State, target: jax.Array) -> _State:
-        """Step until done or until ``target`` rows exist.
+    def running(s: _State, limit: jax.Array) -> jax.Array:
+        """Whether a lane takes another step: the user's condition, the cap, no stop."""
+        return ~s.done & (s.n < limit) & _check_cond(cond_fun(s.carry))
 
-        Under vmap the predicate stays a scalar and each step masks its own updates (see
-        `jaxhist_widget.lanes`), so the history is never copied per step.
+    def run_until(s: _State, limit: jax.Array) -> _State:
+        """Step while running and fewer than ``limit`` rows exist.
+
+        Like ``lax.while_loop`` itself, the step only runs the body and writes its row; the
+        condition lives in the loop predicate. Under vmap the predicate stays a scalar and each
+        step masks its own updates (see `jaxhist_widget.lanes`); unbatched, the mask is unused
+        and compiled away.
         """
 
         def step(s: _State) -> _State:
-            active = ~s.done & (s.n < target)  # always True unless vmapped
+            active = running(s, limit)  # only read under vmap
             carry = body_fun(s.carry)
             bufs = [
                 lanes.write_row(b, s.n, x, active) for b, x in zip(s.bufs, take(carry), strict=True)
             ]
-            cont = _check_cond(cond_fun(carry))
-            n = s.n + 1
-            capped = n >= max_rows
-            status = jnp.where(cont, jnp.where(capped, _MAX_STEPS, 0), _CONVERGED)
-            new = (carry, n, ~cont | capped, status)
-            carry, n, done, status = lanes.keep_done(active, new, (s.carry, s.n, s.done, s.status))
-            return s._replace(carry=carry, bufs=bufs, n=n, done=done, status=status)
+            carry, n = lanes.keep_done(active, (carry, s.n + 1), (s.carry, s.n))
+            return s._replace(carry=carry, bufs=bufs, n=n)
 
-        return lax.while_loop(lambda s: lanes.any_lane(~s.done & (s.n < target)), step, s)
+        return lax.while_loop(lambda s: lanes.any_lane(running(s, limit)), step, s)
 
     def chunk(s: _State) -> _State:
         # Run up to `every` steps, then flush them in one host call. Flushing between two inner
         # loops (not inside a `cond` in the step) keeps the history buffers out of any
         # conditional, so XLA updates them in place instead of copying them every step.
         active = ~s.done  # False for vmap lanes that finished before this chunk
-        s = run_until(s, s.flushed + jnp.minimum(s.every, max_rows))  # NEVER must not overflow
+        limit = jnp.minimum(s.flushed + jnp.minimum(s.every, max_rows), max_rows)
+        s = run_until(s, limit)
         flushed, every, stop = flush(run_id, s.bufs, s.n, s.flushed, s.every, active)
-        stopped = stop & active & ~s.done
+        # Why a lane ended is decided once per chunk, not per step.
+        cont = _check_cond(cond_fun(s.carry))
+        capped = s.n >= max_rows
+        stopped = stop & cont & ~capped
+        status = jnp.select([~cont, capped, stopped], [_CONVERGED, _MAX_STEPS, _STOPPED], zero)
         return s._replace(
             flushed=flushed,
             every=every,
-            done=s.done | stopped,
-            status=jnp.where(stopped, _STOPPED, s.status),
+            done=s.done | (active & (~cont | capped | stopped)),
+            status=jnp.where(active, status, s.status),
         )
 
     if stream:
