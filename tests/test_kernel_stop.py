@@ -101,47 +101,30 @@ def check_stopped(run, watcher) -> dict:
     return report
 
 
-def test_stop_button_during_await_run_async(session):
+CELLS = {
+    "run_async": "final, hist = await live.run_async(solve, jnp.float32(0))",
+    "run": "final, hist = live.run(solve, jnp.float32(0))",
+    "with": "with live:\n    final, hist = solve(jnp.float32(0))",
+}
+
+
+@pytest.mark.parametrize(
+    ("how", "cell"),
+    [
+        ("stop_click", "run_async"),  # the Stop button reaches an awaiting cell
+        ("interrupt", "run"),  # ■ during a plain call
+        ("interrupt", "with"),
+        ("interrupt", "run_async"),  # arrives as CancelledError in the awaiting task
+    ],
+)
+def test_stop_ends_the_run_with_its_partial_history(session, how, cell):
     kernel, panel = session
-    watcher = Watcher(panel, lambda: kernel.send_comm_update(panel, {"stop_clicks": 1}))
-    run = kernel.execute(
-        "final, hist = await live.run_async(solve, jnp.float32(0))\nreport(final, hist)",
-        on_message=watcher,
-        timeout=60,
-    )
-    check_stopped(run, watcher)
-
-
-def test_interrupt_during_live_run(session):
-    kernel, panel = session
-    watcher = Watcher(panel, kernel.interrupt)
-    run = kernel.execute(
-        "final, hist = live.run(solve, jnp.float32(0))\nreport(final, hist)",
-        on_message=watcher,
-        timeout=60,
-    )
-    check_stopped(run, watcher)
-
-
-def test_interrupt_during_with_live(session):
-    kernel, panel = session
-    watcher = Watcher(panel, kernel.interrupt)
-    run = kernel.execute(
-        "with live:\n    final, hist = solve(jnp.float32(0))\nreport(final, hist)",
-        on_message=watcher,
-        timeout=60,
-    )
-    check_stopped(run, watcher)
-
-
-def test_interrupt_during_await_run_async(session):
-    kernel, panel = session
-    watcher = Watcher(panel, kernel.interrupt)
-    run = kernel.execute(
-        "final, hist = await live.run_async(solve, jnp.float32(0))\nreport(final, hist)",
-        on_message=watcher,
-        timeout=60,
-    )
+    if how == "stop_click":
+        act = lambda: kernel.send_comm_update(panel, {"stop_clicks": 1})  # noqa: E731
+    else:
+        act = kernel.interrupt
+    watcher = Watcher(panel, act)
+    run = kernel.execute(f"{CELLS[cell]}\nreport(final, hist)", on_message=watcher, timeout=60)
     check_stopped(run, watcher)
 
 
