@@ -45,12 +45,11 @@ def _words(x: jax.Array) -> jax.Array:
     if x.dtype == jnp.bool_:
         x = x.astype(jnp.uint8)
     size = x.dtype.itemsize
-    if size == 4:
-        return lax.bitcast_convert_type(x, jnp.uint32).reshape(-1)
     if size < 4:
         narrow = {1: jnp.uint8, 2: jnp.uint16}[size]
         return lax.bitcast_convert_type(x, narrow).astype(jnp.uint32).reshape(-1)
-    return lax.bitcast_convert_type(x, jnp.uint32).reshape(-1)  # (..., 2) words per element
+    # 4 bytes: one word per element; 8 bytes: a trailing axis of two words per element
+    return lax.bitcast_convert_type(x, jnp.uint32).reshape(-1)
 
 
 def _pack(
@@ -93,8 +92,8 @@ def _flush_batched(layout, batched, run_id, bufs, n, flushed, every, active):
     next interval and the stop request as scalars. Skips the call when nobody listens.
     """
     count = jnp.where(active, n - flushed, 0)
-    # Packed outside the cond: the cond then holds a chunk, not the whole history (XLA copies
-    # a conditional's operands, which inside a while loop would copy the history every time).
+    # Packed outside the cond, so the cond's operand is a chunk, never the history buffers
+    # (XLA copies a conditional's operands; inside the loop that would copy the history).
     payload = _pack(layout, run_id, batched, bufs, flushed, count, jnp.zeros_like(n))
 
     def send(payload):

@@ -247,3 +247,53 @@ def test_vmapped_lanes_stream_exactly_their_python_reference(x0, tol, max_steps,
         np.testing.assert_array_equal(streamed[lane], device[lane])
         # rows past the lane's length are untouched fill, whatever the other lanes did
         assert np.isnan(np.asarray(hist.values)[lane, len(want) :]).all()
+
+
+def mixed_record(c):
+    i, x = c
+    return {
+        "flag": x > 2.0,
+        "i8": i.astype(jnp.int8),
+        "u16": (i * 1000).astype(jnp.uint16),
+        "half": x.astype(jnp.float16),
+        "bf16": x.astype(jnp.bfloat16),
+        "vec": jnp.stack([x, -x]),
+        "i": i,
+    }
+
+
+def test_every_dtype_streams_bit_exact():
+    def loop(x0):
+        return jhw.while_loop(
+            lambda c: c[0] < 7,
+            lambda c: (c[0] + 1, c[1] * 1.5),
+            (jnp.int32(0), x0),
+            max_steps=9,
+            record=mixed_record,
+            stream_every=3,
+        )
+
+    with jhw.Recorder() as rec:
+        _, hist = jax.jit(loop)(jnp.float32(1.0))
+    device, streamed = hist.to_numpy(), rec.history()
+    for key in device:
+        assert streamed[key].dtype == device[key].dtype, key
+        np.testing.assert_array_equal(streamed[key], device[key], err_msg=key)
+    assert device["flag"].tolist() == [False, False, True, True, True, True, True, True]
+
+
+def test_64_bit_leaves_stream_bit_exact():
+    with jax.enable_x64(True):
+        x0 = jnp.float64(1.0) + 1e-12  # not representable in float32
+        with jhw.Recorder() as rec:
+            _, hist = jhw.while_loop(
+                lambda c: c[0] < 2**40 + 5,
+                lambda c: (c[0] + 1, c[1] * 3.0),
+                (jnp.int64(2**40), x0),
+                max_steps=9,
+            )
+        device, streamed = hist.to_numpy(), rec.history()
+    assert device[1].dtype == np.float64 and device[0].dtype == np.int64
+    assert device[0].tolist() == [2**40 + i for i in range(6)]
+    for d, s in zip(device, streamed, strict=True):
+        np.testing.assert_array_equal(s, d)
