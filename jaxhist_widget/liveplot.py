@@ -523,7 +523,10 @@ class LivePlot(Sink):
             if series is not None and series.size:
                 latest[spec.label] = _json_float(series.view()[-1])
         with self.panel.hold_sync():
-            if self._error_run is not run:
+            if run.status == "failed":  # the computation raised: keep its rows, say so
+                self.panel.status = "error"
+                self.panel.error = "The run failed: the computation raised an exception."
+            elif self._error_run is not run:
                 self.panel.status = run.status if run.ended is not None else "running"
             self.panel.step = step
             self.panel.max_steps = run.layout.max_steps

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .runs import Layout, Run
+from .runs import FAILED, Layout, Run
 
 if TYPE_CHECKING:
     from .sink import Sink
@@ -117,6 +117,21 @@ def close_run(layout: Layout, payload: np.ndarray) -> None:
         _deliver(layout, payload, final=True)
     except Exception as e:
         _report(e, "close_run")
+
+
+def fail_runs(sink: Sink) -> None:
+    """End, as ``failed``, every unclosed run that streams to ``sink``.
+
+    Called when the call that ran them raised (the computation died, so no close will come):
+    the sinks learn the run ended and the rows received so far stay readable.
+    """
+    with _lock:
+        dead = [rid for rid, (_, sinks, _) in _runs.items() if sink in sinks]
+        entries = [_runs.pop(rid) for rid in dead]
+    for run, sinks, _ in entries:
+        run._finish([FAILED] * max(1, len(run.statuses)))
+        for s in sinks:
+            _call(s, "_end", run)
 
 
 # --------------------------------------------------------------------------- internals

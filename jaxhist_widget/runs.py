@@ -58,7 +58,8 @@ class Layout:
         return tuple(n for n, s in zip(self.names, self.shapes, strict=True) if s == ())
 
 
-STATUSES = ("running", "converged", "max_steps", "stopped")
+STATUSES = ("running", "converged", "max_steps", "stopped", "failed")
+FAILED = STATUSES.index("failed")
 
 
 class Run:
@@ -75,7 +76,8 @@ class Run:
     status
         ``"running"``, then per lane at the end (`statuses`): ``"converged"`` (``cond_fun``
         became False, whatever the reason your condition encodes), ``"max_steps"`` (the cap
-        was hit first) or ``"stopped"`` (a host stop request); `status` summarises them.
+        was hit first), ``"stopped"`` (a host stop request) or ``"failed"`` (the computation
+        raised; the rows received so far are kept); `status` summarises them.
     """
 
     def __init__(self, run_id: int, layout: Layout) -> None:
@@ -116,11 +118,12 @@ class Run:
     # ------------------------------------------------------------------------ reading
     @property
     def status(self) -> str:
-        """One word for the whole run: ``stopped`` if any lane stopped, else ``max_steps`` if any
-        lane hit the cap, else ``converged``; ``running`` until it ended."""
+        """One word for the whole run: ``failed`` if the computation died (an exception), else
+        ``stopped`` if any lane stopped, else ``max_steps`` if any lane hit the cap, else
+        ``converged``; ``running`` until it ended."""
         if self.ended is None:
             return "running"
-        for s in ("stopped", "max_steps"):
+        for s in ("failed", "stopped", "max_steps"):
             if s in self.statuses:
                 return s
         return "converged"

@@ -116,10 +116,12 @@ class Sink:
         self._install_interrupt_handler()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
         try:
             registry.effects_barrier()
         finally:
+            if exc_type is not None:  # the computation died: its runs will never close
+                registry.fail_runs(self)
             self._restore_interrupt_handler()
             self.detach()
 
@@ -196,6 +198,7 @@ class Sink:
                 except asyncio.CancelledError:
                     self.stop()
             if "error" in box:
+                registry.fail_runs(self)
                 raise box["error"]
             return box["result"]
         finally:

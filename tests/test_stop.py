@@ -194,3 +194,45 @@ def test_a_stale_stop_outside_any_run_is_ignored():
     with rec:
         _, hist = jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, 10.0, max_steps=5)
     assert rec.runs[-1].status == "converged" and int(hist.length) == 5
+
+
+def failing_solve():
+    def boom(x):
+        if x > 3:
+            raise ValueError("host step failed")
+        return x
+
+    def body(c):
+        i, x = c
+        x = jax.pure_callback(boom, jax.ShapeDtypeStruct((), jnp.float32), x + 1.0)
+        return i + 1, x
+
+    return jax.jit(
+        lambda x: jhw.while_loop(lambda c: c[0] < 100, body, (0, x), max_steps=100, stream_every=1)
+    )
+
+
+def test_a_run_that_raises_ends_as_failed_and_frees_the_interrupt():
+    rec = jhw.Recorder()
+    with pytest.raises(Exception, match="host step failed"):
+        rec.run(failing_solve(), jnp.float32(0))
+    run = rec.runs[-1]
+    assert run.status == "failed" and not rec.running  # Ctrl-C means KeyboardInterrupt again
+    assert run.history()[1].tolist()[:3] == [0.0, 1.0, 2.0]  # rows before the failure kept
+
+
+def test_liveplot_shows_a_failed_run_as_an_error():
+    live = jhw.LivePlot()
+    with pytest.raises(Exception, match="host step failed"), live:
+        failing_solve()(jnp.float32(0))
+    assert live.panel.status == "error"
+    assert "failed" in live.panel.error
+    assert live.panel.step >= 2  # the rows that arrived are still shown
+
+
+def test_an_error_after_the_loop_leaves_its_finished_run_alone():
+    live = jhw.LivePlot()
+    with pytest.raises(ZeroDivisionError), live:
+        jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, 10.0, max_steps=5)
+        1 / 0  # noqa: B018
+    assert live.panel.status == "converged"
