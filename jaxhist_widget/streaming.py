@@ -125,6 +125,24 @@ def _any(flags) -> bool:
     return any(jax.tree_util.tree_leaves(flags))
 
 
+@custom_vmap
+def _one_vmap_level(x: jax.Array) -> jax.Array:
+    """Identity; raises if batched again, i.e. when a vmap wraps the vmap of a streaming loop.
+
+    A vmap rule's body is batched like any code by an enclosing vmap, which would turn the
+    chunk flush's ``cond`` into a ``select`` that runs the host call every time.
+    """
+    return x
+
+
+@_one_vmap_level.def_vmap
+def _nested_vmap(axis_size, in_batched, x):
+    raise NotImplementedError(
+        "jaxhist_widget.while_loop supports one level of jax.vmap while streaming. Flatten the "
+        "lanes into one axis (x.reshape(-1, ...)) and vmap once, or pass stream=False."
+    )
+
+
 def make_flush(layout: Layout):
     """Build ``flush(run_id, bufs, n, flushed, every, active) -> (flushed, every, stop)``.
 
@@ -148,16 +166,12 @@ def make_flush(layout: Layout):
 
     @flush.def_vmap
     def flush_rule(axis_size, in_batched, run_id, bufs, n, flushed, every, active):
-        if _any(in_batched[0]):
-            raise NotImplementedError(
-                "jaxhist_widget.while_loop under vmap: the run id must not be batched; "
-                "nesting vmap inside vmap around one loop is not supported."
-            )
         if in_batched[4]:  # identical in every lane; a batched carry just copies it
             every = jnp.min(every)
         bufs, n, flushed, active = _broadcast(
             axis_size, [*in_batched[1:4], in_batched[5]], [bufs, n, flushed, active]
         )
+        n = _one_vmap_level(n)
         f, e, s = _flush_batched(layout, True, run_id, bufs, n, flushed, every, active)
         return (f, e, s), (True, False, False)
 
@@ -189,6 +203,7 @@ def make_close(layout: Layout):
         bufs, n, flushed, status = _broadcast(
             axis_size, [*in_batched[1:4], *in_batched[5:]], [bufs, n, flushed, status]
         )
+        n = _one_vmap_level(n)
         emit(run_id, True, bufs, n, flushed, every, status)
         return n, True
 

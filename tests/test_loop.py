@@ -124,6 +124,14 @@ def test_bad_arguments_get_clear_errors():
         jhw.while_loop(lambda x: jnp.abs(x) > 1, lambda x: x / 2, jnp.complex64(4), max_steps=3)
 
 
+def test_nested_vmap_streaming_is_refused_clearly_and_works_without_streaming():
+    x0 = jnp.array([[10.0, 100.0], [3.0, 1000.0]])
+    with pytest.raises(NotImplementedError, match="one level of jax.vmap"):
+        jax.vmap(jax.vmap(halve))(x0)
+    _, hist = jax.vmap(jax.vmap(lambda x: halve(x, max_steps=20, stream=False)))(x0)
+    np.testing.assert_array_equal(hist.length, [[5, 8], [3, 11]])
+
+
 def test_to_numpy_on_tracers_is_a_clear_error():
     @jax.jit
     def f(x):
