@@ -126,7 +126,7 @@ def test_bad_arguments_get_clear_errors():
 
 def test_nested_vmap_streaming_is_refused_clearly_and_works_without_streaming():
     x0 = jnp.array([[10.0, 100.0], [3.0, 1000.0]])
-    with pytest.raises(NotImplementedError, match="one level of jax.vmap"):
+    with pytest.raises(NotImplementedError, match=r"one level of jax\.vmap"):
         jax.vmap(jax.vmap(halve))(x0)
     _, hist = jax.vmap(jax.vmap(lambda x: halve(x, max_steps=20, stream=False)))(x0)
     np.testing.assert_array_equal(hist.length, [[5, 8], [3, 11]])
