@@ -439,7 +439,7 @@ class LivePlot(Sink):
             xs, ys, lo, hi, lo_pos = [], [], math.inf, -math.inf, math.inf
             for lane in range(lanes):
                 y = d.series[i, lane].view()
-                x_dec, y_dec = minmax_decimate(np.arange(len(y)), y, budget)
+                x_dec, y_dec = _finite_tail(*minmax_decimate(np.arange(len(y)), y, budget))
                 xs.append(x_dec)
                 ys.append(y_dec)
                 good = y_dec[np.isfinite(y_dec)]  # decimation kept every extreme
@@ -718,11 +718,25 @@ def _extend(series: _Growing, spec: _Spec, rows: list[np.ndarray]) -> None:
         series.extend(np.linalg.norm(flat, axis=1))
 
 
+def _finite_tail(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Drop trailing non-finite points: bqplot puts a line's label at its last point, and a NaN
+    there is an invalid SVG transform (a console error per update). Gaps inside stay."""
+    finite = np.flatnonzero(np.isfinite(y))
+    end = finite[-1] + 1 if finite.size else 0
+    return x[:end], y[:end]
+
+
 def _pad(arrays: list[np.ndarray]) -> np.ndarray:
-    """Stack lines of unequal length into one 2-d array, NaN-padded (bqplot skips NaN y)."""
+    """Stack lines of unequal length into one 2-d array, each padded with its own last point.
+
+    Not NaN: bqplot places each line's label at its last point, and NaN there is an invalid
+    SVG transform. Repeating the last point draws nothing extra.
+    """
     out = np.full((len(arrays), max(len(a) for a in arrays)), np.nan)
     for k, a in enumerate(arrays):
         out[k, : len(a)] = a
+        if len(a):
+            out[k, len(a) :] = a[-1]
     return out
 
 

@@ -166,9 +166,10 @@ def test_history_vmap_one_line_per_lane():
     (mark,) = live.figure.marks
     assert list(mark.labels) == ["value · lane 0", "value · lane 1", "value · lane 2"]
     assert mark.y.shape[0] == 3
-    for lane, e in enumerate(expected):  # each lane's line, NaN-padded to the longest
+    for lane, e in enumerate(expected):  # each lane's line, padded with its last point
         y = mark.y[lane]
-        np.testing.assert_allclose(y[~np.isnan(y)], e)
+        np.testing.assert_allclose(y[: len(e)], e)
+        assert (y[len(e) :] == e[-1]).all()
 
 
 def test_to_pandas_and_csv(tmp_path):
@@ -470,3 +471,12 @@ def test_decimation_properties(y, max_points):
         assert y[finite].max() in yd and y[finite].min() in yd
     if (~finite).any():  # a gap stays visible
         assert np.isnan(yd).any()
+
+
+def test_a_line_never_ends_in_nan_so_bqplot_can_place_its_label():
+    live = LivePlot()
+    with live:  # diverges to inf, then nan
+        jhw.while_loop(lambda x: x < 1e38, lambda x: x * x * 1e10, jnp.float32(2.0), max_steps=8)
+    y = np.asarray(live.figure.marks[0].y, float)
+    assert np.isfinite(y[-1]) and len(y) < 9
+    np.testing.assert_array_equal(live.history()[: len(y)], y)

@@ -331,6 +331,47 @@ def open_notebook(
     page.wait_for_function(_KERNEL_IDLE_JS, arg=name, timeout=timeout_ms, polling=100)
 
 
+_SAVE_JS = """
+async () => {
+  const w = window.jupyterapp.shell.currentWidget;
+  await w.context.save();
+}
+"""
+
+_KERNEL_ID_JS = """
+() => {
+  const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const kernel = w && w.sessionContext && w.sessionContext.session
+    && w.sessionContext.session.kernel;
+  return kernel ? kernel.id : null;
+}
+"""
+
+
+def save_notebook(page: Page) -> None:
+    """Save the current notebook (outputs included) to disk and wait until it is written.
+
+    A reload shows only what the file holds: unsaved outputs are gone after it.
+    """
+    page.evaluate(_SAVE_JS)
+
+
+def kernel_id(page: Page) -> str | None:
+    """Id of the kernel the current notebook is connected to, or None."""
+    return page.evaluate(_KERNEL_ID_JS)
+
+
+def reload_notebook(page: Page, name: str, timeout: float = 90.0) -> None:
+    """Reload the page (cells are NOT re-run) and wait until notebook ``name`` is open
+    again and connected to its (still running) kernel, idle.
+
+    In Lab the URL of :func:`open_notebook` has lost its ``?reset`` once the app started
+    (seen with Lab 4.6.6), so the reload restores the workspace, which reopens the notebook.
+    """
+    page.reload(wait_until="domcontentloaded", timeout=timeout * 1000)
+    page.wait_for_function(_KERNEL_IDLE_JS, arg=name, timeout=timeout * 1000, polling=100)
+
+
 # State of the last run_all() is kept on `window.__jhRunAll`.
 _RUN_ALL_JS = """
 () => {

@@ -6,6 +6,10 @@ What a user sees, checked from the DOM:
   and the bqplot line change several times, and afterwards the panel shows the final step and
   status (JupyterLab and Notebook 7);
 - the Stop button ends a run awaited with ``live.run_async`` early, with a consistent history;
+- a view opened after the run (the LivePlot displayed only in a later cell) shows the whole
+  final state, and so does the view JupyterLab restores from the live kernel after a page
+  reload;
+- a vmapped run draws one line per lane and the panel shows the lane count;
 - the panel text, in every status, is readable in JupyterLab's dark and light themes (WCAG AA
   contrast against the effective background);
 - no error reaches the browser console or the page.
@@ -17,6 +21,7 @@ What a user sees, checked from the DOM:
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -33,10 +38,13 @@ from .jupyter_browser import (
     JupyterServer,
     cell_errors,
     cell_output_text,
+    kernel_id,
     open_notebook,
+    reload_notebook,
     run_all,
     run_all_done,
     sample_while_running,
+    save_notebook,
     save_screenshot,
     wait_idle,
 )
@@ -139,6 +147,51 @@ THEME_CELLS = [
     '                      fields=["loss"], latest={"loss": 0.5}, rate=12.0, elapsed=1.5))',
 ]
 
+#: The LivePlot is created and fed a whole run without being displayed; cell 1 opens the first
+#: view, after the run. 300 steps, two scalar fields; no sleep, so the run takes well under 1 s.
+LATE_STEPS = 300
+LATE_CELLS = [
+    "import jax\n"
+    "import jax.numpy as jnp\n"
+    "import jaxhist_widget as jhw\n"
+    "\n"
+    'live = jhw.LivePlot(title="late view")\n'
+    "\n"
+    "\n"
+    "@jax.jit\n"
+    "def count(c0):\n"
+    f"    return jhw.while_loop(lambda c: c[0] < {LATE_STEPS},\n"
+    "                          lambda c: (c[0] + 1, 0.99 * c[1]), c0, max_steps=1000,\n"
+    '                          record=lambda c: {"n": c[0].astype(jnp.float32), "decay": c[1]})\n'
+    "\n"
+    "\n"
+    "with live:\n"
+    "    (n, decay), hist = count((jnp.int32(0), jnp.float32(1.0)))\n"
+    'print("RESULT", int(hist.length) - 1, repr(float(n)), repr(float(decay)), flush=True)',
+    "live",
+]
+
+#: Four vmap lanes that stop after 50, 100, 150 and 200 steps (201 rows for the longest).
+LANE_LIMITS = (50, 100, 150, 200)
+VMAP_CELLS = [
+    "import jax\n"
+    "import jax.numpy as jnp\n"
+    "import jaxhist_widget as jhw\n"
+    "\n"
+    "\n"
+    "@jax.jit\n"
+    "@jax.vmap\n"
+    "def climb(limit):\n"
+    "    return jhw.while_loop(lambda x: x < limit, lambda x: x + 1.0, 0.0, max_steps=500)\n"
+    "\n"
+    "\n"
+    'live = jhw.LivePlot(title="vmap lanes")\n'
+    "live",
+    "with live:\n"
+    f"    x, hist = climb(jnp.array({[float(v) for v in LANE_LIMITS]}))\n"
+    'print("LENGTHS", *map(int, hist.length), flush=True)',
+]
+
 # -------------------------------------------------------------------------------- DOM probes
 
 # Step counter, status and a digest of every plotted line's `d` (the paths are long).
@@ -154,6 +207,37 @@ LIVE_PROBE_JS = """
     step: step ? Number(step.dataset.step) : null,
     status: panel ? panel.dataset.status : null,
     d: paths.length ? `${paths.length}:${hash}` : null,
+  };
+}
+"""
+
+# Everything one LivePlot view shows (the last one on the page): the panel, and per drawn line
+# its number of distinct points (the coordinate pairs of its `d`; a point repeated to pad a short
+# lane counts once) and its stroke color. The cell it sits in too.
+VIEW_STATE_JS = """
+() => {
+  const views = document.querySelectorAll('.jhw-liveplot');
+  const view = views[views.length - 1];
+  if (!view) return null;
+  const q = (s) => view.querySelector(s);
+  const cells = [...document.querySelectorAll('.jp-Notebook .jp-Cell')];
+  const lanes = q('.jhw-lanes');
+  return {
+    views: views.length,
+    cell: cells.findIndex((c) => c.contains(view)),
+    title: q('.jhw-title') && q('.jhw-title').textContent,
+    status: q('.jhw-panel') && q('.jhw-panel').dataset.status,
+    step: q('.jhw-step') && Number(q('.jhw-step').dataset.step),
+    maxSteps: q('.jhw-step') && Number(q('.jhw-step').dataset.maxSteps),
+    progress: q('.jhw-progress') && q('.jhw-progress').getAttribute('aria-valuenow'),
+    stopDisabled: q('.jhw-stop') ? q('.jhw-stop').disabled : null,
+    lanes: lanes && !lanes.hidden ? lanes.textContent : null,
+    fields: Object.fromEntries([...view.querySelectorAll('.jhw-field')].map(
+      (f) => [f.dataset.field, f.querySelector('.jhw-field-value').dataset.value])),
+    lines: [...view.querySelectorAll('.jhw-figure g.curve path.line')].map((p) => ({
+      points: new Set((p.getAttribute('d') || '').split(/[ML]/).filter((xy) => xy)).size,
+      stroke: getComputedStyle(p).stroke,
+    })),
   };
 }
 """
@@ -303,6 +387,43 @@ def check_live_plot(page: Page, server: JupyterServer, tmp_path: Path, ui: UI) -
         return save_screenshot(page.locator(".jhw-liveplot"), tmp_path, f"liveplot-{ui}")
 
 
+def wait_view_state(page: Page, lines: int, min_points: int, timeout: float = 30.0) -> Any:
+    """Wait until the last LivePlot view on the page draws ``lines`` lines of at least
+    ``min_points`` points each (bqplot renders after the panel) and no run is shown as
+    running; return its VIEW_STATE_JS state."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    with contextlib.suppress(PlaywrightTimeoutError):
+        page.wait_for_function(
+            f"([n, k]) => {{ const s = ({VIEW_STATE_JS})();"
+            " return !!s && s.status !== 'running' && s.lines.length === n"
+            " && s.lines.every((l) => l.points >= k); }",
+            arg=[lines, min_points],
+            timeout=timeout * 1000,
+            polling=100,
+        )
+    # On timeout, the asserts of the caller say what is missing.
+    return page.evaluate(VIEW_STATE_JS)
+
+
+def assert_late_view(state: Any, steps: int, n: str, decay: str, cell: int) -> None:
+    """The full final state of the LATE_CELLS run, in one view, in cell ``cell``."""
+    assert state is not None, "no LivePlot view on the page"
+    assert state["views"] == 1, f"{state['views']} LivePlot views on the page"
+    assert state["cell"] == cell, f"the view is in cell {state['cell']}, expected {cell}"
+    assert state["title"] == "late view"
+    assert state["status"] == "converged", state
+    assert (state["step"], state["maxSteps"]) == (steps, 1000), state
+    assert state["progress"] == str(steps)
+    assert state["stopDisabled"] is True
+    assert state["lanes"] is None, state
+    assert set(state["fields"]) == {"decay", "n"}, state["fields"]
+    assert float(state["fields"]["n"]) == float(n)
+    assert float(state["fields"]["decay"]) == pytest.approx(float(decay), rel=1e-6)
+    # One line per field, every row drawn (301 rows < max_points: no decimation).
+    assert [line["points"] for line in state["lines"]] == [steps + 1] * 2, state["lines"]
+
+
 # ------------------------------------------------------------------------------------- tests
 
 
@@ -358,6 +479,66 @@ def test_stop_button_ends_async_run(
         assert length == streamed, f"hist.length {length} != len(live.history()) {streamed}"
         assert 30 < length < STOP_MAX_STEPS + 1
         assert_final_panel(page, length - 1, "stopped")
+    assert browser_log.errors() == []
+
+
+def test_late_view_and_reload_show_full_state(
+    page: Page, browser_log: BrowserLog, jupyter_server: JupyterServer, tmp_path: Path
+) -> None:
+    """A view opened after the run shows everything; after a page reload (no cell re-run),
+    JupyterLab restores the view from the live kernel's widget state, still complete."""
+    name = "liveplot-late.ipynb"
+    open_notebook(page, jupyter_server, LATE_CELLS, name=name)
+    run_all(page)
+    with widget_screenshot_on_failure(page, tmp_path, "late-failure"):
+        wait_idle(page, timeout=60)
+        assert cell_errors(page) == []
+        steps, n, decay = output_line(page, 0, "RESULT")
+        assert int(steps) == LATE_STEPS
+        state = wait_view_state(page, lines=2, min_points=LATE_STEPS + 1)
+        assert_late_view(state, LATE_STEPS, n, decay, cell=1)
+
+        # Reload: only what the file holds comes back, so save the outputs (a widget-view
+        # reference by model id) first. The file holds no widget state, so whatever the
+        # view shows after the reload comes from the kernel.
+        save_notebook(page)
+        saved = json.loads((jupyter_server.root_dir / name).read_text())
+        assert "widgets" not in saved["metadata"]
+        kernel = kernel_id(page)
+        reload_notebook(page, name)
+        assert kernel_id(page) == kernel, "the reload started another kernel"
+        assert not page.evaluate("() => window.__jhRunAll !== undefined"), "not reloaded"
+        wait_idle(page, timeout=30)
+        assert cell_errors(page) == []
+        state = wait_view_state(page, lines=2, min_points=LATE_STEPS + 1)
+        assert_late_view(state, LATE_STEPS, n, decay, cell=1)
+    assert browser_log.errors() == []
+
+
+def test_vmap_run_shows_one_line_per_lane(
+    page: Page, browser_log: BrowserLog, jupyter_server: JupyterServer, tmp_path: Path
+) -> None:
+    open_notebook(page, jupyter_server, VMAP_CELLS, name="liveplot-vmap.ipynb")
+    run_all(page)
+    with widget_screenshot_on_failure(page, tmp_path, "vmap-failure"):
+        wait_idle(page, timeout=60)
+        assert cell_errors(page) == []
+        lengths = [int(v) for v in output_line(page, 1, "LENGTHS")]
+        assert lengths == [k + 1 for k in LANE_LIMITS]
+        state = wait_view_state(page, lines=len(LANE_LIMITS), min_points=min(lengths))
+        assert state is not None, "no LivePlot view on the page"
+        assert state["status"] == "converged", state
+        # The panel counts steps of the longest lane.
+        assert (state["step"], state["maxSteps"]) == (max(lengths) - 1, 500), state
+        assert state["lanes"] == f"{len(LANE_LIMITS)} lanes", state
+        assert list(state["fields"]) == ["value"], state["fields"]
+        # One drawn line per lane (a 2-D y: one path.line per row), each as long as its lane
+        # (shorter lanes are padded with their last point, which counts once), each its own
+        # color (one plotted field: lanes are told apart by color).
+        lines = state["lines"]
+        assert sorted(line["points"] for line in lines) == lengths, lines
+        assert len({line["stroke"] for line in lines}) == len(LANE_LIMITS), lines
+    # Shorter lanes once ended in NaN padding: bqplot then logged an invalid label transform.
     assert browser_log.errors() == []
 
 
