@@ -42,6 +42,8 @@ __all__ = ["MAX_UPDATES_PER_SECOND", "LivePlot"]
 #: Cap on frontend updates per second (each update: the panel, every line of the current run,
 #: and the scales, all at once).
 MAX_UPDATES_PER_SECOND = 20.0
+#: An update may take at most 1/PUSH_BUDGET of the time between updates (see `on_rows`).
+PUSH_BUDGET = 20.0
 #: Components a single ``fields=`` entry may expand to (a vector leaf named bare).
 MAX_COMPONENTS = 32
 #: Lanes drawn per field under vmap (all lanes are recorded; `history` has them all).
@@ -176,6 +178,7 @@ class LivePlot(Sink):
         self._runs_seen = 0
         self._error_run: Run | None = None  # the run whose update failed (status stays "error")
         self._last_push = -math.inf
+        self._push_cost = 0.0  # smoothed seconds per update, for the adaptive throttle
         self._last_rate_point: tuple[float, int] = (0.0, 0)
         self._timer: threading.Timer | None = None
         self._container: ipywidgets.VBox | None = None
@@ -381,7 +384,10 @@ class LivePlot(Sink):
     def on_rows(self, run: Run, lanes: list[int]) -> None:
         with self._state_lock:
             now = time.perf_counter()
-            wait = self._last_push + 1.0 / MAX_UPDATES_PER_SECOND - now
+            # At most MAX_UPDATES_PER_SECOND, and slower when an update itself is costly (long
+            # runs, many lanes): drawing never takes more than ~1/PUSH_BUDGET of the loop's time.
+            interval = max(1.0 / MAX_UPDATES_PER_SECOND, PUSH_BUDGET * self._push_cost)
+            wait = self._last_push + interval - now
             if wait <= 0:
                 self._cancel_timer()
                 self._push(final=False)
@@ -409,7 +415,15 @@ class LivePlot(Sink):
 
     def _push(self, final: bool, ended: Run | None = None) -> None:
         """Send the current state of every run with new rows, and the panel (caller holds lock)."""
-        self._last_push = time.perf_counter()
+        start = time.perf_counter()
+        try:
+            self._push_now(final, ended)
+        finally:
+            self._last_push = time.perf_counter()
+            cost = self._last_push - start
+            self._push_cost = cost if self._push_cost == 0 else 0.7 * self._push_cost + 0.3 * cost
+
+    def _push_now(self, final: bool, ended: Run | None) -> None:
         current = self._drawn[-1] if self._drawn else None
         try:
             for d in self._drawn:
@@ -432,7 +446,8 @@ class LivePlot(Sink):
         budget = min(self.max_points, max(64, 2 * self.max_points // lanes))
         d.max_step = max(counts) - 1
         for lane in range(lanes):
-            rows = d.run.lane_rows(lane)
+            # Every series of a lane has the same length: read only the rows that are new.
+            rows = d.run.rows_since(lane, d.series[0, lane].size)
             for i, spec in enumerate(d.specs):
                 _extend(d.series[i, lane], spec, rows)
         for i, mark in enumerate(d.marks):
@@ -705,8 +720,8 @@ def _resolve(run: Run, fields: tuple[str, ...] | None) -> list[_Spec]:
 
 
 def _extend(series: _Growing, spec: _Spec, rows: list[np.ndarray]) -> None:
-    """Append the rows of ``spec`` not yet in ``series`` (each row is converted once)."""
-    new = rows[spec.leaf][series.size :]
+    """Append ``spec``'s values of the new ``rows`` to ``series`` (each row is converted once)."""
+    new = rows[spec.leaf]
     if not len(new):
         return
     flat = new.reshape(len(new), -1).astype(np.float64)

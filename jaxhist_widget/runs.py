@@ -152,6 +152,28 @@ class Run:
                 out.append(parts[0] if parts else np.zeros((0, *shape), dtype))
             return out
 
+    def rows_since(self, lane: int, start: int) -> list[np.ndarray]:
+        """Rows ``start ..`` of ``lane``, one array per leaf, touching only the newer chunks.
+
+        A live view reads just what arrived since its last update, so each update costs the new
+        rows, not the whole run.
+        """
+        with self._lock:
+            if not self._parts:
+                return [np.zeros((0, *s), d) for s, d in self._leaf_specs()]
+            out = []
+            for parts, (shape, dtype) in zip(self._parts[lane], self._leaf_specs(), strict=True):
+                pieces, end = [], self._counts[lane]
+                for part in reversed(parts):  # newest first; stop once past `start`
+                    if end <= start:
+                        break
+                    begin = end - len(part)
+                    pieces.append(part[max(0, start - begin) :])
+                    end = begin
+                pieces.reverse()
+                out.append(np.concatenate(pieces) if pieces else np.zeros((0, *shape), dtype))
+            return out
+
     def _leaf_specs(self) -> list[tuple[tuple[int, ...], str]]:
         return list(zip(self.layout.shapes, self.layout.dtypes, strict=True))
 

@@ -480,3 +480,52 @@ def test_a_line_never_ends_in_nan_so_bqplot_can_place_its_label():
     y = np.asarray(live.figure.marks[0].y, float)
     assert np.isfinite(y[-1]) and len(y) < 9
     np.testing.assert_array_equal(live.history()[: len(y)], y)
+
+
+@settings(max_examples=30, deadline=None)
+@given(chunks=st.lists(st.integers(1, 7), min_size=0, max_size=6), start=st.integers(0, 45))
+def test_rows_since_equals_the_tail_of_all_rows(chunks, start):
+    from jaxhist_widget.runs import Layout, Run
+
+    layout = Layout(("x",), ((2,),), ("<f4",), jax.tree_util.tree_structure(0), 50, 8, None)
+    run = Run(1, layout)
+    run._ensure_lanes(None)
+    n = 0
+    for size in chunks:
+        run.append(0, n, [np.arange(n, n + size, dtype=np.float32)[:, None].repeat(2, 1)])
+        n += size
+        if size % 3 == 0:
+            run.lane_rows(0)  # compaction in between must not change the answer
+    np.testing.assert_array_equal(run.rows_since(0, start)[0], run.lane_rows(0)[0][start:])
+
+
+def test_costly_updates_are_spaced_out(monkeypatch):
+    """When drawing is slow (a long run), updates thin out so drawing stays a small share."""
+    real = liveplot.minmax_decimate
+
+    def slow(*args):
+        time.sleep(0.02)
+        return real(*args)
+
+    monkeypatch.setattr(liveplot, "minmax_decimate", slow)
+    pushes = []
+    live = LivePlot()
+    real_push = live._push_now
+    monkeypatch.setattr(live, "_push_now", lambda *a: (pushes.append(1), real_push(*a)))
+
+    def sleepy(x):
+        time.sleep(0.002)
+        return x
+
+    body = lambda c: (  # noqa: E731
+        c[0] + 1,
+        jax.pure_callback(sleepy, jax.ShapeDtypeStruct((), jnp.float32), c[1] * 0.99),
+    )
+    with live:
+        t = time.perf_counter()
+        jax.jit(lambda x: jhw.while_loop(lambda c: c[0] < 600, body, (0, x), max_steps=600))(1.0)
+        elapsed = time.perf_counter() - t
+    # each update costs >= 20 ms, so at most one per PUSH_BUDGET * 20 ms (+ the final one)
+    assert len(pushes) <= elapsed / (liveplot.PUSH_BUDGET * 0.02) + 2, (len(pushes), elapsed)
+    assert len(pushes) >= 2  # but it still updates while running
+    assert live.panel.step == 600
