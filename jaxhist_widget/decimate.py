@@ -30,7 +30,7 @@ def minmax_decimate(x: ArrayLike, y: ArrayLike, max_points: int) -> tuple[np.nda
     x, y
         1-d arrays of equal length; ``x`` is assumed sorted (step numbers).
     max_points
-        Upper bound on the returned length (>= 4).
+        Upper bound on the returned length (>= 5: first, last, a bucket's min, max and gap).
 
     Returns
     -------
@@ -52,8 +52,8 @@ def minmax_decimate(x: ArrayLike, y: ArrayLike, max_points: int) -> tuple[np.nda
     ys = np.asarray(y, dtype=np.float64).reshape(-1)
     if xs.shape != ys.shape:
         raise ValueError(f"x and y must have the same length, got {xs.size} and {ys.size}.")
-    if max_points < 4:
-        raise ValueError(f"max_points must be >= 4, got {max_points}.")
+    if max_points < 5:
+        raise ValueError(f"max_points must be >= 5, got {max_points}.")
     finite = np.isfinite(ys)
     ys = np.where(finite, ys, np.nan)
     n = ys.size

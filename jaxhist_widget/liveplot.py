@@ -129,7 +129,7 @@ class LivePlot(Sink):
     title
         Shown at the top of the panel.
     max_points
-        Points sent per line per update (min/max decimated), 4..4000.
+        Points sent per line per update (min/max decimated), 5..4000.
 
     Examples
     --------
@@ -164,9 +164,9 @@ class LivePlot(Sink):
         self._fields = _check_fields(fields)
         if not isinstance(max_points, int) or isinstance(max_points, bool):
             raise TypeError(f"max_points must be an int, got {max_points!r}.")
-        if not 4 <= max_points <= MAX_POINTS_LIMIT:
+        if not 5 <= max_points <= MAX_POINTS_LIMIT:
             raise ValueError(
-                f"max_points must be in 4..{MAX_POINTS_LIMIT} (points per line per update), "
+                f"max_points must be in 5..{MAX_POINTS_LIMIT} (points per line per update), "
                 f"got {max_points}."
             )
         if title is not None and not isinstance(title, str):

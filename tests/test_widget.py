@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import jaxhist_widget as jhw
@@ -122,7 +122,7 @@ def test_strict_keywords():
     with pytest.raises(TypeError):
         LivePlot(["loss"])  # keyword-only
     with pytest.raises(ValueError, match="max_points"):
-        LivePlot(max_points=2)
+        LivePlot(max_points=4)  # fewer than first, last and one bucket's min, max and gap
     with pytest.raises(ValueError, match="max_points"):
         LivePlot(max_points=10_000)
     with pytest.raises(TypeError, match="fields"):
@@ -454,8 +454,9 @@ def test_decimation_nan_gap_kept_and_never_an_extreme():
         min_size=1,
         max_size=3000,
     ),
-    max_points=st.integers(4, 500),
+    max_points=st.integers(5, 500),
 )
+@example(y=[1.0, math.inf, 0.0, 2.0, 0.0], max_points=5)  # one bucket: min, max, gap, ends
 def test_decimation_properties(y, max_points):
     y = np.array(y, dtype=np.float64)
     n = len(y)
