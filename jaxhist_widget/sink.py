@@ -34,6 +34,22 @@ class Sink:
     Subclasses override any of `on_start`, `on_rows`, `on_end`; they are called from whatever
     thread runs the loop's host callbacks, so they must be quick and thread-safe. An exception
     they raise is reported as a warning and never reaches the JAX computation.
+
+    Examples
+    --------
+    A sink that stops the loop once the value drops below 1, from inside its callback:
+
+    >>> import jaxhist_widget as jhw
+    >>> class StopBelowOne(jhw.Sink):
+    ...     def on_rows(self, run, lanes):
+    ...         if run.lane_rows(0)[0][-1] < 1.0:
+    ...             self.stop()
+    >>> sink = StopBelowOne()
+    >>> final, hist = sink.run(
+    ...     jhw.while_loop, lambda x: x > 0, lambda x: x / 2, 100.0, max_steps=50, stream_every=1
+    ... )
+    >>> float(final), int(hist.length)
+    (0.78125, 8)
     """
 
     def __init__(self) -> None:
@@ -140,6 +156,8 @@ class Sink:
                 return
             # No run of ours is active (or a stop is already pending and the user insists):
             # behave as before we were attached.
+            if previous is signal.SIG_IGN:
+                return
             if callable(previous):
                 previous(signum, frame)
             else:
