@@ -1,0 +1,30 @@
+"""The benchmark scripts keep running (at tiny sizes); their numbers are not judged here."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from .conftest import ROOT
+
+
+@pytest.mark.parametrize(
+    ("script", "args", "expect"),
+    [
+        ("overhead.py", ["--quick"], "one host call per chunk for all lanes"),
+        ("decimation.py", [], "1,000,000"),
+    ],
+)
+def test_benchmark_script_runs(script, args, expect):
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / script), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert expect in out.stdout
+    assert "jhw+rec |" in out.stdout or script != "overhead.py"
