@@ -117,11 +117,11 @@ def while_loop(
         leaves = jax.tree_util.tree_leaves(record(carry))
         return [_store_dtype(jnp.asarray(x), dtype) for x in leaves]
 
+    row0 = record(init_val)
+    treedef = jax.tree_util.tree_structure(row0)
     first = take(init_val)
     if not first:
         raise ValueError("record(carry) returned no arrays; return at least one leaf to record.")
-    treedef = jax.tree_util.tree_structure(record(init_val))
-    names = _leaf_names(record(init_val))
     bufs = [
         jnp.full((max_rows, *x.shape), fill_value(x.dtype), x.dtype).at[0].set(x) for x in first
     ]
@@ -129,7 +129,7 @@ def while_loop(
 
     cont0 = _check_cond(cond_fun(init_val))
     layout = Layout(
-        names=names,
+        names=_leaf_names(row0),
         shapes=tuple(tuple(x.shape) for x in first),
         dtypes=tuple(
             np.dtype(x.dtype).str if x.dtype != jnp.bfloat16 else "bfloat16" for x in first
@@ -203,10 +203,9 @@ def while_loop(
 
     if stream:
         out = lax.while_loop(lambda s: lanes.any_lane(~s.done), chunk, init)
+        streaming.make_close(layout)(run_id, out.bufs, out.n, out.flushed, out.every, out.status)
     else:
         out = run_until(init, jnp.int32(max_rows))
-    if stream:
-        streaming.make_close(layout)(run_id, out.bufs, out.n, out.flushed, out.every, out.status)
     return out.carry, History(treedef.unflatten(out.bufs), out.n)
 
 
