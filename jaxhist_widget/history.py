@@ -144,10 +144,6 @@ class History:
 
         return jax.tree_util.tree_map(one, self.values)
 
-    def count(self) -> jax.Array:
-        """Number of valid rows as the reductions see it (equals ``length``)."""
-        return self.length
-
     def sum(self) -> PyTree:
         """Sum over the valid rows of every leaf (differentiable)."""
         return self._reduce(lambda x, m, ax: jnp.where(m, x, 0).sum(axis=ax))

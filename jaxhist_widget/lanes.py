@@ -21,10 +21,6 @@ from jax.custom_batching import custom_vmap
 __all__ = ["any_lane", "keep_done", "write_row"]
 
 
-def _batched(flags) -> bool:
-    return any(jax.tree_util.tree_leaves(flags))
-
-
 def _lanes(axis_size: int, x: jax.Array, batched: bool) -> jax.Array:
     return x if batched else jnp.broadcast_to(x, (axis_size, *jnp.shape(x)))
 

@@ -121,10 +121,6 @@ def _broadcast(axis_size, in_batched, args):
     return [jax.tree_util.tree_map(one, a, b) for a, b in zip(args, in_batched, strict=True)]
 
 
-def _any(flags) -> bool:
-    return any(jax.tree_util.tree_leaves(flags))
-
-
 @custom_vmap
 def _one_vmap_level(x: jax.Array) -> jax.Array:
     """Identity; raises if batched again, i.e. when a vmap wraps the vmap of a streaming loop.

@@ -78,7 +78,11 @@ def jupyter_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Jupyter
 
     Use it for JupyterLab pages; Notebook 7 pages get `notebook7_server`.
     """
-    server = start_jupyter_server(tmp_path_factory.mktemp("jupyter"))
+    yield from _serve(tmp_path_factory.mktemp("jupyter"))
+
+
+def _serve(root: Path) -> Iterator[JupyterServer]:
+    server = start_jupyter_server(root)
     try:
         yield server
     finally:
@@ -97,11 +101,7 @@ def notebook7_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Jupyt
     first wins; the other gets "403 ... is not in root static directory" and a
     console error.
     """
-    server = start_jupyter_server(tmp_path_factory.mktemp("jupyter-nb7"))
-    try:
-        yield server
-    finally:
-        stop_jupyter_server(server)
+    yield from _serve(tmp_path_factory.mktemp("jupyter-nb7"))
 
 
 @pytest.fixture(scope="session")
