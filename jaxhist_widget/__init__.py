@@ -31,6 +31,8 @@ __all__ = [
     "Recorder",
     "Run",
     "Sink",
+    "load_ipython_extension",
+    "unload_ipython_extension",
     "while_loop",
 ]
 __version__ = "0.1.0"
@@ -43,3 +45,20 @@ def __getattr__(name: str) -> Any:
 
         return LivePlot
     raise AttributeError(f"module 'jaxhist_widget' has no attribute {name!r}")
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext jaxhist_widget``: register the ``%%jaxhist`` and ``%jaxhist`` magics.
+
+    IPython and the widget stack are imported here, not when the package is.
+    """
+    from .magics import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext jaxhist_widget``: turn auto mode off."""
+    from .magics import unload_ipython_extension as unload
+
+    unload(ipython)

@@ -6,39 +6,27 @@ Every leaf of ``History.values`` has a leading row axis of static size ``max_ste
 ``History.length`` counts the valid rows. Traced code cannot slice by a traced size, so every
 helper here works with a mask (``arange(rows) < length``) instead; they are jit-, vmap- and
 grad-friendly. Only `History.to_numpy` trims, and only on concrete (host) values.
+
+Rows past ``length`` repeat row 0 (see `History`), never NaN: a value ``record`` itself
+produced, so ``f(values)`` stays finite on them for any ``f`` that is finite on the real rows,
+and a gradient through a masked reduction (zero cotangent on those rows) stays finite too.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+import operator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import jax
 import jax.numpy as jnp
+import ml_dtypes
 import numpy as np
 
-__all__ = ["History", "fill_value"]
+__all__ = ["History"]
 
 PyTree = Any
-
-
-def fill_value(dtype: Any) -> Any:
-    """The value stored in rows past ``length``: NaN for inexact dtypes, 0 / False otherwise.
-
-    Examples
-    --------
-    >>> import jax.numpy as jnp
-    >>> from jaxhist_widget.history import fill_value
-    >>> fill_value(jnp.float32), fill_value(jnp.int32), fill_value(jnp.bool_)
-    (nan, 0, False)
-    """
-    dtype = jnp.dtype(dtype)
-    if jnp.issubdtype(dtype, jnp.inexact):
-        return float("nan")
-    if dtype == jnp.bool_:
-        return False
-    return 0
 
 
 @jax.tree_util.register_dataclass
@@ -51,7 +39,10 @@ class History:
     values
         A pytree with the structure of ``record(carry)``. Every leaf has a leading row axis of
         static size ``max_steps + 1``: row 0 is ``record(init_val)``, row ``i`` is the record
-        after step ``i``. Rows at or past ``length`` hold `fill_value` (NaN for floats).
+        after step ``i``. From `while_loop`, rows at or past ``length`` repeat row 0 (not NaN,
+        which would make ``grad`` of ``History(f(values), length).mean()`` NaN: NaN times the
+        zero cotangent of a masked row is NaN). Use `mask`, the masked helpers or `to_numpy` rather
+        than reducing ``values`` directly.
         Under ``jax.vmap`` every leaf gains a leading lane axis: ``(lanes, max_steps + 1, ...)``.
     length
         int32 scalar (``(lanes,)`` when batched): the number of valid rows, i.e. steps + 1.
@@ -124,7 +115,14 @@ class History:
         >>> rows.tolist(), valid.tolist()
         ([2.0, 1.0], [True, True])
         """
-        k = int(k)
+        try:
+            if isinstance(k, (bool, jax.core.Tracer)):
+                raise TypeError
+            k = operator.index(k)  # 2.7 must not become a window of 2
+        except TypeError:
+            raise TypeError(
+                f"tail(k) needs a static Python int k (a window size), got {k!r}."
+            ) from None
         if not 0 < k <= self.max_rows:
             raise ValueError(f"tail(k) needs 0 < k <= max_rows={self.max_rows}, got k={k}.")
         if self.batch_ndim:
@@ -219,10 +217,33 @@ class History:
         ]
 
     def __getitem__(self, lane: int) -> History:
-        """Lane ``lane`` of a batched (vmapped) History, as an unbatched History."""
+        """Lane ``lane`` of a batched (vmapped) History, as an unbatched History.
+
+        Indexes like a list: negative lanes count from the end, and an out-of-range lane
+        raises `IndexError` (so ``for lane in hist`` and ``list(hist)`` end).
+        """
         if self.batch_ndim == 0:
             raise TypeError("This History is not batched; index a vmapped History by lane.")
-        return jax.tree_util.tree_map(lambda v: v[lane], self)
+        if isinstance(lane, bool):
+            raise TypeError(f"History lanes are indexed by int, got {lane!r}.")
+        try:
+            i = operator.index(lane)
+        except TypeError:
+            raise TypeError(f"History lanes are indexed by int, got {lane!r}.") from None
+        lanes = len(self)
+        if not -lanes <= i < lanes:
+            raise IndexError(f"lane {i} out of range for a History of {lanes} lanes.")
+        i %= lanes  # JAX would clamp an out-of-range index silently; we checked it above
+        return jax.tree_util.tree_map(lambda v: v[i], self)
+
+    def __iter__(self) -> Iterator[History]:
+        """The lanes of a batched History, in order."""
+        if self.batch_ndim == 0:
+            raise TypeError(
+                "This History is not batched, so it has no lanes to iterate; for its rows use "
+                "hist.to_numpy() (host) or hist.mask / hist.tail(k) (inside jit)."
+            )
+        return (self[i] for i in range(len(self)))
 
     def __len__(self) -> int:
         """Number of lanes of a batched History."""
@@ -231,13 +252,25 @@ class History:
         return int(np.shape(self.length)[0])
 
 
-def _high(dtype: Any) -> Any:
+def _high(dtype: Any) -> jax.Array:
+    """A value no valid row exceeds, typed (a bare Python int overflows for uint32): +inf, or
+    the largest finite value where the dtype has no inf (float8_e4m3fn, float4_e2m1fn, ...:
+    inf would become NaN there and poison `min`)."""
     if jnp.issubdtype(dtype, jnp.inexact):
-        return jnp.inf
-    return jnp.iinfo(dtype).max if dtype != jnp.bool_ else True
+        value = jnp.inf if _has_inf(dtype) else jnp.finfo(dtype).max
+    else:
+        value = ml_dtypes.iinfo(dtype).max if dtype != jnp.bool_ else True  # int4 too
+    return jnp.asarray(value, dtype)
 
 
-def _low(dtype: Any) -> Any:
+def _low(dtype: Any) -> jax.Array:
     if jnp.issubdtype(dtype, jnp.inexact):
-        return -jnp.inf
-    return jnp.iinfo(dtype).min if dtype != jnp.bool_ else False
+        value = -jnp.inf if _has_inf(dtype) else jnp.finfo(dtype).min
+    else:
+        value = ml_dtypes.iinfo(dtype).min if dtype != jnp.bool_ else False
+    return jnp.asarray(value, dtype)
+
+
+def _has_inf(dtype: Any) -> bool:
+    with np.errstate(all="ignore"):
+        return bool(np.isinf(np.float32(np.array(np.inf).astype(jnp.dtype(dtype)))))

@@ -9,12 +9,17 @@ predicate a scalar (`any_lane`) and masking its own updates: a lane that is done
 Each helper is a ``custom_vmap`` function that does the plain thing when not batched (inside the
 loop body every unbatched run is active, so no select is needed at all) and the masked thing in
 its vmap rule, so the common unbatched loop pays nothing for vmap support.
+
+`keep_done` and `write_row` are also ``custom_jvp`` functions whose tangent is the same masked
+update applied to the tangents: JAX's generic JVP of a ``custom_vmap`` function calls the rule
+with lane flags that do not match the arrays under ``jax.jacfwd`` (a vmap of a jvp).
 """
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 from jax.custom_batching import custom_vmap
 
@@ -23,6 +28,15 @@ __all__ = ["any_lane", "keep_done", "write_row"]
 
 def _lanes(axis_size: int, x: jax.Array, batched: bool) -> jax.Array:
     return x if batched else jnp.broadcast_to(x, (axis_size, *jnp.shape(x)))
+
+
+def _differentiable(x: jax.Array) -> bool:
+    return jnp.issubdtype(jnp.result_type(x), jnp.inexact)
+
+
+def _zero_tangent(x: jax.Array) -> np.ndarray:
+    """The tangent of an integer or bool value (JAX's ``float0``)."""
+    return np.zeros(jnp.shape(x), jax.dtypes.float0)
 
 
 @custom_vmap
@@ -46,13 +60,50 @@ def _any_lane_rule(axis_size, in_batched, pred):
 
 
 @custom_vmap
-def keep_done(active: jax.Array, new, old):
-    """``new`` (an active lane's update); under vmap, ``old`` for the lanes that are not active."""
+def _keep_done(active: jax.Array, new, old):
     del active, old  # unbatched, the loop body only runs while active
     return new
 
 
-@keep_done.def_vmap
+@jax.custom_jvp
+def keep_done(active: jax.Array, new, old):
+    """``new`` (an active lane's update); under vmap, ``old`` for the lanes that are not active.
+
+    Differentiable (``jax.jvp``, ``jax.jacfwd``): tangents go through the same masked select.
+
+    Examples
+    --------
+    >>> import jax, jax.numpy as jnp
+    >>> jax.vmap(keep_done)(jnp.array([True, False]), jnp.ones(2), jnp.zeros(2)).tolist()
+    [1.0, 0.0]
+    """
+    return _keep_done(active, new, old)
+
+
+@keep_done.defjvp
+def _keep_done_jvp(primals, tangents):
+    active, new, old = primals
+    _, d_new, d_old = tangents
+    out = _keep_done(active, new, old)
+    # Only inexact leaves carry tangents; integer and bool leaves get float0 zeros. Splitting
+    # by leaf keeps the tangent select the same masked select as the primal one.
+    leaves, treedef = jax.tree_util.tree_flatten(out)
+    inexact = [_differentiable(x) for x in leaves]
+    pick = lambda t: [x for x, keep in zip(t, inexact, strict=True) if keep]  # noqa: E731
+    moved = iter(
+        _keep_done(
+            active,
+            pick(jax.tree_util.tree_leaves(d_new)),
+            pick(jax.tree_util.tree_leaves(d_old)),
+        )
+    )
+    d_out = [
+        next(moved) if keep else _zero_tangent(x) for x, keep in zip(leaves, inexact, strict=True)
+    ]
+    return out, treedef.unflatten(d_out)
+
+
+@_keep_done.def_vmap
 def _keep_done_rule(axis_size, in_batched, active, new, old):
     a_b, new_b, old_b = in_batched
     active = _lanes(axis_size, active, a_b)
@@ -66,13 +117,39 @@ def _keep_done_rule(axis_size, in_batched, active, new, old):
 
 
 @custom_vmap
-def write_row(buf: jax.Array, row: jax.Array, x: jax.Array, active: jax.Array) -> jax.Array:
-    """``buf`` with ``buf[row] = x`` (in place); under vmap, only in the lanes that are active."""
+def _write_row(buf: jax.Array, row: jax.Array, x: jax.Array, active: jax.Array) -> jax.Array:
     del active
     return lax.dynamic_update_index_in_dim(buf, x, row, 0)
 
 
-@write_row.def_vmap
+@jax.custom_jvp
+def write_row(buf: jax.Array, row: jax.Array, x: jax.Array, active: jax.Array) -> jax.Array:
+    """``buf`` with ``buf[row] = x`` (in place); under vmap, only in the lanes that are active.
+
+    Differentiable (``jax.jvp``, ``jax.jacfwd``): the tangent row is written the same way.
+
+    Examples
+    --------
+    >>> import jax, jax.numpy as jnp
+    >>> write_row(jnp.zeros(3), 1, 5.0, True).tolist()
+    [0.0, 5.0, 0.0]
+    >>> jax.jvp(lambda x: write_row(jnp.zeros(3), 1, x, True), (5.0,), (1.0,))[1].tolist()
+    [0.0, 1.0, 0.0]
+    """
+    return _write_row(buf, row, x, active)
+
+
+@write_row.defjvp
+def _write_row_jvp(primals, tangents):
+    buf, row, x, active = primals
+    d_buf, _, d_x, _ = tangents
+    out = _write_row(buf, row, x, active)
+    if not _differentiable(out):
+        return out, _zero_tangent(out)
+    return out, _write_row(d_buf, row, d_x, active)
+
+
+@_write_row.def_vmap
 def _write_row_rule(axis_size, in_batched, buf, row, x, active):
     buf, row, x, active = (
         _lanes(axis_size, v, b) for v, b in zip((buf, row, x, active), in_batched, strict=True)

@@ -331,8 +331,10 @@ class LivePlot(Sink):
         """Forget previous runs and their lines (a running run stays), and reset the panel."""
         with self._state_lock:
             keep = [d for d in self._drawn if d.run.ended is None]
+            dropped = [d for d in self._drawn if d.run.ended is not None]
             self._drawn = keep
             self.figure.marks = [m for d in keep for m in d.marks]
+            _close_marks(dropped)
             if not keep:
                 with self.panel.hold_sync():
                     self.panel.status = "idle"
@@ -357,7 +359,9 @@ class LivePlot(Sink):
                 error = ""
             except ValueError as e:  # a bad fields= entry: record anyway, say why nothing plots
                 specs, error = [], str(e)
+            dropped = []
             if not self.panel.keep_runs:
+                dropped = [d for d in self._drawn if d.run.ended is not None]
                 self._drawn = [d for d in self._drawn if d.run.ended is None]
             for d in self._drawn:
                 self._fade(d)
@@ -377,6 +381,7 @@ class LivePlot(Sink):
                     self.panel.fields = [s.label for s in specs]
                     self.panel.latest = {}
                 self.figure.marks = [m for d in self._drawn for m in d.marks]
+                _close_marks(dropped)  # only once the figure no longer shows them
                 self._update_scales()
             except Exception as e:
                 self._show_error(e, run)
@@ -609,9 +614,10 @@ class LivePlot(Sink):
     def _on_keep_runs(self, change: dict[str, Any]) -> None:
         if not change["new"]:
             with self._state_lock:
-                keep = self._drawn[-1:]
+                keep, dropped = self._drawn[-1:], self._drawn[:-1]
                 self._drawn = keep
                 self.figure.marks = [m for d in keep for m in d.marks]
+                _close_marks(dropped)
                 self._update_scales()
 
     # ---------------------------------------------------------------- helpers
@@ -762,6 +768,18 @@ def _json_float(v: Any) -> float | str:
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
     return v
+
+
+def _close_marks(dropped: list[_Drawn]) -> None:
+    """Close the marks of runs no longer drawn (the figure must not list them any more).
+
+    A widget lives, with its data, until closed (the kernel's widget registry holds it), so
+    unclosed marks of replaced runs would grow by one widget per field and run.
+    """
+    for d in dropped:
+        for mark in d.marks:
+            mark.close()
+        d.marks = []
 
 
 def _has_kernel_comm(widget: ipywidgets.Widget) -> bool:

@@ -7,7 +7,11 @@ Layer 1 (pure JAX). The history lives in the loop carry as fixed-shape buffers (
 
 from __future__ import annotations
 
+import collections
+import functools
+import numbers
 import operator
+import threading
 import warnings
 from collections.abc import Callable
 from typing import Any, Literal, NamedTuple, TypeVar
@@ -16,10 +20,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax.custom_batching import custom_vmap
 
 from . import lanes, streaming
-from .history import History, fill_value
-from .runs import Layout
+from .history import History
+from .runs import Layout, window_rows
 
 __all__ = ["DEFAULT_WARN_BYTES", "while_loop"]
 
@@ -31,10 +36,6 @@ DEFAULT_WARN_BYTES = 1 << 30
 # End status codes sent to the host (index into runs.STATUSES).
 _CONVERGED, _MAX_STEPS, _STOPPED = 1, 2, 3
 
-# Auto chunking: one host call carries at most this many bytes per lane, within these rows.
-_CHUNK_BYTES = 1 << 18
-_CHUNK_ROWS = (16, 1024)
-
 
 class _State(NamedTuple):
     carry: Any
@@ -44,6 +45,7 @@ class _State(NamedTuple):
     status: jax.Array
     flushed: jax.Array  # rows already sent to the host
     every: jax.Array  # rows per chunk (host-adapted; NEVER when nobody listens)
+    cont: jax.Array  # cond_fun(carry): computed once, right after the body made the carry
 
 
 def while_loop(
@@ -76,6 +78,9 @@ def while_loop(
         (``max_steps + 1`` rows). Under ``jax.jit`` mark it static (``static_argnames``).
     record
         ``carry -> pytree of arrays``: what to keep each step (default: the whole carry).
+        A typed PRNG key (``jax.random.key``) is kept as its key data (uint32,
+        ``jax.random.wrap_key_data`` turns it back); every other real dtype JAX has, float8,
+        float4 and int4 included, is kept and streamed as is.
     stream
         Send rows to the host sinks attached at call time (`Recorder`, `LivePlot`). With False
         the loop makes no host calls at all (and cannot be stopped from the host).
@@ -83,7 +88,8 @@ def while_loop(
         ``"auto"``: adapt the flush interval so rows reach the host every ~50 ms at negligible
         cost; an int: flush every that many rows.
     dtype
-        Storage dtype for floating leaves (e.g. ``jnp.bfloat16`` halves the memory of float32).
+        Storage dtype for floating leaves (e.g. ``jnp.bfloat16`` halves the memory of float32);
+        a floating dtype (an integer one would truncate them; convert in ``record`` instead).
     warn_bytes
         Warn at trace time if the device history exceeds this many bytes (default 1 GiB).
 
@@ -92,6 +98,16 @@ def while_loop(
     final, history
         The final carry, and a `History` whose ``values`` has ``record``'s structure with a
         leading axis of ``max_steps + 1`` rows, of which ``history.length`` are valid.
+
+    Notes
+    -----
+    As in ``lax.while_loop``: ``init_val`` leaves may be Python scalars (a weakly typed leaf
+    takes the dtype ``body_fun`` gives it), ``cond_fun`` runs once per step (plus once on
+    ``init_val``), and forward-mode autodiff (``jax.jvp``, ``jax.jacfwd``) works, the History
+    included; the streamed rows carry no tangents. Eager calls compile once per
+    (``cond_fun``, ``body_fun``, ``record``, static options) and are cached on the identity of
+    the functions, so a function that reads a global changed since is not retraced (the same
+    holds for ``lax.while_loop``).
 
     Examples
     --------
@@ -105,35 +121,65 @@ def while_loop(
     >>> hist.to_numpy().tolist(), rec.history().tolist()
     ([10.0, 5.0, 2.5, 1.25, 0.625], [10.0, 5.0, 2.5, 1.25, 0.625])
     """
+    if not callable(cond_fun) or not callable(body_fun):
+        raise TypeError(
+            "cond_fun and body_fun must be callables (carry -> bool scalar, carry -> carry), "
+            f"got {cond_fun!r} and {body_fun!r}."
+        )
     max_steps = _check_max_steps(max_steps)
     every = _check_every(stream_every)
+    stream = _check_stream(stream)
+    warn_bytes = _check_warn_bytes(warn_bytes)
+    if record is not None and not callable(record):
+        raise TypeError(f"record must be a callable carry -> pytree of arrays, got {record!r}.")
+    cached = _eager_loop(
+        cond_fun,
+        body_fun,
+        max_steps=max_steps,
+        record=record,
+        stream=stream,
+        stream_every=stream_every,
+        dtype=dtype,
+        warn_bytes=warn_bytes,
+    )
+    if cached is not None:
+        return cached(init_val)
+
     if record is None:
         record = _identity
-    elif not callable(record):
-        raise TypeError(f"record must be a callable carry -> pytree of arrays, got {record!r}.")
     max_rows = max_steps + 1
+    init_val = _as_carry(body_fun, init_val)
 
-    def take(carry: Any) -> list[jax.Array]:
-        leaves = jax.tree_util.tree_leaves(record(carry))
-        return [_store_dtype(jnp.asarray(x), dtype) for x in leaves]
+    def store(row: Any) -> list[jax.Array]:
+        return [_store_dtype(jnp.asarray(x), dtype) for x in jax.tree_util.tree_leaves(row)]
 
     row0 = record(init_val)
     treedef = jax.tree_util.tree_structure(row0)
-    first = take(init_val)
+    first = store(row0)
     if not first:
         raise ValueError("record(carry) returned no arrays; return at least one leaf to record.")
-    bufs = [
-        jnp.full((max_rows, *x.shape), fill_value(x.dtype), x.dtype).at[0].set(x) for x in first
-    ]
-    _warn_if_large(bufs, warn_bytes)
+    # Zero-size leaves get no buffer, no writes and no words on the wire; the History gets them
+    # back as zeros of the right shape. XLA folds a zero-size (max_rows, 0, ...) value into a
+    # constant whose compile-time cost grows with max_rows (seconds at 10^8 rows), so none may
+    # live in the loop. (Returned from jit, the History leaf still is one: XLA's cost.)
+    kept = [i for i, x in enumerate(first) if x.size]
+
+    def take(carry: Any) -> list[jax.Array]:
+        row = store(record(carry))
+        return [row[i] for i in kept]
+
+    # Every row starts as row 0, so rows past `length` hold a value `record` produced (finite
+    # wherever the real rows are), never NaN: see `History` on why NaN there breaks gradients.
+    bufs = [jnp.broadcast_to(x, (max_rows, *x.shape)) for x in first if x.size]
+    lane_bytes = _warn_if_large(bufs, warn_bytes)
 
     cont0 = _check_cond(cond_fun(init_val))
     layout = Layout(
         names=_leaf_names(row0),
         shapes=tuple(tuple(x.shape) for x in first),
-        dtypes=tuple(
-            np.dtype(x.dtype).str if x.dtype != jnp.bfloat16 else "bfloat16" for x in first
-        ),
+        # dtype names ("float32", "bfloat16", "float8_e4m3fn", "int4"), not `np.dtype.str`,
+        # which is "|V1" for every ml_dtypes type; runs.np_dtype turns them back.
+        dtypes=tuple(jnp.dtype(x.dtype).name for x in first),
         treedef=treedef,
         max_steps=max_steps,
         chunk=_chunk_rows(first, max_rows, every),
@@ -141,7 +187,7 @@ def while_loop(
     )
 
     if stream:
-        run_id, every0 = streaming.open_run(layout)
+        run_id, every0 = streaming.open_run(layout, first)
         flush = streaming.make_flush(layout)
     else:
         run_id, every0 = jnp.int32(0), jnp.int32(np.iinfo(np.int32).max)
@@ -155,29 +201,35 @@ def while_loop(
         status=jnp.where(cont0, zero, _CONVERGED),
         flushed=zero,
         every=every0,
+        cont=cont0,
     )
+    # Under shard_map the bookkeeping varies per device as the carry does (`every` never does).
+    rest, carry = streaming.vary(init._replace(carry=None, every=None), init_val, (init_val, bufs))
+    init = rest._replace(carry=carry, every=every0)
 
     def running(s: _State, limit: jax.Array) -> jax.Array:
         """Whether a lane takes another step: the user's condition, the cap, no stop."""
-        return ~s.done & (s.n < limit) & _check_cond(cond_fun(s.carry))
+        return ~s.done & s.cont & (s.n < limit)
 
     def run_until(s: _State, limit: jax.Array) -> _State:
         """Step while running and fewer than ``limit`` rows exist.
 
-        Like ``lax.while_loop`` itself, the step only runs the body and writes its row; the
-        condition lives in the loop predicate. Under vmap the predicate stays a scalar and each
-        step masks its own updates (see `jaxhist_widget.lanes`); unbatched, the mask is unused
-        and compiled away.
+        The step runs the body, ``cond_fun`` on its result (once: the loop predicate reads the
+        stored condition, so side effects in ``cond_fun`` happen once per step, as in
+        ``lax.while_loop``) and writes the row. Under vmap the predicate stays a scalar and
+        each step masks its own updates (see `jaxhist_widget.lanes`); unbatched, the mask is
+        unused and compiled away.
         """
 
         def step(s: _State) -> _State:
             active = running(s, limit)  # only read under vmap
-            carry = body_fun(s.carry)
+            carry = _check_carry(s.carry, body_fun(s.carry))
+            cont = _check_cond(cond_fun(carry))
             bufs = [
                 lanes.write_row(b, s.n, x, active) for b, x in zip(s.bufs, take(carry), strict=True)
             ]
-            carry, n = lanes.keep_done(active, (carry, s.n + 1), (s.carry, s.n))
-            return s._replace(carry=carry, bufs=bufs, n=n)
+            carry, n, cont = lanes.keep_done(active, (carry, s.n + 1, cont), (s.carry, s.n, s.cont))
+            return s._replace(carry=carry, bufs=bufs, n=n, cont=cont)
 
         return lax.while_loop(lambda s: lanes.any_lane(running(s, limit)), step, s)
 
@@ -188,9 +240,12 @@ def while_loop(
         active = ~s.done  # False for vmap lanes that finished before this chunk
         limit = jnp.minimum(s.flushed + jnp.minimum(s.every, max_rows), max_rows)
         s = run_until(s, limit)
-        flushed, every, stop = flush(run_id, s.bufs, s.n, s.flushed, s.every, active)
+        # The host gets values, not tangents: without stop_gradient, jvp/jacfwd would push
+        # tangents into the custom_vmap flush, whose batching rule cannot take them.
+        sent = lax.stop_gradient(s.bufs)
+        flushed, every, stop = flush(run_id, sent, s.n, s.flushed, s.every, active)
         # Why a lane ended is decided once per chunk, not per step.
-        cont = _check_cond(cond_fun(s.carry))
+        cont = s.cont
         capped = s.n >= max_rows
         stopped = stop & cont & ~capped
         status = jnp.select([~cont, capped, stopped], [_CONVERGED, _MAX_STEPS, _STOPPED], zero)
@@ -202,11 +257,19 @@ def while_loop(
         )
 
     if stream:
-        out = lax.while_loop(lambda s: lanes.any_lane(~s.done), chunk, init)
-        streaming.make_close(layout)(run_id, out.bufs, out.n, out.flushed, out.every, out.status)
+        # every device runs chunks until all are done: a flush under shard_map holds collectives
+        out = lax.while_loop(lambda s: streaming.any_device(lanes.any_lane(~s.done)), chunk, init)
+        sent = lax.stop_gradient(out.bufs)
+        streaming.make_close(layout)(run_id, sent, out.n, out.flushed, out.every, out.status)
     else:
         out = run_until(init, jnp.int32(max_rows))
-    return out.carry, History(treedef.unflatten(out.bufs), out.n)
+    if lane_bytes is not None:
+        _warn_lanes(lane_bytes, warn_bytes, out.n)
+    kept_bufs = iter(out.bufs)
+    values = [
+        next(kept_bufs) if x.size else jnp.zeros((max_rows, *x.shape), x.dtype) for x in first
+    ]
+    return out.carry, History(treedef.unflatten(values), out.n)
 
 
 # ------------------------------------------------------------------------------ checks
@@ -221,6 +284,8 @@ def _check_max_steps(max_steps: Any) -> int:
             "buffer, so under jax.jit mark it static, e.g. "
             "jax.jit(f, static_argnames=('max_steps',))."
         )
+    if isinstance(max_steps, (bool, np.bool_)):
+        raise TypeError(f"max_steps must be a Python int > 0, got {max_steps!r}.")
     try:
         steps = operator.index(max_steps)
     except TypeError:
@@ -231,6 +296,8 @@ def _check_max_steps(max_steps: Any) -> int:
 
 
 def _check_every(stream_every: Any) -> int | None:
+    if isinstance(stream_every, (bool, np.bool_)):
+        raise TypeError(f"stream_every must be 'auto' or an int >= 1, got {stream_every!r}.")
     if isinstance(stream_every, str):
         if stream_every != "auto":
             raise ValueError(f"stream_every must be 'auto' or an int >= 1, got {stream_every!r}.")
@@ -246,6 +313,28 @@ def _check_every(stream_every: Any) -> int | None:
     return every
 
 
+def _check_stream(stream: Any) -> bool:
+    if not isinstance(stream, (bool, np.bool_)):
+        raise TypeError(
+            f"stream must be True or False (a static Python bool), got {stream!r}; "
+            "stream=False records on the device only and makes no host calls."
+        )
+    return bool(stream)
+
+
+def _check_warn_bytes(warn_bytes: Any) -> int | float | None:
+    if warn_bytes is None:
+        return None
+    if isinstance(warn_bytes, (bool, np.bool_)) or not isinstance(warn_bytes, numbers.Real):
+        raise TypeError(
+            f"warn_bytes must be a number of bytes (e.g. 2 << 30, or math.inf to never warn) "
+            f"or None for the default {DEFAULT_WARN_BYTES:,}, got {warn_bytes!r}."
+        )
+    if warn_bytes < 0:
+        raise ValueError(f"warn_bytes must be >= 0, got {warn_bytes!r}.")
+    return warn_bytes
+
+
 def _check_cond(pred: Any) -> jax.Array:
     pred = jnp.asarray(pred)
     if pred.shape != ():
@@ -253,10 +342,78 @@ def _check_cond(pred: Any) -> jax.Array:
             f"cond_fun must return a boolean scalar, got shape {pred.shape}; reduce it, "
             "e.g. with jnp.all(...) or jnp.any(...)."
         )
-    return pred.astype(jnp.bool_)
+    if pred.dtype != jnp.bool_:
+        # As in lax.while_loop: a float condition has no safe truth value (NaN would run to
+        # max_steps), so it is an error rather than a silent cast.
+        raise TypeError(
+            f"cond_fun must return a boolean scalar, got {pred.dtype}; compare explicitly, "
+            "e.g. `x > tol` or `n != 0`."
+        )
+    return pred
+
+
+def _as_carry(body_fun: Callable[[Any], Any], init_val: Any) -> Any:
+    """``init_val`` as ``lax.while_loop`` sees it: leaves as arrays, weak types promoted.
+
+    A weakly typed leaf (a Python scalar) takes the dtype ``body_fun`` returns for it, so an
+    int ``0`` that the body turns into a float carries a float, as in ``lax.while_loop``.
+    """
+    leaves, tree = jax.tree_util.tree_flatten(init_val)
+    leaves = [x if isinstance(x, jax.Array) else jnp.asarray(x) for x in leaves]
+    init_val = tree.unflatten(leaves)
+    if not any(jax.typeof(x).weak_type for x in leaves):
+        return init_val
+    # Only here is the body traced once more (for its output types), like lax.while_loop.
+    out = jax.eval_shape(body_fun, init_val)
+    out_leaves, out_tree = jax.tree_util.tree_flatten(out)
+    if out_tree != tree:
+        _check_carry(init_val, out)  # raises, naming the difference
+    promoted = [
+        lax.convert_element_type(x, jnp.result_type(x, o.dtype))
+        if jax.typeof(x).weak_type and x.dtype != o.dtype
+        else x
+        for x, o in zip(leaves, out_leaves, strict=True)
+    ]
+    return tree.unflatten(promoted)
+
+
+def _check_carry(init: Any, out: Any) -> Any:
+    """``out`` (leaves as arrays) if it has ``init``'s structure, shapes and dtypes; else a
+    TypeError naming each leaf that differs (a weak type difference is not one)."""
+    in_leaves, in_tree = jax.tree_util.tree_flatten_with_path(init)
+    out_leaves, out_tree = jax.tree_util.tree_flatten(out)
+    if out_tree != in_tree:
+        raise TypeError(
+            "body_fun must return a carry with the structure of init_val, but init_val is "
+            f"{in_tree} and body_fun returned {out_tree}."
+        )
+    out_leaves = [jnp.asarray(x) for x in out_leaves]
+    diffs = [
+        f"init_val{jax.tree_util.keystr(path)} is {_aval(a)} but body_fun returned {_aval(b)}"
+        for (path, a), b in zip(in_leaves, out_leaves, strict=True)
+        if jnp.shape(a) != b.shape or jnp.result_type(a) != b.dtype
+    ]
+    if diffs:
+        raise TypeError(
+            "body_fun must return a carry with the same shapes and dtypes as init_val: "
+            + "; ".join(diffs)
+            + ". Make them match, e.g. with .astype(...) in body_fun or a matching init_val."
+        )
+    return out_tree.unflatten(out_leaves)
+
+
+def _aval(x: Any) -> str:
+    return f"{jnp.result_type(x)}{list(jnp.shape(x))}"
 
 
 def _store_dtype(x: jax.Array, dtype: Any) -> jax.Array:
+    """The array stored for one recorded leaf (``dtype=`` applied to floating leaves)."""
+    if dtype is not None:
+        _check_storage_dtype(dtype)
+    if jnp.issubdtype(x.dtype, jax.dtypes.prng_key):
+        # A typed key has no numeric dtype to store or stream: keep its raw key data (uint32),
+        # which `jax.random.wrap_key_data` turns back into the same keys.
+        x = jax.random.key_data(x)
     if jnp.iscomplexobj(x):
         raise TypeError(
             "complex leaves cannot be recorded; record their real and imaginary parts, "
@@ -267,28 +424,125 @@ def _store_dtype(x: jax.Array, dtype: Any) -> jax.Array:
     return x
 
 
+def _check_storage_dtype(dtype: Any) -> None:
+    try:
+        dt = jnp.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt is None or not jnp.issubdtype(dt, jnp.floating):
+        # A cast to an integer or bool type would silently truncate every float leaf.
+        raise TypeError(
+            f"dtype= sets the storage dtype of floating leaves and must be a floating dtype "
+            f"(e.g. jnp.bfloat16, jnp.float16, jnp.float8_e4m3fn), got {dtype!r}. To store "
+            "something else, convert it in record=, e.g. record=lambda c: c.astype(jnp.int8)."
+        )
+
+
 def _chunk_rows(first: list[jax.Array], max_rows: int, every: int | None) -> int:
     if every is not None:
         # The first flush can hold row 0 and row 1 together (there is no flush before the
         # first step), so a chunk holds at least two rows.
         return min(max(every, 2), max_rows)
-    row_bytes = max(1, sum(x.size * x.dtype.itemsize for x in first))
-    lo, hi = _CHUNK_ROWS
-    return int(min(max_rows, max(lo, min(hi, _CHUNK_BYTES // row_bytes))))
+    # Sized by bytes (runs.CHUNK_BYTES) as packed for the host: narrow types travel as one
+    # 32-bit word per element. Under shard_map/pmap one host call carries the windows of
+    # every device, so they share the budget like vmap lanes do (see `Layout.window`).
+    row_bytes = sum(x.size * max(4, x.dtype.itemsize) for x in first)
+    return window_rows(row_bytes, max_rows, lanes=streaming.manual_devices())
 
 
-def _warn_if_large(bufs: list[jax.Array], warn_bytes: int | None) -> None:
-    limit = DEFAULT_WARN_BYTES if warn_bytes is None else warn_bytes
+def _warn_if_large(bufs: list[jax.Array], warn_bytes: int | float | None) -> int | None:
+    """Warn if ``bufs`` exceed the threshold; else return their bytes (for `_warn_lanes`)."""
     nbytes = sum(b.size * b.dtype.itemsize for b in bufs)
-    if nbytes > limit:
-        warnings.warn(
-            f"jaxhist_widget.while_loop: the device history takes {nbytes:,} bytes "
-            f"({nbytes / 2**30:.2f} GiB, over the {limit:,}-byte threshold). Record less with "
-            "record=lambda c: {...}, store floats in a smaller dtype (dtype=jnp.bfloat16), or "
-            "lower max_steps; raise warn_bytes to silence this.",
-            ResourceWarning,
-            stacklevel=3,
-        )
+    if _size_warning(nbytes, warn_bytes, lanes=1, stacklevel=4):
+        return None
+    return nbytes
+
+
+def _size_warning(nbytes: int, warn_bytes: int | float | None, lanes: int, stacklevel: int) -> bool:
+    """Warn if ``lanes`` lanes of ``nbytes`` each exceed the threshold; True if it warned."""
+    limit = DEFAULT_WARN_BYTES if warn_bytes is None else warn_bytes
+    total = nbytes * lanes
+    if total <= limit:
+        return False
+    where = f": {lanes:,} vmap lanes of {nbytes:,} bytes" if lanes > 1 else ""
+    warnings.warn(
+        f"jaxhist_widget.while_loop: the device history takes {total:,} bytes "
+        f"({total / 2**30:.2f} GiB{where}), over the {limit:,}-byte threshold. Record less "
+        "with record=lambda c: {...}, store floats in a smaller dtype (dtype=jnp.bfloat16), "
+        "lower max_steps or use fewer lanes; raise warn_bytes to silence this.",
+        ResourceWarning,
+        stacklevel=stacklevel,
+    )
+    return True
+
+
+def _warn_lanes(
+    nbytes: int, warn_bytes: int | float | None, probe: jax.Array, lanes: int = 1
+) -> None:
+    """Warn once the vmap lanes are known, if all lanes together exceed the threshold.
+
+    At trace time the loop only sees one lane's shapes; the batching rule of this identity
+    on ``probe`` (the row count, batched whenever the loop is) is where ``axis_size`` shows.
+    Nested vmaps multiply: the rule's own call is batched again by the enclosing vmap. The
+    identity's output is unused, so it leaves no trace in the compiled program.
+    """
+
+    @custom_vmap
+    def lanes_probe(x: jax.Array) -> jax.Array:
+        return x
+
+    @lanes_probe.def_vmap
+    def rule(axis_size, in_batched, x):
+        total = lanes * axis_size
+        if not _size_warning(nbytes, warn_bytes, lanes=total, stacklevel=2):
+            _warn_lanes(nbytes, warn_bytes, x, total)
+        return x, in_batched[0]
+
+    lanes_probe(probe)
+
+
+# ------------------------------------------------------------------------------ eager cache
+#: Eager calls compile the whole loop once per (functions, static options), like jit.
+_EAGER_CACHE: collections.OrderedDict[tuple, Callable[[Any], Any]] = collections.OrderedDict()
+_EAGER_CACHE_SIZE = 32
+_EAGER_LOCK = threading.Lock()  # eager calls may come from several threads
+
+
+def _eager_loop(cond_fun: Callable, body_fun: Callable, **options: Any) -> Callable | None:
+    """A cached ``jax.jit`` of the loop for an eager (un-traced) call, or None inside a trace.
+
+    Keyed on the identity of the callables and the static options, like ``lax.while_loop``'s
+    own cache: a function that reads a global changed since its first call is not retraced.
+    Streaming still reaches the sinks attached at each call, since the run id is asked for
+    at run time. Inside jit/vmap/grad nothing is cached: the enclosing trace owns the caching,
+    and the callables may close over its tracers.
+    """
+    if not _trace_state_clean() or jax.config.jax_disable_jit:
+        return None
+    key = (cond_fun, body_fun, *sorted(options.items()))
+    try:
+        hash(key)
+    except TypeError:  # an unhashable callable or option: run uncached
+        return None
+    with _EAGER_LOCK:
+        hit = _EAGER_CACHE.get(key)
+        if hit is None:
+            hit = jax.jit(functools.partial(while_loop, cond_fun, body_fun, **options))
+            _EAGER_CACHE[key] = hit
+            while len(_EAGER_CACHE) > _EAGER_CACHE_SIZE:
+                _EAGER_CACHE.popitem(last=False)
+        else:
+            _EAGER_CACHE.move_to_end(key)
+    return hit
+
+
+def _trace_state_clean() -> bool:
+    """True outside every JAX transformation (jit, vmap, grad, ...)."""
+    try:
+        from jax._src.core import trace_state_clean
+    except ImportError:  # pragma: no cover - private API moved: stay correct, just uncached
+        return False
+    return trace_state_clean()
 
 
 def _leaf_names(tree: Any) -> tuple[str, ...]:

@@ -46,7 +46,11 @@ class Recorder(Sink):
             return list(self._runs)
 
     def history(self, run: int = -1) -> Any:
-        """Rows of run number ``run`` (default: the last) in the form of ``History.to_numpy()``."""
+        """Rows of run number ``run`` (default: the last) in the form of ``History.to_numpy()``.
+
+        The arrays are read-only (every sink of the run shares them); copy to edit:
+        ``np.array(rec.history())``.
+        """
         runs = self.runs
         if not runs:
             raise LookupError(

@@ -24,16 +24,27 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .runs import FAILED, Layout, Run
+from . import interrupts
+from .runs import FAILED, Layout, Run, np_dtype
 
 if TYPE_CHECKING:
     from .sink import Sink
 
-__all__ = ["HEADER", "LANE_FIELDS", "attach", "attached", "close_run", "open_run", "receive_chunk"]
+__all__ = [
+    "HEADER",
+    "LANE_FIELDS",
+    "abandon_runs",
+    "attach",
+    "attached",
+    "close_run",
+    "open_run",
+    "receive_chunk",
+]
 
 log = logging.getLogger("jaxhist_widget")
 
-#: int32 words before the per-lane words: run id, lanes (0 = unbatched), is-final.
+#: int32 words before the per-lane words: run id, lanes (-1 = unbatched; 0 = vmap of none),
+#: rows per lane in the window (see `Layout.window`).
 HEADER = 3
 #: int32 words per lane: first row sent, rows sent, slice start on the device, end status code.
 LANE_FIELDS = 4
@@ -46,6 +57,8 @@ _lock = threading.RLock()
 _attached: list[Sink] = []
 _runs: dict[int, tuple[Run, tuple[Sink, ...], dict[str, float]]] = {}
 _ids = itertools.count(1)
+_abandoned: dict[int, None] = {}  # ids of open runs given up for dead, oldest first
+_MAX_ABANDONED = 256
 
 
 # ---------------------------------------------------------------------------- attaching
@@ -76,8 +89,11 @@ def live_runs() -> list[Run]:
 
 
 # ----------------------------------------------------------------- called from the device
-def open_run(layout: Layout) -> np.ndarray:
-    """Start a run: returns int32 ``[run_id, first_interval]`` (interval `NEVER` = no sinks)."""
+def open_run(layout: Layout, token: Any = None) -> np.ndarray:
+    """Start a run: returns int32 ``[run_id, first_interval]`` (interval `NEVER` = no sinks).
+
+    ``token`` is unused: it only ties the call to the loop's input (see ``streaming.open_run``).
+    """
     try:
         with _lock:
             sinks = tuple(_attached)
@@ -100,11 +116,12 @@ def open_run(layout: Layout) -> np.ndarray:
 def receive_chunk(layout: Layout, payload: np.ndarray) -> np.ndarray:
     """Deliver one chunk; returns int32 ``[stop, next_interval]``."""
     try:
+        interrupts.poll()  # an interrupt becomes a stop request here, mid-run (see there)
         entry = _deliver(layout, payload, final=False)
         if entry is None:
             return np.array([0, NEVER], np.int32)
         run, sinks, clock = entry
-        stop = any(s.stop_requested for s in sinks)
+        stop = any(s._should_stop(run) for s in sinks)
         return np.array([int(stop), _next_interval(layout, run, clock)], np.int32)
     except Exception as e:
         _report(e, "receive_chunk")
@@ -119,15 +136,29 @@ def close_run(layout: Layout, payload: np.ndarray) -> None:
         _report(e, "close_run")
 
 
-def fail_runs(sink: Sink) -> None:
-    """End, as ``failed``, every unclosed run that streams to ``sink``.
+def abandon_runs(sink: Sink) -> None:
+    """End, as ``failed``, the unclosed runs of ``sink`` that nobody attached waits for any more.
 
-    Called when the call that ran them raised (the computation died, so no close will come):
-    the sinks learn the run ended and the rows received so far stay readable.
+    Called when the last block that attached ``sink`` ends. On the CPU a call returns only after
+    its loop closed, so a run still open then is one whose computation raised (caught or not):
+    no close will ever come. Its sinks learn that it ended, the rows received so far stay
+    readable, and its stop request is dropped. A run that some other sink still attached (in
+    another thread) streams to is left alone: that thread may still be running it. Should an
+    abandoned run send rows after all (its computation was alive in another thread), it is taken
+    up again and ends with its real status: rows are never dropped.
     """
     with _lock:
-        dead = [rid for rid, (_, sinks, _) in _runs.items() if sink in sinks]
-        entries = [_runs.pop(rid) for rid in dead]
+        dead = [
+            rid
+            for rid, (_, sinks, _) in _runs.items()
+            if sink in sinks and rid not in _abandoned and not any(s.attached for s in sinks)
+        ]
+        for rid in dead:
+            _abandoned[rid] = None
+        while len(_abandoned) > _MAX_ABANDONED:  # the oldest will not come back
+            _runs.pop(next(iter(_abandoned)), None)
+            del _abandoned[next(iter(_abandoned))]
+        entries = [_runs[rid] for rid in dead]
     for run, sinks, _ in entries:
         run._finish([FAILED] * max(1, len(run.statuses)))
         for s in sinks:
@@ -142,29 +173,33 @@ def decode(
 
     Returns ``(run_id, lanes, lane_words, leaves)`` where ``lane_words`` holds
     ``(first_row, count, slice_start, status)`` per lane and each leaf has shape
-    ``(lanes_or_1, chunk, *leaf_shape)``.
+    ``(lanes_or_1, window, *leaf_shape)`` (``window``: `Layout.window` rows, sent in the
+    header). ``lanes`` is None for an unbatched run, and may be 0 (a vmap over an empty batch:
+    no lane words, no rows).
     """
     buf = np.ascontiguousarray(payload).view(np.uint32).reshape(-1)
     head = buf[:HEADER].view(np.int32)
-    run_id, lanes = int(head[0]), int(head[1])
-    b = max(lanes, 1)
+    run_id, lanes, k = int(head[0]), int(head[1]), int(head[2])
+    b = 1 if lanes < 0 else lanes
     words = buf[HEADER : HEADER + LANE_FIELDS * b].view(np.int32).reshape(b, LANE_FIELDS)
     offset = HEADER + LANE_FIELDS * b
     leaves = []
     for shape, dtype in zip(layout.shapes, layout.dtypes, strict=True):
-        dt = np.dtype(dtype)
-        elems = b * layout.chunk * int(np.prod(shape, dtype=np.int64))
+        dt = np_dtype(dtype)  # a name: ml_dtypes types (float8_*, int4, ...) keep their type
+        elems = b * k * int(np.prod(shape, dtype=np.int64))
         n = elems * max(1, dt.itemsize // 4)  # words: one per element, two for 64-bit types
         raw = buf[offset : offset + n]
         if dt == np.bool_:
             leaf = raw.astype(bool)
-        elif dt.itemsize < 4:  # zero-extended on the device: narrow back, then reinterpret
+        elif dt.itemsize < 4:
+            # Zero-extended on the device from the same-width unsigned bits: narrow back, then
+            # reinterpret (sub-byte types such as int4 occupy the low bits of one byte).
             leaf = raw.astype(np.dtype(f"u{dt.itemsize}")).view(dt)
         else:
             leaf = raw.view(dt)
-        leaves.append(leaf.reshape(b, layout.chunk, *shape))
+        leaves.append(leaf.reshape(b, k, *shape))
         offset += n
-    return run_id, (lanes or None), [tuple(int(v) for v in w) for w in words], leaves
+    return run_id, (None if lanes < 0 else lanes), [tuple(int(v) for v in w) for w in words], leaves
 
 
 def _deliver(layout: Layout, payload: np.ndarray, final: bool) -> Any:
@@ -174,6 +209,8 @@ def _deliver(layout: Layout, payload: np.ndarray, final: bool) -> Any:
     if entry is None:
         return None
     run, sinks, _ = entry
+    if run_id in _abandoned:
+        _take_up_again(run_id, run, sinks)
     run._ensure_lanes(lanes)
     touched = []
     for lane, (first, count, slice_start, _status) in enumerate(lane_words):
@@ -192,6 +229,14 @@ def _deliver(layout: Layout, payload: np.ndarray, final: bool) -> Any:
         for sink in sinks:
             _call(sink, "_end", run)
     return entry
+
+
+def _take_up_again(run_id: int, run: Run, sinks: tuple[Sink, ...]) -> None:
+    with _lock:
+        if _abandoned.pop(run_id, 0) is None:
+            run._reopen()
+            for s in sinks:
+                s._resume(run)
 
 
 def _next_interval(layout: Layout, run: Run, clock: dict[str, float]) -> int:

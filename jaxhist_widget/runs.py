@@ -1,7 +1,9 @@
 """`Layout` (what a run's rows look like) and `Run` (the rows the host received for one run).
 
 Layer 2 (host): numpy only. A `Run` is shared by all sinks of that run; it is appended to by the
-registry (under its lock) and read by sinks, so reads go through `Run.lane_rows`, which copies.
+registry (under its lock) and read by sinks. Every array a reader gets is read-only (the stored
+chunks are marked so when they arrive): one sink editing its rows in place must not rewrite them
+for the others. Copy (``np.array(rows)``) to edit.
 """
 
 from __future__ import annotations
@@ -11,9 +13,31 @@ import threading
 import time
 from typing import Any
 
+import ml_dtypes  # noqa: F401 - registers bfloat16, float8_*, int4, ... as numpy dtype names
 import numpy as np
 
-__all__ = ["Layout", "Run"]
+__all__ = ["CHUNK_BYTES", "Layout", "Run", "np_dtype", "window_rows"]
+
+#: Auto streaming: one host call's window of rows holds at most this many packed bytes, all vmap
+#: lanes together, but at least two rows per lane. The window is static, so a flush of one row
+#: still sends a whole window: sizing it by bytes bounds that waste (a few MB/s at the ~20
+#: flushes a second auto streaming aims for), and lets tiny rows use long windows (few calls).
+CHUNK_BYTES = 1 << 18
+
+
+def np_dtype(name: str) -> np.dtype:
+    """The numpy dtype of a `Layout.dtypes` entry (a name such as ``"float8_e4m3fn"``)."""
+    return np.dtype(name)
+
+
+def window_rows(packed_row_bytes: int, max_rows: int, lanes: int = 1) -> int:
+    """Rows per lane in one auto-streaming host call: the byte budget shared by ``lanes``.
+
+    The first flush holds rows 0 and 1 together (there is none before the first step), hence
+    at least two rows.
+    """
+    share = CHUNK_BYTES // max(1, lanes * packed_row_bytes)
+    return int(min(max_rows, max(2, share)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,14 +49,16 @@ class Layout:
     names
         One name per leaf of ``record(carry)``, e.g. ``("loss", "x")`` for a dict record.
     shapes, dtypes
-        Shape and numpy dtype (as a string) of each leaf's row.
+        Shape and dtype name of each leaf's row (``"float32"``, ``"bfloat16"``,
+        ``"float8_e4m3fn"``, ``"int4"``, ...; `np_dtype` gives the numpy dtype).
     treedef
         The record's pytree structure, to rebuild rows in the same form as
         ``History.to_numpy()``.
     max_steps
         The loop's static step cap.
     chunk
-        The static number of rows one host call can carry.
+        The static number of rows one host call carries per lane (its window); under vmap
+        with auto streaming the lanes share the byte budget: see `window`.
     every
         The fixed flush interval in rows, or None for adaptive (``stream_every="auto"``).
     """
@@ -48,9 +74,27 @@ class Layout:
     @property
     def row_nbytes(self) -> int:
         return sum(
-            int(np.prod(s, dtype=np.int64)) * np.dtype(d).itemsize
+            int(np.prod(s, dtype=np.int64)) * np_dtype(d).itemsize
             for s, d in zip(self.shapes, self.dtypes, strict=True)
         )
+
+    @property
+    def packed_row_nbytes(self) -> int:
+        """Bytes of one row as packed for the host (narrow types travel as 32-bit words)."""
+        return sum(
+            int(np.prod(s, dtype=np.int64)) * max(4, np_dtype(d).itemsize)
+            for s, d in zip(self.shapes, self.dtypes, strict=True)
+        )
+
+    def window(self, lanes: int | None) -> int:
+        """Rows per lane one host call carries for ``lanes`` vmap lanes (None: unbatched).
+
+        `chunk`, except under vmap with auto streaming, where all lanes share the byte budget
+        (`CHUNK_BYTES`): 64 lanes of tiny rows must not send 64 windows of 256 KiB per flush.
+        """
+        if lanes is None or self.every is not None:
+            return self.chunk
+        return min(self.chunk, window_rows(self.packed_row_nbytes, self.max_steps + 1, lanes))
 
     @property
     def scalar_fields(self) -> tuple[str, ...]:
@@ -77,7 +121,11 @@ class Run:
         ``"running"``, then per lane at the end (`statuses`): ``"converged"`` (``cond_fun``
         became False, whatever the reason your condition encodes), ``"max_steps"`` (the cap
         was hit first), ``"stopped"`` (a host stop request) or ``"failed"`` (the computation
-        raised; the rows received so far are kept); `status` summarises them.
+        raised; the rows received so far are kept); `status` summarises them. A vmap over
+        zero lanes makes a run with no lanes and no rows that ends ``"converged"`` (no lane
+        had a step to take; `statuses` is empty).
+
+    Every array this class hands out is read-only; copy it to edit.
     """
 
     def __init__(self, run_id: int, layout: Layout) -> None:
@@ -107,6 +155,7 @@ class Run:
                 expected = self._counts[lane]
                 raise RuntimeError(f"run {self.id} lane {lane}: rows from {start}, not {expected}")
             for parts, leaf in zip(self._parts[lane], leaves, strict=True):
+                leaf.setflags(write=False)  # shared by every sink: nobody edits it in place
                 parts.append(leaf)
             self._counts[lane] += len(leaves[0])
 
@@ -114,6 +163,12 @@ class Run:
         with self._lock:
             self.statuses = [STATUSES[c] if 0 <= c < len(STATUSES) else "stopped" for c in codes]
             self.ended = time.perf_counter()
+
+    def _reopen(self) -> None:
+        """Undo `_finish` for a run given up for dead that turned out to be alive."""
+        with self._lock:
+            self.statuses = ["running"] * len(self.statuses)
+            self.ended = None
 
     # ------------------------------------------------------------------------ reading
     @property
@@ -141,15 +196,17 @@ class Run:
         return end - self.started
 
     def lane_rows(self, lane: int = 0) -> list[np.ndarray]:
-        """All rows of ``lane`` received so far, one array per leaf (compacts the chunks)."""
+        """All rows of ``lane`` received so far, one read-only array per leaf (compacts the
+        chunks; no copy once compacted)."""
         with self._lock:
             if not self._parts:  # no chunk arrived yet
-                return [np.zeros((0, *s), d) for s, d in self._leaf_specs()]
+                return [_empty(s, d) for s, d in self._leaf_specs()]
             out = []
             for parts, (shape, dtype) in zip(self._parts[lane], self._leaf_specs(), strict=True):
                 if len(parts) > 1:  # compact once, so repeated reads stay cheap
                     parts[:] = [np.concatenate(parts)]
-                out.append(parts[0] if parts else np.zeros((0, *shape), dtype))
+                    parts[0].setflags(write=False)
+                out.append(parts[0] if parts else _empty(shape, dtype))
             return out
 
     def rows_since(self, lane: int, start: int) -> list[np.ndarray]:
@@ -160,7 +217,7 @@ class Run:
         """
         with self._lock:
             if not self._parts:
-                return [np.zeros((0, *s), d) for s, d in self._leaf_specs()]
+                return [_empty(s, d) for s, d in self._leaf_specs()]
             out = []
             for parts, (shape, dtype) in zip(self._parts[lane], self._leaf_specs(), strict=True):
                 pieces, end = [], self._counts[lane]
@@ -171,14 +228,20 @@ class Run:
                     pieces.append(part[max(0, start - begin) :])
                     end = begin
                 pieces.reverse()
-                out.append(np.concatenate(pieces) if pieces else np.zeros((0, *shape), dtype))
+                rows = np.concatenate(pieces) if pieces else _empty(shape, dtype)
+                rows.setflags(write=False)
+                out.append(rows)
             return out
 
     def _leaf_specs(self) -> list[tuple[tuple[int, ...], str]]:
         return list(zip(self.layout.shapes, self.layout.dtypes, strict=True))
 
     def history(self) -> Any:
-        """The streamed rows in the form of ``History.to_numpy()`` (a list per lane if batched)."""
+        """The streamed rows in the form of ``History.to_numpy()`` (a list per lane if batched).
+
+        The arrays are read-only views of the run's storage (shared by every sink); copy them
+        (``np.array(...)``) to edit.
+        """
         lanes = 1 if self.lanes is None else self.lanes
         trees = [self.layout.treedef.unflatten(self.lane_rows(i)) for i in range(lanes)]
         return trees[0] if self.lanes is None else trees
@@ -188,3 +251,9 @@ class Run:
             f"Run(id={self.id}, status={self.status!r}, rows={self.counts}, "
             f"fields={self.layout.names})"
         )
+
+
+def _empty(shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    out = np.zeros((0, *shape), np_dtype(dtype))
+    out.setflags(write=False)
+    return out

@@ -14,13 +14,11 @@ partial history intact. While attached in the main thread, a sink turns the firs
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import signal
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from . import registry
+from . import interrupts, registry
 from .runs import Run
 
 __all__ = ["Sink"]
@@ -53,11 +51,11 @@ class Sink:
     """
 
     def __init__(self) -> None:
-        self._stop_event = threading.Event()
         self._lock = threading.RLock()
-        self._active = 0  # runs streaming to this sink that have not ended
+        self._in_flight: set[int] = set()  # ids of runs streaming here that have not ended
+        self._stopping: set[int] = set()  # ids of those asked to stop
         self._attach_depth = 0
-        self._saved_handlers: list[Any] = []
+        self._armed: list[bool] = []  # per `with` level: did it arm interrupts?
 
     # ----------------------------------------------------------------- sink callbacks
     def on_start(self, run: Run) -> None:
@@ -72,42 +70,52 @@ class Sink:
     # called by the registry; wrap the public hooks with the bookkeeping every sink needs
     def _start(self, run: Run) -> None:
         with self._lock:
-            self._active += 1
+            self._in_flight.add(run.id)
         self.on_start(run)
 
     def _end(self, run: Run) -> None:
         with self._lock:
-            self._active = max(0, self._active - 1)
-            if self._active == 0:
-                # A stop request is for the runs in flight; the next run starts fresh.
-                self._stop_event.clear()
+            self._in_flight.discard(run.id)
+            self._stopping.discard(run.id)  # a stop request ends with its run
         self.on_end(run)
+
+    def _resume(self, run: Run) -> None:
+        """A run that was given up for dead (see `registry.abandon_runs`) sent more rows."""
+        with self._lock:
+            self._in_flight.add(run.id)
+
+    def _should_stop(self, run: Run) -> bool:
+        return run.id in self._stopping
 
     # --------------------------------------------------------------------- stopping
     def stop(self) -> None:
-        """Ask every run streaming to this sink to stop after its current step.
+        """Ask every run streaming to this sink now to stop after its current step.
 
         Safe from any thread. The loop sees the request at its next chunk flush; the call that
-        ran it returns normally with the partial history. The request ends with the last run in
-        flight (or is cleared when the sink is next entered), so the next run starts fresh.
-        A request while the sink is neither attached nor running does nothing, so a stale
-        stop never ends a later run.
+        ran it returns normally with the partial history. The request applies to the runs in
+        flight when it is made and ends with them: a stop while nothing runs does nothing, and
+        a later run always starts fresh.
         """
         with self._lock:
-            if self._attach_depth == 0 and self._active == 0:
-                return
-            self._stop_event.set()
+            self._stopping |= self._in_flight
 
     @property
     def stop_requested(self) -> bool:
-        """True once `stop` was called, until the runs in flight ended."""
-        return self._stop_event.is_set()
+        """True once `stop` was called, until the runs it applies to have ended."""
+        with self._lock:
+            return bool(self._stopping)
 
     @property
     def running(self) -> bool:
         """True while a run streaming to this sink has started and not ended."""
         with self._lock:
-            return self._active > 0
+            return bool(self._in_flight)
+
+    @property
+    def attached(self) -> bool:
+        """True while attached (inside ``with sink:``, `run` or `run_async`)."""
+        with self._lock:
+            return self._attach_depth > 0
 
     # ----------------------------------------------------------- attach / interrupts
     def attach(self) -> None:
@@ -116,64 +124,33 @@ class Sink:
             self._attach_depth += 1
             first = self._attach_depth == 1
         if first:
-            self._stop_event.clear()
             registry.attach(self)
 
     def detach(self) -> None:
-        """Detach this sink (runs already started keep streaming to it until they end)."""
+        """Detach this sink. Runs already started keep streaming to it until they end; once the
+        last block that attached it ended, runs that can no longer end (their computation
+        raised) are closed as ``failed`` (see `registry.abandon_runs`)."""
         with self._lock:
             self._attach_depth = max(0, self._attach_depth - 1)
             last = self._attach_depth == 0
         if last:
             registry.detach(self)
+            registry.abandon_runs(self)
 
     def __enter__(self) -> Any:
         self.attach()
-        self._install_interrupt_handler()
+        # In the main thread an interrupt (Ctrl-C, ■) during a run becomes a stop request
+        # (see `jaxhist_widget.interrupts`); elsewhere interrupts are left alone.
+        self._armed.append(interrupts.arm(self))
         return self
 
-    def __exit__(self, exc_type: object, *exc: object) -> None:
+    def __exit__(self, *exc: object) -> None:
         try:
             registry.effects_barrier()
         finally:
-            if exc_type is not None:  # the computation died: its runs will never close
-                registry.fail_runs(self)
-            self._restore_interrupt_handler()
+            if self._armed and self._armed.pop():
+                interrupts.disarm(self)
             self.detach()
-
-    def _install_interrupt_handler(self) -> None:
-        # Python delivers SIGINT to the main thread only, and on CPU a jitted call with host
-        # callbacks runs on the calling thread, so the handler runs inside our own callback.
-        # Raising there would kill the XLA computation (and its history); setting a flag does not.
-        if threading.current_thread() is not threading.main_thread():
-            self._saved_handlers.append(None)
-            return
-        previous = signal.getsignal(signal.SIGINT)
-
-        def on_interrupt(signum: int, frame: Any) -> None:
-            if self.running and not self.stop_requested:
-                self.stop()
-                return
-            # No run of ours is active (or a stop is already pending and the user insists):
-            # behave as before we were attached.
-            if previous is signal.SIG_IGN:
-                return
-            if callable(previous):
-                previous(signum, frame)
-            else:
-                raise KeyboardInterrupt
-
-        try:
-            signal.signal(signal.SIGINT, on_interrupt)
-        except ValueError:  # not the main interpreter
-            previous = None
-        self._saved_handlers.append(previous)
-
-    def _restore_interrupt_handler(self) -> None:
-        previous = self._saved_handlers.pop() if self._saved_handlers else None
-        if previous is not None:
-            with contextlib.suppress(ValueError):
-                signal.signal(signal.SIGINT, previous)
 
     # ------------------------------------------------------------------------ runners
     def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -216,7 +193,6 @@ class Sink:
                 except asyncio.CancelledError:
                     self.stop()
             if "error" in box:
-                registry.fail_runs(self)
                 raise box["error"]
             return box["result"]
         finally:

@@ -15,6 +15,7 @@ from .conftest import ROOT
     [
         ("overhead.py", ["--quick"], "one host call per chunk for all lanes"),
         ("decimation.py", [], "1,000,000"),
+        ("devices.py", ["--quick"], "one run per call, every row of every lane on the host"),
     ],
 )
 def test_benchmark_script_runs(script, args, expect):

@@ -11,8 +11,8 @@ from .conftest import ROOT
 
 PACKAGE = ROOT / "jaxhist_widget"
 CORE = {"history", "loop", "lanes", "streaming"}
-HOST = {"registry", "runs", "sink", "recorder"}
-WIDGET = {"widget", "liveplot", "decimate"}
+HOST = {"registry", "runs", "sink", "recorder", "interrupts"}
+WIDGET = {"widget", "liveplot", "decimate", "magics"}
 WIDGET_LIBS = {"anywidget", "ipywidgets", "bqplot", "traitlets", "IPython", "ipykernel"}
 
 

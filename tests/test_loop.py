@@ -38,7 +38,7 @@ def test_seed_cases(mode, x0, rows):
     np.testing.assert_allclose(hist.to_numpy(), rows, rtol=1e-6)
     assert int(hist.length) == len(rows)
     assert hist.values.shape == (6,)
-    assert np.isnan(np.asarray(hist.values)[len(rows) :]).all()
+    assert (np.asarray(hist.values)[len(rows) :] == np.float32(x0)).all()  # padding = row 0
     assert float(final) == pytest.approx(rows[-1])
 
 
@@ -75,7 +75,7 @@ def test_pytree_carry_record_and_dtype():
     np.testing.assert_allclose(
         out["norm"].astype(float), np.sqrt(3) * 0.5 ** np.arange(5), rtol=1e-2
     )
-    # integer rows past length hold the documented fill, 0
+    # rows past length repeat row 0 (here 0), ints included
     assert (np.asarray(hist.values["i"])[5:] == 0).all()
     assert int(final["i"]) == 4
 
