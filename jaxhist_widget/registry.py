@@ -16,15 +16,13 @@ they are reported with `warnings.warn` and logged.
 from __future__ import annotations
 
 import itertools
-import logging
 import threading
 import time
-import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import interrupts
+from . import delivery, interrupts
 from .runs import FAILED, Layout, Run, np_dtype
 
 if TYPE_CHECKING:
@@ -41,7 +39,6 @@ __all__ = [
     "receive_chunk",
 ]
 
-log = logging.getLogger("jaxhist_widget")
 
 #: int32 words before the per-lane words: run id, lanes (-1 = unbatched; 0 = vmap of none),
 #: rows per lane in the window (see `Layout.window`).
@@ -83,9 +80,12 @@ def attached() -> tuple[Sink, ...]:
 
 
 def live_runs() -> list[Run]:
-    """Runs that started and have not ended (for diagnostics and tests)."""
+    """Runs that started and have not ended (for diagnostics and tests).
+
+    Runs given up for dead (`abandon_runs`) have ended as ``failed`` and are not listed.
+    """
     with _lock:
-        return [r for r, _, _ in _runs.values()]
+        return [r for rid, (r, _, _) in _runs.items() if rid not in _abandoned]
 
 
 # ----------------------------------------------------------------- called from the device
@@ -104,27 +104,28 @@ def open_run(layout: Layout, token: Any = None) -> np.ndarray:
             # rows=1: row 0 (the initial value) is no work done, so it must not count for the rate
             _runs[run_id] = (run, sinks, {"t": time.perf_counter(), "rows": 1, "rate": 0.0})
         for sink in sinks:
-            _call(sink, "_start", run)
+            delivery.call(sink, "_start", run)
         # Send the first row(s) at once so a watcher sees the run start; adapt from there.
         first = 1 if layout.every is None else layout.every
         return np.array([run_id, min(first, layout.chunk)], np.int32)
     except Exception as e:  # pragma: no cover - defensive: never raise into XLA
-        _report(e, "open_run")
+        delivery.report(e, "open_run")
         return np.array([0, NEVER], np.int32)
 
 
 def receive_chunk(layout: Layout, payload: np.ndarray) -> np.ndarray:
     """Deliver one chunk; returns int32 ``[stop, next_interval]``."""
     try:
+        arrived = time.perf_counter()
         interrupts.poll()  # an interrupt becomes a stop request here, mid-run (see there)
         entry = _deliver(layout, payload, final=False)
         if entry is None:
             return np.array([0, NEVER], np.int32)
         run, sinks, clock = entry
         stop = any(s._should_stop(run) for s in sinks)
-        return np.array([int(stop), _next_interval(layout, run, clock)], np.int32)
+        return np.array([int(stop), _next_interval(layout, run, clock, arrived)], np.int32)
     except Exception as e:
-        _report(e, "receive_chunk")
+        delivery.report(e, "receive_chunk")
         return np.array([0, layout.chunk], np.int32)
 
 
@@ -133,7 +134,7 @@ def close_run(layout: Layout, payload: np.ndarray) -> None:
     try:
         _deliver(layout, payload, final=True)
     except Exception as e:
-        _report(e, "close_run")
+        delivery.report(e, "close_run")
 
 
 def abandon_runs(sink: Sink) -> None:
@@ -162,7 +163,7 @@ def abandon_runs(sink: Sink) -> None:
     for run, sinks, _ in entries:
         run._finish([FAILED] * max(1, len(run.statuses)))
         for s in sinks:
-            _call(s, "_end", run)
+            delivery.notify_end(s, run)
 
 
 # --------------------------------------------------------------------------- internals
@@ -224,10 +225,10 @@ def _deliver(layout: Layout, payload: np.ndarray, final: bool) -> Any:
         run._finish([w[3] for w in lane_words])
     if touched:
         for sink in sinks:
-            _call(sink, "on_rows", run, touched)
+            delivery.notify_rows(sink, run, touched)
     if final:
         for sink in sinks:
-            _call(sink, "_end", run)
+            delivery.notify_end(sink, run)
     return entry
 
 
@@ -239,14 +240,18 @@ def _take_up_again(run_id: int, run: Run, sinks: tuple[Sink, ...]) -> None:
                 s._resume(run)
 
 
-def _next_interval(layout: Layout, run: Run, clock: dict[str, float]) -> int:
-    """Rows until the next flush: fixed, or sized so a flush happens every ~TARGET_INTERVAL."""
+def _next_interval(layout: Layout, run: Run, clock: dict[str, float], arrived: float) -> int:
+    """Rows until the next flush: fixed, or sized so a flush happens every ~TARGET_INTERVAL.
+
+    The rate counts only the device's time, from the end of the previous host call to the
+    start of this one: time spent here (decoding, sinks) is not the loop's, and counting it
+    would shrink chunks whenever a sink is slow, making it slower still.
+    """
     if layout.every is not None:
         return min(layout.every, layout.chunk)
-    now = time.perf_counter()
     rows = max(run.counts) if run.counts else 0
-    dt, drows = now - clock["t"], rows - clock["rows"]
-    clock["t"], clock["rows"] = now, rows
+    dt, drows = arrived - clock["t"], rows - clock["rows"]
+    clock["t"], clock["rows"] = time.perf_counter(), rows
     if dt > 0 and drows > 0:
         rate = drows / dt
         # smooth, but let a sudden slowdown (a slow step) win at once so latency stays bounded
@@ -254,23 +259,6 @@ def _next_interval(layout: Layout, run: Run, clock: dict[str, float]) -> int:
             rate if clock["rate"] == 0 or rate < clock["rate"] else 0.5 * (clock["rate"] + rate)
         )
     return int(np.clip(clock["rate"] * TARGET_INTERVAL, 1, layout.chunk))
-
-
-def _call(sink: Sink, method: str, *args: Any) -> None:
-    try:
-        getattr(sink, method)(*args)
-    except Exception as e:
-        _report(e, f"{type(sink).__name__}.{method.lstrip('_')}")
-
-
-def _report(error: BaseException, where: str) -> None:
-    log.exception("jaxhist_widget: %s failed", where, exc_info=error)
-    warnings.warn(
-        f"jaxhist_widget: {where} raised {type(error).__name__}: {error}. "
-        "The loop and its device history are unaffected.",
-        RuntimeWarning,
-        stacklevel=2,
-    )
 
 
 # ---------------------------------------------------------------------------- helpers

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from . import interrupts, registry
+from . import delivery, interrupts, registry
 from .runs import Run
 
 __all__ = ["Sink"]
@@ -147,6 +147,7 @@ class Sink:
     def __exit__(self, *exc: object) -> None:
         try:
             registry.effects_barrier()
+            delivery.drain(self)  # a slow sink has seen every row and the end when we return
         finally:
             if self._armed and self._armed.pop():
                 interrupts.disarm(self)
@@ -180,6 +181,7 @@ class Sink:
                 try:
                     box["result"] = fn(*args, **kwargs)
                     registry.block_until_ready(box["result"])
+                    delivery.drain(self)
                 except BaseException as e:  # re-raised in the awaiting task
                     box["error"] = e
                 finally:

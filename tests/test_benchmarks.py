@@ -16,6 +16,7 @@ from .conftest import ROOT
         ("overhead.py", ["--quick"], "one host call per chunk for all lanes"),
         ("decimation.py", [], "1,000,000"),
         ("devices.py", ["--quick"], "one run per call, every row of every lane on the host"),
+        ("interrupt.py", ["--quick"], "every interrupt stopped its run with all its rows"),
     ],
 )
 def test_benchmark_script_runs(script, args, expect):
