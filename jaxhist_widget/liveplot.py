@@ -15,18 +15,22 @@ run ends. Each update sends at most ``max_points`` points per line (min/max deci
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import csv
+import html
+import itertools
 import math
 import re
 import threading
 import time
 import traceback
 import warnings
-from collections.abc import Sequence
+import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import bqplot
 import ipywidgets
@@ -36,6 +40,8 @@ from .decimate import minmax_decimate
 from .runs import Run
 from .sink import Sink
 from .widget import LivePanel
+
+T = TypeVar("T")
 
 __all__ = ["MAX_UPDATES_PER_SECOND", "LivePlot"]
 
@@ -55,8 +61,25 @@ _PALETTE = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
     "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
 )  # fmt: skip
-_FADED = 0.3  # opacity of kept previous runs
-_OPTIONS = ("fields", "log_y", "keep_runs", "title", "max_points")
+_FADED = 0.3  # opacity of the run before the latest one; older ones fade further
+_FADED_MIN = 0.12
+#: Lanes colored along this ramp (lane 0 first). Mid-luminance ends, so that every lane stays
+#: visible on JupyterLab's light and dark backgrounds.
+_LANE_RAMP = ("#3b528b", "#21918c", "#5ec962", "#d39b12")
+#: Axis text follows JupyterLab's theme (bqplot's own dark style made the label orange).
+_AXIS_TEXT = "var(--jp-ui-font-color1)"  # (bqplot refuses a var() with a fallback)
+#: Under vmap color tells lanes apart, so fields are told apart by dash style.
+_LINE_STYLES = ("solid", "dashed", "dotted", "dash_dotted")
+#: Up to this many lanes the legend names each lane; above it shows the lane color ramp.
+LEGEND_LANES = 8
+#: Pixels per character of a tick label (bqplot's axis font; measured in Chromium) and the
+#: space a y label keeps from the tick and the figure's left edge.
+_TICK_CHAR_PX = 7.0
+_Y_LABEL_PAD_PX = 14
+_OPTIONS = ("fields", "log_y", "keep_runs", "title", "max_points", "lane_labels")
+#: The panel's rate is measured over about this many seconds of the latest updates: rows arrive
+#: in chunks, so a rate per update (or per second) jumps between chunk sizes.
+RATE_WINDOW_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -104,15 +127,18 @@ class _Drawn:
     lanes_drawn: int = 0
     max_step: int = 0
     faded: bool = False
+    opacity: float = 1.0  # of its lines (previous runs are faded)
 
 
 class LivePlot(Sink):
     """Plot every `jaxhist_widget.while_loop` run started while attached, live, and record it.
 
     Display it (last expression of a cell, or ``display(live)``), then run loops inside
-    ``with live:`` (or ``live.run(fn, ...)``). For a working Stop button use an async cell,
-    ``await live.run_async(fn, ...)``: a normal cell only sees clicks after it ends (the kernel
-    queues them), while Ctrl-C / the notebook's ■ stops a ``with live:`` run at once.
+    ``with live:`` (or ``live.run(fn, ...)``, or ``await live.run_async(fn, ...)``). The Stop
+    button ends the run after its current chunk and keeps the partial history in both: in a
+    normal cell it interrupts the kernel, as the notebook's ■ does (the kernel handles no widget
+    message before the cell ends, and the interrupt becomes a stop of this plot's run); in an
+    async cell it sends a message, handled while the cell awaits.
 
     Parameters
     ----------
@@ -130,6 +156,9 @@ class LivePlot(Sink):
         Shown at the top of the panel.
     max_points
         Points sent per line per update (min/max decimated), 5..4000.
+    lane_labels
+        Names of the vmap lanes (e.g. ``[f"lr={lr}" for lr in lrs]``), used wherever the plot
+        names a lane; one per lane (a run with another lane count warns and uses ``lane k``).
 
     Examples
     --------
@@ -153,6 +182,7 @@ class LivePlot(Sink):
         keep_runs: bool = False,
         title: str | None = None,
         max_points: int = 2000,
+        lane_labels: Sequence[str] | None = None,
         **unknown: Any,
     ) -> None:
         if unknown:
@@ -172,6 +202,12 @@ class LivePlot(Sink):
         if title is not None and not isinstance(title, str):
             raise TypeError(f"title must be a str or None, got {title!r}.")
         self.max_points = max_points
+        #: Names of the vmap lanes (e.g. the swept values), or None for ``lane k``. Checked
+        #: against the lane count when a run's lanes are known (see `_lane_names`).
+        self._lane_labels = _check_lane_labels(lane_labels)
+        self._labels_checked: Run | None = None  # the run whose lane count was checked
+        self._labels_ok = True
+        self._async_runs = 0  # run_async calls in progress (their Stop is a message)
 
         self._state_lock = threading.RLock()
         self._drawn: list[_Drawn] = []
@@ -179,26 +215,44 @@ class LivePlot(Sink):
         self._error_run: Run | None = None  # the run whose update failed (status stays "error")
         self._last_push = -math.inf
         self._push_cost = 0.0  # smoothed seconds per update, for the adaptive throttle
-        self._last_rate_point: tuple[float, int] = (0.0, 0)
+        self._rate_points: collections.deque[tuple[float, int]] = collections.deque()
         self._timer: threading.Timer | None = None
         self._container: ipywidgets.VBox | None = None
         self._displayed = False
 
         self.panel = LivePanel(title=title or "", log_y=bool(log_y), keep_runs=bool(keep_runs))
         self._x = bqplot.LinearScale(min=0.0, max=1.0)
-        self._y_lin = bqplot.LinearScale()
-        self._y_log = bqplot.LogScale()
-        self._x_axis = bqplot.Axis(scale=self._x, side="bottom", label="step", grid_lines="dashed")
+        # Limits from the start: fixed tick values on a scale without a domain sit at NaN.
+        self._y_lin = bqplot.LinearScale(min=0.0, max=1.0)
+        self._y_log = bqplot.LogScale(min=0.1, max=10.0)
+        # Tick values and formats are set here, not left to bqplot: its defaults mix formats on
+        # one axis and put as many x ticks on a 330 px plot as on a 1400 px one.
+        self._x_axis = bqplot.Axis(
+            scale=self._x,
+            side="bottom",
+            label="step",
+            label_color=_AXIS_TEXT,
+            color=_AXIS_TEXT,
+            grid_lines="dashed",
+            tick_values=np.array([0.0, 1.0]),
+            tick_format=",.0f",
+        )
         self._y_axis = self._new_y_axis()
         self.figure = bqplot.Figure(
             marks=[],
             axes=[self._x_axis, self._y_axis],
             animation_duration=0,  # transitions would lag behind 20 updates per second
-            legend_location="top-right",
-            fig_margin={"top": 20, "bottom": 40, "left": 60, "right": 20},
+            # The right margin holds half of the last x label ("100,000").
+            fig_margin={"top": 16, "bottom": 40, "left": 48, "right": 32},
             layout=ipywidgets.Layout(width="100%", height="320px"),
         )
         self.figure.add_class("jhw-figure")
+        # The legend is a row of HTML under the figure, never inside the plot: it cannot cover
+        # a line or be covered by bqplot's toolbar, and it wraps instead of running off.
+        self.legend = ipywidgets.HTML(layout=ipywidgets.Layout(width="auto"))
+        self.legend.add_class("jhw-legend")
+        # Hovering a line names it: field, lane (label) and run.
+        self._tooltip = bqplot.Tooltip(fields=["name"], show_labels=False)
         self.panel.observe(self._on_stop_click, "stop_clicks")
         self.panel.observe(self._on_clear_click, "clear_clicks")
         self.panel.observe(self._on_log_y, "log_y")
@@ -210,7 +264,7 @@ class LivePlot(Sink):
         """The displayed widget: the panel above the figure (made on first use)."""
         if self._container is None:
             self._container = ipywidgets.VBox(
-                [self.panel, self.figure], layout=ipywidgets.Layout(width="100%")
+                [self.panel, self.figure, self.legend], layout=ipywidgets.Layout(width="100%")
             )
             self._container.add_class("jhw-liveplot")
         return self._container
@@ -342,6 +396,9 @@ class LivePlot(Sink):
                     self.panel.rate = 0.0
                     self.panel.elapsed = 0.0
                     self.panel.latest = {}
+                    self.panel.latest_range = {}
+                    self.panel.lane_statuses = {}
+                    self.panel.lane_names = {}
                     self.panel.fields = []
                     self.panel.error = ""
                     self.panel.lanes = 0
@@ -367,7 +424,7 @@ class LivePlot(Sink):
                 self._fade(d)
             self._drawn.append(_Drawn(run, self._runs_seen, specs))
             self._error_run = run if error else None
-            self._last_rate_point = (time.perf_counter(), 0)
+            self._rate_points = collections.deque([(time.perf_counter(), 0)])
             try:
                 with self.panel.hold_sync():
                     self.panel.status = "error" if error else "running"
@@ -380,6 +437,9 @@ class LivePlot(Sink):
                     self.panel.lanes = 0
                     self.panel.fields = [s.label for s in specs]
                     self.panel.latest = {}
+                    self.panel.latest_range = {}
+                    self.panel.lane_statuses = {}
+                    self.panel.lane_names = {}
                 self.figure.marks = [m for d in self._drawn for m in d.marks]
                 _close_marks(dropped)  # only once the figure no longer shows them
                 self._update_scales()
@@ -478,30 +538,98 @@ class LivePlot(Sink):
     def _make_marks(self, d: _Drawn, lanes: int) -> None:
         d.lanes_drawn = min(lanes, MAX_LANES)
         batched = d.run.lanes is not None
+        names = self._lane_names(d.run)  # lane_labels=, or "lane k"
+        field_colors = _field_colors([spec.label for spec in d.specs])
+        lane_colors = _lane_colors(d.lanes_drawn)
         for i, spec in enumerate(d.specs):
             for lane in range(d.lanes_drawn):
                 d.series[i, lane] = _Growing()
+            # The labels are what the hover read-out shows: field, lane, run.
             if batched:
-                labels = [f"{spec.label} · lane {k}" for k in range(d.lanes_drawn)]
-                # one field: tell lanes apart by color; several: color by field
-                colors = [
-                    _PALETTE[(k if len(d.specs) == 1 else i) % len(_PALETTE)]
-                    for k in range(d.lanes_drawn)
+                # Color tells lanes apart (a ramp, lane 0 first), dash style tells fields apart.
+                labels = [
+                    f"{spec.label} · {names[k]} · run {d.number}" for k in range(d.lanes_drawn)
                 ]
+                colors, style = lane_colors, _LINE_STYLES[i % len(_LINE_STYLES)]
             else:
-                labels, colors = [spec.label], [_PALETTE[i % len(_PALETTE)]]
-            d.marks.append(self._new_line(labels=labels, colors=colors))
+                labels = [f"{spec.label} · run {d.number}"]
+                colors, style = [field_colors[i]], "solid"
+            d.marks.append(self._new_line(labels=labels, colors=colors, line_style=style))
         self.figure.marks = [m for dd in self._drawn for m in dd.marks]
+        self._update_legend()
 
     def _fade(self, d: _Drawn) -> None:
-        if d.faded:
-            return
+        # Called for every kept run when a new one starts: the older a run, the fainter.
+        age = len(self._drawn) - self._drawn.index(d)
         d.faded = True
+        d.opacity = max(_FADED_MIN, _FADED * 0.7 ** (age - 1))
         for mark in d.marks:
-            with mark.hold_sync():
-                mark.opacities = [_FADED] * max(1, d.lanes_drawn)
-                mark.display_legend = False
-                mark.labels = [f"{label} (run {d.number})" for label in mark.labels]
+            mark.opacities = [d.opacity] * max(1, d.lanes_drawn)
+
+    def _update_legend(self) -> None:
+        """Rebuild the legend row: one entry per field (and per kept run), plus the lanes."""
+        items = []
+        several = sum(1 for d in self._drawn if d.marks) > 1
+        for d in self._drawn:
+            suffix = f" (run {d.number})" if several else ""
+            for spec, mark in zip(d.specs, d.marks, strict=False):
+                color = "currentColor" if d.run.lanes is not None else mark.colors[0]
+                items.append(
+                    f'<span class="jhw-legend-item" data-run="{d.number}" '
+                    f'style="white-space:nowrap">'
+                    f"{_swatch(color, mark.line_style, d.opacity)} "
+                    f"{html.escape(spec.label + suffix)}</span>"
+                )
+        latest = next((d for d in reversed(self._drawn) if d.marks), None)
+        if latest is not None and latest.run.lanes is not None:
+            names = self._lane_names(latest.run)
+            n = latest.lanes_drawn
+            colors = _lane_colors(n)
+            if n <= LEGEND_LANES:
+                items += [
+                    f'<span class="jhw-legend-lane" style="white-space:nowrap">'
+                    f"{_swatch(colors[k], 'solid', 1.0)} {html.escape(names[k])}"
+                    f"</span>"
+                    for k in range(n)
+                ]
+            else:
+                more = f" (first {n} of {latest.run.lanes})" if latest.run.lanes > n else ""
+                ramp = ", ".join(_LANE_RAMP)
+                items.append(
+                    f'<span class="jhw-legend-lanes" style="white-space:nowrap">'
+                    f"{html.escape(names[0])} "
+                    f'<span style="display:inline-block;width:72px;height:8px;'
+                    f'vertical-align:middle;background:linear-gradient(to right, {ramp})">'
+                    f"</span> {html.escape(names[n - 1])}{more}</span>"
+                )
+        self.legend.value = (
+            '<div class="jhw-legend-items" style="display:flex;flex-wrap:wrap;'
+            "gap:2px 14px;align-items:center;padding:0 8px 4px 8px;"
+            "font-size:var(--jp-ui-font-size1, 12px);"
+            'color:var(--jp-ui-font-color1, inherit)">' + "".join(items) + "</div>"
+            if items
+            else ""
+        )
+
+    def _update_ticks(self) -> None:
+        """Round tick values and one compact format per axis; the left margin fits the labels."""
+        x_ticks = _linear_ticks(0.0, float(self._x.max), 4, integer=True)
+        scale = self._y_scale
+        lo, hi = float(scale.min), float(scale.max)
+        log = scale is self._y_log
+        y_ticks = _log_ticks(lo, hi) if log else _linear_ticks(lo, hi, 6)
+        y_format, width = _tick_format(y_ticks, log=log)
+        for axis, ticks, fmt in (
+            (self._x_axis, x_ticks, _tick_format(x_ticks)[0]),
+            (self._y_axis, y_ticks, y_format),
+        ):
+            if list(axis.tick_values) != ticks or axis.tick_format != fmt:
+                with axis.hold_sync():
+                    axis.tick_values = np.array(ticks, float)
+                    axis.tick_format = fmt
+        left = max(40, math.ceil(width * _TICK_CHAR_PX) + _Y_LABEL_PAD_PX)
+        if self.figure.fig_margin.get("left") != left:
+            self.figure.fig_margin = {**self.figure.fig_margin, "left": left}
 
     def _update_scales(self) -> None:
         lo, hi, lo_pos, x_max = math.inf, -math.inf, math.inf, 1
@@ -523,6 +651,8 @@ class LivePlot(Sink):
                 self._y_log.min, self._y_log.max = float(lo_pos / 1.25), float(top * 1.25)
             else:
                 self._y_log.min, self._y_log.max = 0.1, 10.0
+        self._update_ticks()
+        self._update_legend()  # runs were added, faded or dropped: every caller needs both
 
     def _update_panel(self, d: _Drawn, final: bool) -> None:
         run = d.run
@@ -531,17 +661,43 @@ class LivePlot(Sink):
         now = time.perf_counter()
         elapsed = run.elapsed
         if final:
-            rate = step / elapsed if elapsed > 0 else 0.0
+            rate = step / elapsed if elapsed > 0 and step > 0 else 0.0
         else:
-            t0, s0 = self._last_rate_point
-            rate = (step - s0) / (now - t0) if now > t0 else 0.0
-            self._last_rate_point = (now, step)
-            rate = 0.5 * (self.panel.rate + rate) if self.panel.rate > 0 else rate
-        latest = {}
+            # Steps over the last RATE_WINDOW_S seconds (since the start, early on).
+            points = self._rate_points
+            points.append((now, step))
+            while len(points) > 2 and now - points[1][0] >= RATE_WINDOW_S:
+                points.popleft()
+            t0, s0 = points[0]
+            rate = (step - s0) / (now - t0) if now > t0 and step > s0 else 0.0
+        latest, latest_range = {}, {}
+        lanes = run.lanes or 0
         for i, spec in enumerate(d.specs):
-            series = d.series.get((i, 0))
-            if series is not None and series.size:
-                latest[spec.label] = _json_float(series.view()[-1])
+            last = [
+                series.view()[-1]
+                for lane in range(max(1, lanes))
+                if (series := d.series.get((i, lane))) is not None and series.size
+            ]
+            if not last:
+                continue
+            if lanes:  # under vmap: the median over lanes, and their range
+                values = np.asarray(last, dtype=np.float64)
+                with warnings.catch_warnings():  # all-NaN lanes: NaN is the right answer
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    mid, lo, hi = np.nanmedian(values), np.nanmin(values), np.nanmax(values)
+                latest[spec.label] = _json_float(mid)
+                latest_range[spec.label] = [_json_float(lo), _json_float(hi)]
+            else:
+                latest[spec.label] = _json_float(last[0])
+        lane_statuses: dict[str, int] = {}
+        lane_names: dict[str, list[str]] = {}
+        if lanes and run.ended is not None:
+            names = self._lane_names(run)
+            for lane, status in enumerate(run.statuses):
+                lane_statuses[status] = lane_statuses.get(status, 0) + 1
+                lane_names.setdefault(status, []).append(names[lane])
+            # Only the few lanes that ended differently are worth naming.
+            lane_names = {k: v for k, v in lane_names.items() if len(v) <= 2}
         with self.panel.hold_sync():
             if run.status == "failed":  # the computation raised: keep its rows, say so
                 self.panel.status = "error"
@@ -554,6 +710,30 @@ class LivePlot(Sink):
             self.panel.elapsed = float(elapsed)
             self.panel.rate = float(rate)
             self.panel.latest = latest
+            self.panel.latest_range = latest_range
+            self.panel.lane_statuses = lane_statuses
+            self.panel.lane_names = lane_names
+
+    def _lane_names(self, run: Run) -> list[str]:
+        """Names of ``run``'s lanes: the ``lane_labels`` given, or ``lane k`` when none were
+        given or their number does not match the run's lanes (warned once per run)."""
+        lanes = run.lanes or 0
+        labels = self._lane_labels
+        if not lanes:  # an unbatched run names no lane; the labels wait for a vmapped one
+            return []
+        if labels is not None and self._labels_checked is not run:
+            self._labels_checked = run
+            self._labels_ok = len(labels) == lanes
+            if not self._labels_ok:
+                warnings.warn(
+                    f"LivePlot(lane_labels=...) has {len(labels)} labels but the run has "
+                    f"{lanes} vmap lanes; lanes are named 'lane k'. Pass one label per lane.",
+                    UserWarning,
+                    stacklevel=2,
+                )
+        if labels is not None and self._labels_ok:
+            return list(labels)
+        return [f"lane {k}" for k in range(lanes)]
 
     def _show_error(self, error: BaseException, run: Run | None) -> None:
         # The update path must never raise into the run: show the error instead.
@@ -566,6 +746,39 @@ class LivePlot(Sink):
                 self.panel.error = text
         except Exception:  # even the panel failed; fall back to a warning
             warnings.warn(f"LivePlot update failed: {text}", RuntimeWarning, stacklevel=2)
+
+    # ---------------------------------------------------------------- runners
+    # The view sends a Stop click as a widget message, which a kernel handles only while a cell
+    # awaits (run_async); a normal cell (`with live:`, `run`) holds the kernel until it ends.
+    # There the view asks for a kernel interrupt instead, which `interrupts` turns into a stop
+    # of the armed sink's run: `stop_mode` tells the view which applies.
+    def __enter__(self) -> LivePlot:
+        super().__enter__()
+        self._sync_stop_mode()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            super().__exit__(*exc)
+        finally:
+            self._sync_stop_mode()
+
+    async def run_async(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        self._async_runs += 1
+        self._sync_stop_mode()
+        try:
+            return await super().run_async(fn, *args, **kwargs)
+        finally:
+            self._async_runs -= 1
+            self._sync_stop_mode()
+
+    run_async.__doc__ = Sink.run_async.__doc__
+
+    def _sync_stop_mode(self) -> None:
+        # `_armed` (Sink): one flag per open `with` block, True where interrupts were armed
+        # (main thread only; elsewhere an interrupt would not reach the run).
+        interrupt = any(self._armed) and self._async_runs == 0
+        self.panel.stop_mode = "interrupt" if interrupt else "message"
 
     # --------------------------------------------------------------- controls
     def _on_stop_click(self, change: dict[str, Any]) -> None:
@@ -589,7 +802,7 @@ class LivePlot(Sink):
                         labels=list(m.labels),
                         colors=list(m.colors),
                         opacities=list(m.opacities),
-                        display_legend=m.display_legend,
+                        line_style=m.line_style,
                         x=m.x,
                         y=m.y,
                     )
@@ -601,15 +814,29 @@ class LivePlot(Sink):
                 self.figure.axes = [self._x_axis, self._y_axis]
             for w in old:
                 w.close()
+            self._update_ticks()
 
     def _new_y_axis(self) -> bqplot.Axis:
-        return bqplot.Axis(scale=self._y_scale, side="left", grid_lines="dashed", tick_format=".3g")
+        return bqplot.Axis(
+            scale=self._y_scale,
+            side="left",
+            color=_AXIS_TEXT,
+            grid_lines="dashed",
+            # Never a tick at 0 on a log scale (a NaN position); `_update_ticks` sets the real ones.
+            tick_values=np.array([0.1, 1.0, 10.0] if self.panel.log_y else [0.0, 0.5, 1.0]),
+            tick_format=",~g",
+        )
 
     def _new_line(self, **traits: Any) -> bqplot.Lines:
         traits.setdefault("x", np.zeros(0))
         traits.setdefault("y", np.zeros(0))
-        traits.setdefault("display_legend", True)
-        return bqplot.Lines(scales={"x": self._x, "y": self._y_scale}, stroke_width=1.5, **traits)
+        return bqplot.Lines(
+            scales={"x": self._x, "y": self._y_scale},
+            stroke_width=1.5,
+            display_legend=False,  # the legend is the HTML row under the figure
+            tooltip=self._tooltip,
+            **traits,
+        )
 
     def _on_keep_runs(self, change: dict[str, Any]) -> None:
         if not change["new"]:
@@ -655,6 +882,22 @@ class LivePlot(Sink):
 
 
 # ------------------------------------------------------------------------ functions
+def _check_lane_labels(labels: Any) -> tuple[str, ...] | None:
+    if labels is None:
+        return None
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence):
+        raise TypeError(
+            "lane_labels must be a sequence of str, one per vmap lane (e.g. "
+            f"[f'lr={{lr}}' for lr in lrs]), got {labels!r}."
+        )
+    bad = [x for x in labels if not isinstance(x, str)]
+    if bad:
+        raise TypeError(
+            f"lane_labels must hold str only, got {bad[0]!r}; e.g. [str(v) for v in values]."
+        )
+    return tuple(labels)
+
+
 def _check_fields(fields: Any) -> tuple[str, ...] | None:
     if fields is None:
         return None
@@ -786,3 +1029,114 @@ def _has_kernel_comm(widget: ipywidgets.Widget) -> bool:
     """True when the widget talks to a kernel's comm (a frontend may be listening)."""
     comm = getattr(widget, "comm", None)
     return comm is not None and type(comm).__name__ != "DummyComm"
+
+
+# ------------------------------------------------------------------------ figure helpers
+def _field_colors(labels: Sequence[str]) -> list[str]:
+    """A color per field that depends on its name, not on its position: ``grad_norm`` gets the
+    same color in every plot. A name whose color is already taken in this plot gets the next
+    free one (deterministic, so the same set of names always gets the same colors)."""
+    taken: set[int] = set()
+    out = []
+    for label in labels:
+        k = zlib.crc32(label.encode()) % len(_PALETTE)
+        if len(taken) < len(_PALETTE):
+            while k in taken:
+                k = (k + 1) % len(_PALETTE)
+        taken.add(k)
+        out.append(_PALETTE[k])
+    return out
+
+
+def _lane_colors(n: int) -> list[str]:
+    """``n`` colors along the sequential lane ramp (lane 0 first)."""
+    ramp = np.array([[int(c[i : i + 2], 16) for i in (1, 3, 5)] for c in _LANE_RAMP], float)
+    out = []
+    for k in range(n):
+        t = (k / (n - 1) if n > 1 else 0.0) * (len(ramp) - 1)
+        j = min(int(t), len(ramp) - 2)
+        rgb = ramp[j] + (t - j) * (ramp[j + 1] - ramp[j])
+        out.append("#" + "".join(f"{round(v):02x}" for v in rgb))
+    return out
+
+
+def _nice_step(span: float, intervals: int) -> float:
+    raw = span / intervals
+    mag = 10.0 ** math.floor(math.log10(raw))
+    return next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw * (1 - 1e-9))
+
+
+def _linear_ticks(lo: float, hi: float, intervals: int, integer: bool = False) -> list[float]:
+    """Round ticks (1, 2 or 5 times a power of ten apart) inside [lo, hi], at most
+    ``intervals + 1`` of them."""
+    span = hi - lo
+    if not (math.isfinite(span) and span > 0):
+        return [float(lo)] if math.isfinite(lo) else []
+    step = _nice_step(span, intervals)
+    if integer:
+        step = max(1.0, step)
+    first = math.ceil(lo / step - 1e-9)
+    last = math.floor(hi / step + 1e-9)
+    digits = max(0, 2 - math.floor(math.log10(step)))
+    return [round(k * step, digits) for k in range(first, last + 1)]
+
+
+def _log_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
+    """Powers of ten inside [lo, hi] (every k-th when there are more than ``most``); 1-2-5
+    multiples when fewer than two powers fit; round linear ticks when even those do not."""
+    if not (0 < lo < hi and math.isfinite(hi)):
+        return []
+    a, b = math.ceil(math.log10(lo) - 1e-9), math.floor(math.log10(hi) + 1e-9)
+    if b - a + 1 >= 2:
+        every = math.ceil((b - a + 1) / most)
+        return [10.0**e for e in range(a, b + 1) if e % every == 0]
+    ticks = sorted(
+        m * 10.0**e for e in range(a - 1, b + 2) for m in (1, 2, 5) if lo <= m * 10.0**e <= hi
+    )
+    return ticks if len(ticks) >= 2 else _linear_ticks(lo, hi, 4)
+
+
+def _tick_format(ticks: Sequence[float], log: bool = False) -> tuple[str, int]:
+    """One d3-format string for every label of an axis, and the widest label in characters.
+
+    Fixed point with thousands separators (``20,000``, ``0.25``: as many decimals as the tick
+    spacing needs, no trailing zeros) while the labels stay short; otherwise scientific
+    (``1e-6``, ``2.5e+7``) for all of them, never a mix.
+    """
+    ticks = [float(t) for t in ticks]
+    if not ticks:
+        return ",~g", 1
+    big = max(abs(t) for t in ticks)
+    if log:
+        if all(1e-3 <= t < 1e5 for t in ticks):
+            return ",~g", max(len(f"{t:,g}") for t in ticks)
+        mantissa = [t / 10.0 ** math.floor(math.log10(t)) for t in ticks]
+        p = 0 if all(abs(m - round(m)) < 1e-9 for m in mantissa) else 1
+        return f".{p}e", max(len(_exp_label(t, p)) for t in ticks)
+    step = min((b - a for a, b in itertools.pairwise(ticks)), default=big or 1.0)
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9)) if step > 0 else 0
+    if 1e-3 <= big < 1e6 or big == 0:
+        fixed = [f"{t:,.{decimals}f}" for t in ticks]
+        return f",.{decimals}~f", max(map(len, fixed))
+    p = min(6, max(0, math.floor(math.log10(big)) - math.floor(math.log10(step)))) if step else 2
+    return f".{p}~e", max(len(_exp_label(t, p)) for t in ticks)
+
+
+def _exp_label(t: float, p: int) -> str:
+    """The longest label d3-format ``.{p}e`` writes for ``t`` (``1e-6``: no zero padding)."""
+    mantissa, exponent = f"{t:.{p}e}".split("e")
+    return f"{mantissa}e{int(exponent):+d}"
+
+
+_DASHES = {"solid": "", "dashed": "6,3", "dotted": "2,2", "dash_dotted": "6,2,2,2"}
+
+
+def _swatch(color: str, line_style: str, opacity: float) -> str:
+    """A short line in the legend, drawn like the plotted line."""
+    dash = _DASHES.get(line_style, "")
+    dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+    return (
+        f'<svg width="22" height="10" style="vertical-align:middle" aria-hidden="true">'
+        f'<line x1="1" y1="5" x2="21" y2="5" stroke="{color}" stroke-width="2.5" '
+        f'stroke-opacity="{opacity:.2f}"{dash_attr}/></svg>'
+    )

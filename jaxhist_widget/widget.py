@@ -12,7 +12,7 @@ from pathlib import Path
 import anywidget
 import traitlets
 
-__all__ = ["ESM_PATH", "STATUSES", "LivePanel"]
+__all__ = ["ESM_PATH", "STATUSES", "STOP_MODES", "LivePanel"]
 
 
 def _esm_path() -> Path:
@@ -28,6 +28,9 @@ ESM_PATH = _esm_path()
 
 #: Values of `LivePanel.status`.
 STATUSES = ("idle", "running", "converged", "max_steps", "stopped", "error")
+
+#: Values of `LivePanel.stop_mode`: how a Stop click reaches the kernel.
+STOP_MODES = ("message", "interrupt")
 
 
 class LivePanel(anywidget.AnyWidget):
@@ -49,7 +52,8 @@ class LivePanel(anywidget.AnyWidget):
     #: Steps done in the current run (rows - 1; the largest over vmap lanes).
     step = traitlets.Int(0).tag(sync=True)
     max_steps = traitlets.Int(0).tag(sync=True)
-    #: Steps per second: recent rate while running, the run's average once it ended.
+    #: Steps per second: the rate over the last few seconds while running, the run's average
+    #: once it ended (0 when no step was taken).
     rate = traitlets.Float(0.0).tag(sync=True)
     #: Seconds since the run started (to its end once it ended).
     elapsed = traitlets.Float(0.0).tag(sync=True)
@@ -59,9 +63,23 @@ class LivePanel(anywidget.AnyWidget):
     run_number = traitlets.Int(0).tag(sync=True)
     #: Names of the plotted series, in legend order.
     fields = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    #: Latest value per series (lane 0 under vmap). A float, or the string "nan" / "inf" /
-    #: "-inf": JSON has no non-finite numbers.
+    #: Latest value per series (the median over lanes under vmap). A float, or the string
+    #: "nan" / "inf" / "-inf": JSON has no non-finite numbers.
     latest = traitlets.Dict().tag(sync=True)
+    #: Under vmap: per series, ``[min, max]`` of the latest values over lanes; else empty.
+    latest_range = traitlets.Dict().tag(sync=True)
+    #: Under vmap, once the run ended: number of lanes per end status, e.g.
+    #: ``{"converged": 5, "max_steps": 1}``; else empty.
+    lane_statuses = traitlets.Dict().tag(sync=True)
+    #: Under vmap, once the run ended: the labels of the lanes of each status (``lane k`` or
+    #: the LivePlot's ``lane_labels``), for naming the few lanes that ended differently.
+    lane_names = traitlets.Dict().tag(sync=True)
+    #: How a Stop click reaches the kernel (one of `STOP_MODES`). "interrupt" while a normal
+    #: cell runs the loop (``with live:``, `LivePlot.run`): the kernel handles no widget message
+    #: before the cell ends, so the view asks for a kernel interrupt, as the notebook's stop
+    #: button does, and `jaxhist_widget.interrupts` turns it into a stop. "message" otherwise
+    #: (``await live.run_async(...)``: the event loop is free and handles the click).
+    stop_mode = traitlets.Enum(STOP_MODES, default_value="message").tag(sync=True)
     #: Error text shown under the status (status is "error" while it applies).
     error = traitlets.Unicode("").tag(sync=True)
 

@@ -6,8 +6,14 @@
 //
 // Stable hooks for tests: .jhw-panel[data-status], .jhw-status[data-status],
 // .jhw-step[data-step][data-max-steps], .jhw-progress[aria-valuenow], .jhw-rate,
-// .jhw-elapsed, .jhw-field[data-field] > .jhw-field-value[data-value], .jhw-error,
-// .jhw-stop, .jhw-logy, .jhw-keep, .jhw-clear.
+// .jhw-elapsed, .jhw-eta, .jhw-lane-status, .jhw-field[data-field] > .jhw-field-value[data-value],
+// .jhw-error, .jhw-stop[data-mode], .jhw-logy, .jhw-keep, .jhw-clear, and
+// .jhw-panel[data-kernel] ("alive", or "dead" once the view saw its kernel die or restart).
+//
+// Stop: in a normal cell (`with live:`) the kernel handles no widget message until the cell
+// ends, so a click there asks the kernel for an interrupt, exactly as the notebook's ■ does;
+// jaxhist_widget.interrupts turns that interrupt into a clean stop. The runner says which
+// applies through the `stop_mode` trait ("interrupt", or "message" for `run_async`).
 
 export const STATUS_LABELS = {
   idle: "idle",
@@ -29,25 +35,39 @@ export function statusClass(status) {
   return `jhw-status--${known.replace(/_/g, "-")}`;
 }
 
+/** The one number format of the panel (steps, step counts, rate): thousands separators up to
+ * a million ("1,074", "20,000"), then 3 significant digits with a suffix ("1.23M", "45.6B");
+ * values below 10 that are not integers keep 2 significant digits ("4.2", "0.42"). */
+export function formatNumber(n) {
+  const v = Number(n);
+  if (!Number.isFinite(v)) return "–";
+  const a = Math.abs(v);
+  const sign = v < 0 ? "-" : "";
+  for (const [scale, suffix] of [[1e12, "T"], [1e9, "B"], [1e6, "M"]]) {
+    if (Math.round(a) >= scale) return sign + `${Number((a / scale).toPrecision(3))}${suffix}`;
+  }
+  if (a < 10 && !Number.isInteger(v)) return sign + String(Number(a.toPrecision(2)));
+  return sign + Math.round(a).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
 /** True while a run is in progress (the Stop button is enabled only then). */
 export function isRunning(status) {
   return status === "running";
 }
 
-/** Fraction of max_steps done, clamped to [0, 1]; 0 when max_steps is unknown. */
-export function progressFraction(step, maxSteps) {
+/** Fraction of max_steps done, clamped to [0, 1]; 0 when max_steps is unknown. A converged
+ * run is complete whatever its step (a run that converged at 32 % must not look unfinished). */
+export function progressFraction(step, maxSteps, status) {
+  if (status === "converged") return 1;
   const s = Number(step);
   const m = Number(maxSteps);
   if (!Number.isFinite(s) || !Number.isFinite(m) || m <= 0) return 0;
   return Math.min(1, Math.max(0, s / m));
 }
 
-/** An integer with thousands separators: 1234567 -> "1,234,567". */
+/** A step count, in the panel's one number format (`formatNumber`). */
 export function formatCount(n) {
-  const v = Number(n);
-  if (!Number.isFinite(v)) return "–";
-  const sign = v < 0 ? "-" : "";
-  return sign + Math.round(Math.abs(v)).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return formatNumber(Math.round(Number(n)));
 }
 
 /**
@@ -93,17 +113,58 @@ export function formatDuration(seconds) {
   return h > 0 ? `${h} h ${pad(m)} m` : `${m} m ${pad(sec)} s`;
 }
 
-/** Steps per second with a k/M suffix: "850 steps/s", "12.3k steps/s", "4.1M steps/s". */
+/** Steps per second in the one number format: "850 steps/s", "11,300 steps/s", "4.1M steps/s";
+ * "" when there is no rate (no step taken yet, or a run that ended with zero steps). */
 export function formatRate(rate) {
   const r = Number(rate);
-  if (!Number.isFinite(r) || r <= 0) return "– steps/s";
-  let text;
-  if (r >= 1e6) text = `${(r / 1e6).toFixed(1)}M`;
-  else if (r >= 1e4) text = `${(r / 1e3).toFixed(1)}k`;
-  else if (r >= 100) text = `${Math.round(r)}`;
-  else if (r >= 1) text = `${r.toFixed(1)}`;
-  else text = r.toPrecision(2);
-  return `${text} steps/s`;
+  if (!Number.isFinite(r) || r <= 0) return "";
+  return `${formatNumber(r)} steps/s`;
+}
+
+/** Seconds left until max_steps at `rate`, or null when unknown or not running. An upper
+ * bound: the loop may converge earlier. */
+export function etaSeconds(step, maxSteps, rate, status) {
+  const s = Number(step);
+  const m = Number(maxSteps);
+  const r = Number(rate);
+  if (status !== "running" || !(r > 0) || !(m > 0) || !Number.isFinite(s) || s >= m) return null;
+  return (m - s) / r;
+}
+
+/** "≤ 1 m 05 s left" (an upper bound: the loop may converge before max_steps); "" if unknown. */
+export function formatEta(seconds) {
+  if (seconds === null || seconds === undefined || !Number.isFinite(Number(seconds))) return "";
+  return `≤ ${formatDuration(seconds)} left`;
+}
+
+/** Per-lane end states, most frequent first: {converged: 5, max_steps: 1} ->
+ * "5 converged · 1 max steps". Lanes of a status held by at most two lanes are named when
+ * `names` (status -> lane labels) is given: "5 converged · 1 max steps (lr=0.3)". */
+export function laneSummary(counts, names) {
+  const entries = Object.entries(counts || {}).filter(([, n]) => Number(n) > 0);
+  entries.sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  return entries
+    .map(([status, n]) => {
+      const who = names && Object.hasOwn(names, status) ? names[status] : null;
+      const few = who && who.length > 0 && who.length <= 2 && n <= 2;
+      const named = few ? ` (${who.join(", ")})` : "";
+      return `${formatCount(n)} ${statusLabel(status)}${named}`;
+    })
+    .join(" · ");
+}
+
+/** What a kernel status means for a view whose model lives in that kernel: null while the
+ * kernel is usable, else the text shown ("kernel died", "kernel restarted"). A restarted
+ * kernel does not know this widget any more, so both are final for the view. */
+export function kernelLostLabel(kernelStatus) {
+  if (kernelStatus === "dead" || kernelStatus === "autorestarting") return "kernel died";
+  if (kernelStatus === "restarting") return "kernel restarted";
+  return null;
+}
+
+/** CSS class of the progress bar: its colour says how the run ended. */
+export function progressClass(status) {
+  return `jhw-progress-bar ${statusClass(status).replace("jhw-status--", "jhw-progress-bar--")}`;
 }
 
 /** "step / max_steps" text. */
@@ -151,7 +212,17 @@ const CSS = `
   background: var(--jp-layout-color3, #e0e0e0);
 }
 .jhw-progress-bar { height: 100%; width: 0; background: var(--jp-brand-color1, #1976d2); }
-.jhw-step, .jhw-rate, .jhw-elapsed, .jhw-field-value {
+/* The bar's colour says how the run ended, like the badge. */
+.jhw-progress-bar--converged { background: var(--jp-success-color1, #388e3c); }
+.jhw-progress-bar--max-steps, .jhw-progress-bar--stopped {
+  background: var(--jp-warn-color1, #f57c00);
+}
+.jhw-progress-bar--error { background: var(--jp-error-color1, #d32f2f); }
+.jhw-progress-bar--idle, .jhw-progress-bar--unknown {
+  background: var(--jp-layout-color4, #757575);
+}
+.jhw-panel[data-kernel="dead"] .jhw-progress-bar { background: var(--jp-layout-color4, #757575); }
+.jhw-step, .jhw-rate, .jhw-elapsed, .jhw-eta, .jhw-field-value {
   font-family: var(--jp-code-font-family, ui-monospace, monospace);
   font-variant-numeric: tabular-nums;
 }
@@ -162,7 +233,9 @@ const CSS = `
   margin: 0; padding: 4px 6px; white-space: pre-wrap; max-height: 10em; overflow: auto;
   font-family: var(--jp-code-font-family, ui-monospace, monospace);
   font-size: var(--jp-code-font-size, 12px);
-  color: var(--jp-error-color1, #d32f2f);
+  /* The body text takes the ordinary font colour: the theme's error red on a dark background
+     is about 2.7:1; the red border and the badge say it is an error. */
+  color: var(--jp-ui-font-color1, rgba(0, 0, 0, 0.87));
   background: var(--jp-layout-color2, #fafafa);
   border-left: 3px solid var(--jp-error-color1, #d32f2f);
 }
@@ -180,6 +253,27 @@ const CSS = `
   border-color: var(--jp-error-color1, #d32f2f);
 }
 .jhw-panel label { display: inline-flex; align-items: center; gap: 3px; cursor: pointer; }
+.jhw-kernel {
+  font-weight: 600; padding: 1px 8px; border-radius: 10px;
+  color: var(--jp-ui-inverse-font-color1, #fff); background: var(--jp-error-color1, #d32f2f);
+}
+.jhw-kernel[hidden] { display: none; }
+/* Inside a LivePlot (the .jhw-liveplot box: this panel above the bqplot figure) the two read
+   as one widget: one frame around both, the figure's (transparent) background, the same left
+   and right edges, no gap. ipywidgets gives the figure a 2 px margin, which put it 2 px right
+   of the panel and overflowed the box by 4 px. */
+.jhw-liveplot {
+  box-sizing: border-box;
+  border: 1px solid var(--jp-border-color2, #e0e0e0);
+  border-radius: 4px;
+}
+.jhw-liveplot .jhw-panel {
+  border: none;
+  border-bottom: 1px solid var(--jp-border-color2, #e0e0e0);
+  border-radius: 0;
+  background: transparent;
+}
+.jhw-liveplot > .jhw-figure { margin: 0; }
 `;
 
 function element(tag, className, text) {
@@ -213,8 +307,12 @@ function render({ model, el }) {
   const step = element("span", "jhw-step");
   const rate = element("span", "jhw-rate jhw-muted");
   const elapsed = element("span", "jhw-elapsed jhw-muted");
+  const eta = element("span", "jhw-eta jhw-muted");
   const lanes = element("span", "jhw-lanes jhw-muted");
-  head.append(title, status, progress, step, rate, elapsed, lanes);
+  const laneStatus = element("span", "jhw-lane-status jhw-muted");
+  const kernelNote = element("span", "jhw-kernel");
+  kernelNote.hidden = true;
+  head.append(title, status, kernelNote, progress, step, rate, eta, elapsed, lanes, laneStatus);
 
   const fields = element("div", "jhw-fields");
   const error = element("pre", "jhw-error");
@@ -222,7 +320,6 @@ function render({ model, el }) {
   const controls = element("div", "jhw-row");
   const stop = element("button", "jhw-stop", "■ Stop");
   stop.type = "button";
-  stop.title = "Stop the run after its current step (needs an async cell: await live.run_async(...))";
   const [logLabel, logY] = checkbox("jhw-logy", "log y");
   const [keepLabel, keep] = checkbox("jhw-keep", "keep previous runs");
   const clear = element("button", "jhw-clear", "Clear");
@@ -233,9 +330,20 @@ function render({ model, el }) {
   root.append(style, head, fields, error, controls);
   el.append(root);
 
+  // Set once the kernel died or restarted: the model's comm is gone for good, so nothing this
+  // view shows can change any more and no control can work.
+  let kernelLost = null;
+  // The run number a Stop was sent for: the button stays disabled ("stopping…") until that
+  // run ended, so a second click cannot turn into a second interrupt (which the kernel would
+  // take as "I insist": a KeyboardInterrupt).
+  let stoppingRun = null;
+
   function update() {
     const s = model.get("status");
     root.dataset.status = s;
+    root.dataset.kernel = kernelLost ? "dead" : "alive";
+    kernelNote.textContent = kernelLost || "";
+    kernelNote.hidden = !kernelLost;
     status.textContent = statusLabel(s);
     status.className = `jhw-status ${statusClass(s)}`;
     status.dataset.status = s;
@@ -245,21 +353,30 @@ function render({ model, el }) {
 
     const k = model.get("step");
     const m = model.get("max_steps");
-    const frac = progressFraction(k, m);
+    const frac = progressFraction(k, m, s);
     bar.style.width = `${(100 * frac).toFixed(2)}%`;
+    bar.className = progressClass(s);
     progress.setAttribute("aria-valuenow", String(k));
     progress.setAttribute("aria-valuemax", String(m));
     step.textContent = formatProgress(k, m);
     step.dataset.step = String(k);
     step.dataset.maxSteps = String(m);
 
-    rate.textContent = formatRate(model.get("rate"));
+    rate.textContent = kernelLost ? "" : formatRate(model.get("rate"));
+    rate.hidden = !rate.textContent;
+    eta.textContent = kernelLost ? "" : formatEta(etaSeconds(k, m, model.get("rate"), s));
+    eta.hidden = !eta.textContent;
     elapsed.textContent = formatDuration(model.get("elapsed"));
     const b = model.get("lanes");
     lanes.textContent = b > 0 ? `${b} lanes` : "";
     lanes.hidden = !(b > 0);
+    const summary = laneSummary(model.get("lane_statuses"), model.get("lane_names"));
+    laneStatus.textContent = b > 0 ? summary : "";
+    laneStatus.hidden = !laneStatus.textContent;
 
+    // Under vmap `latest` holds the median over lanes and `latest_range` its [min, max].
     const latest = model.get("latest") || {};
+    const range = model.get("latest_range") || {};
     fields.replaceChildren(
       ...(model.get("fields") || []).map((name) => {
         const item = element("span", "jhw-field");
@@ -267,6 +384,14 @@ function render({ model, el }) {
         const value = element("span", "jhw-field-value", formatValue(latest[name]));
         value.dataset.value = String(latest[name] ?? "");
         item.append(element("span", "jhw-field-name", name), value);
+        const span = range[name];
+        if (Array.isArray(span) && span.length === 2) {
+          value.title = "median over lanes";
+          const text = ` [${formatValue(span[0])} … ${formatValue(span[1])}]`;
+          const spread = element("span", "jhw-field-range jhw-muted", text);
+          spread.title = "min … max over lanes";
+          item.append(spread);
+        }
         return item;
       }),
     );
@@ -275,14 +400,55 @@ function render({ model, el }) {
     error.textContent = message;
     error.hidden = !message;
 
-    stop.disabled = !isRunning(s);
+    const run = model.get("run_number");
+    if (stoppingRun !== null && (stoppingRun !== run || !isRunning(s))) stoppingRun = null;
+    const mode = stopMode();
+    stop.dataset.mode = mode;
+    stop.disabled = Boolean(kernelLost) || !isRunning(s) || stoppingRun !== null;
+    stop.textContent = stoppingRun !== null ? "■ Stopping…" : "■ Stop";
+    stop.title = kernelLost
+      ? "The kernel is gone"
+      : mode === "interrupt"
+        ? "Stop the run after its current chunk (interrupts the kernel, like ■; " +
+          "the partial history is kept)"
+        : "Stop the run after its current chunk (the partial history is kept)";
+    for (const control of [logY, keep, clear]) control.disabled = Boolean(kernelLost);
     logY.checked = Boolean(model.get("log_y"));
     keep.checked = Boolean(model.get("keep_runs"));
   }
 
-  const onStop = () => {
+  function kernel() {
+    const manager = model.widget_manager;
+    return manager && manager.kernel ? manager.kernel : null;
+  }
+
+  // "interrupt" only where the kernel connection can be asked for one; else the message.
+  function stopMode() {
+    const k = kernel();
+    const canInterrupt = k !== null && typeof k.interrupt === "function";
+    return model.get("stop_mode") === "interrupt" && canInterrupt ? "interrupt" : "message";
+  }
+
+  const sendStop = () => {
     model.set("stop_clicks", (model.get("stop_clicks") || 0) + 1);
     model.save_changes();
+  };
+  const onStop = () => {
+    if (kernelLost || !isRunning(model.get("status"))) return;
+    stoppingRun = model.get("run_number");
+    if (stopMode() === "interrupt") {
+      // The cell holds the kernel: a widget message would wait until it ends. The interrupt
+      // (SIGINT, like ■) reaches the running loop at its next chunk.
+      Promise.resolve()
+        .then(() => kernel().interrupt())
+        .catch((e) => {
+          console.warn("jaxhist_widget: kernel interrupt failed, sending a stop message", e);
+          sendStop();
+        });
+    } else {
+      sendStop();
+    }
+    update();
   };
   const onClear = () => {
     model.set("clear_clicks", (model.get("clear_clicks") || 0) + 1);
@@ -303,7 +469,8 @@ function render({ model, el }) {
 
   const traits = [
     "status", "title", "step", "max_steps", "rate", "elapsed", "lanes",
-    "fields", "latest", "error", "log_y", "keep_runs",
+    "fields", "latest", "error", "log_y", "keep_runs", "stop_mode", "run_number",
+    "lane_statuses", "lane_names", "latest_range",
   ];
   // One message from Python changes several traits at once, and each fires its own event:
   // coalesce them into one redraw after the message is applied.
@@ -318,11 +485,34 @@ function render({ model, el }) {
     });
   };
   for (const name of traits) model.on(`change:${name}`, schedule);
+
+  // A dead or restarted kernel takes the model's comm with it and sends nothing more: watch
+  // the kernel's status so the panel does not say "running" with Stop enabled forever.
+  // (The model's comm_live flag is not exposed by anywidget's model proxy, and its change
+  // event does not say which way it changed.)
+  const onKernelStatus = (_sender, kernelStatus) => {
+    const lost = kernelLostLabel(kernelStatus);
+    // A crash shows as "restarting" then "autorestarting" (JupyterLab 4.6): let "kernel died"
+    // replace "kernel restarted", never the other way.
+    if (lost && (!kernelLost || (kernelLost !== lost && lost === "kernel died"))) {
+      kernelLost = lost;
+      schedule();
+    }
+  };
+  const watched = kernel();
+  if (watched && watched.statusChanged && typeof watched.statusChanged.connect === "function") {
+    watched.statusChanged.connect(onKernelStatus);
+    onKernelStatus(null, watched.status);
+  }
   update();
 
   return () => {
     alive = false;
     for (const name of traits) model.off(`change:${name}`, schedule);
+    const signal = watched && watched.statusChanged;
+    if (signal && typeof signal.disconnect === "function") {
+      watched.statusChanged.disconnect(onKernelStatus);
+    }
     stop.removeEventListener("click", onStop);
     clear.removeEventListener("click", onClear);
     logY.removeEventListener("change", onLogY);

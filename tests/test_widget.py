@@ -66,7 +66,7 @@ def test_panel_state_after_jit_run():
     assert state["elapsed"] > 0 and state["rate"] > 0
     # the plot: one Lines per field, ending at the last step with the last value
     loss_line = live.figure.marks[0]
-    assert list(loss_line.labels) == ["loss"]
+    assert list(loss_line.labels) == ["loss · run 1"]  # what the hover read-out shows
     assert loss_line.x[-1] == state["step"]
     assert loss_line.y[-1] == pytest.approx(float(rows["loss"][-1]))
 
@@ -164,7 +164,7 @@ def test_history_vmap_one_line_per_lane():
     assert state["lanes"] == 3
     assert state["step"] == max(len(e) for e in expected) - 1
     (mark,) = live.figure.marks
-    assert list(mark.labels) == ["value · lane 0", "value · lane 1", "value · lane 2"]
+    assert list(mark.labels) == [f"value · lane {k} · run 1" for k in range(3)]
     assert mark.y.shape[0] == 3
     for lane, e in enumerate(expected):  # each lane's line, padded with its last point
         y = mark.y[lane]
@@ -227,8 +227,8 @@ def test_keep_runs_fades_previous_and_clear_forgets():
         halve(10.0)
         halve(20.0)
     old, new = live.figure.marks
-    assert list(old.opacities) == [0.3] and not old.display_legend
-    assert list(new.opacities) == [] and new.display_legend
+    assert list(old.opacities) == [0.3] and list(new.opacities) == []
+    assert "value (run 1)" in live.legend.value and "value (run 2)" in live.legend.value
     assert len(live.runs) == 2
     live.panel.clear_clicks += 1  # the Clear button
     assert live.runs == [] and live.figure.marks == []
@@ -384,7 +384,7 @@ def test_display_reuses_one_container():
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == live.widget.model_id
     assert live.widget is live.widget
-    assert live.widget.children == (live.panel, live.figure)
+    assert live.widget.children == (live.panel, live.figure, live.legend)
 
 
 def test_panel_esm_is_the_js_module():
