@@ -76,7 +76,15 @@ LEGEND_LANES = 8
 #: space a y label keeps from the tick and the figure's left edge.
 _TICK_CHAR_PX = 7.0
 _Y_LABEL_PAD_PX = 14
-_OPTIONS = ("fields", "log_y", "keep_runs", "title", "max_points", "lane_labels")
+_OPTIONS = (
+    "fields",
+    "log_y",
+    "keep_runs",
+    "title",
+    "max_points",
+    "lane_labels",
+    "continue_steps",
+)
 #: The panel's rate is measured over about this many seconds of the latest updates: rows arrive
 #: in chunks, so a rate per update (or per second) jumps between chunk sizes.
 RATE_WINDOW_S = 5.0
@@ -128,6 +136,7 @@ class _Drawn:
     max_step: int = 0
     faded: bool = False
     opacity: float = 1.0  # of its lines (previous runs are faded)
+    x0: int = 0  # step axis offset: where the previous run ended, with continue_steps=True
 
 
 class LivePlot(Sink):
@@ -159,6 +168,10 @@ class LivePlot(Sink):
     lane_labels
         Names of the vmap lanes (e.g. ``[f"lr={lr}" for lr in lrs]``), used wherever the plot
         names a lane; one per lane (a run with another lane count warns and uses ``lane k``).
+    continue_steps
+        Draw each run from the step where the previous one ended (a loop resumed from its last
+        carry, e.g. in chunks of ``max_steps``), so the step axis counts the whole optimisation;
+        best with ``keep_runs=True``. Host rows (`history`) keep each run's own steps.
 
     Examples
     --------
@@ -183,6 +196,7 @@ class LivePlot(Sink):
         title: str | None = None,
         max_points: int = 2000,
         lane_labels: Sequence[str] | None = None,
+        continue_steps: bool = False,
         **unknown: Any,
     ) -> None:
         if unknown:
@@ -202,6 +216,9 @@ class LivePlot(Sink):
         if title is not None and not isinstance(title, str):
             raise TypeError(f"title must be a str or None, got {title!r}.")
         self.max_points = max_points
+        if not isinstance(continue_steps, bool):
+            raise TypeError(f"continue_steps must be True or False, got {continue_steps!r}.")
+        self.continue_steps = continue_steps
         #: Names of the vmap lanes (e.g. the swept values), or None for ``lane k``. Checked
         #: against the lane count when a run's lanes are known (see `_lane_names`).
         self._lane_labels = _check_lane_labels(lane_labels)
@@ -416,13 +433,17 @@ class LivePlot(Sink):
                 error = ""
             except ValueError as e:  # a bad fields= entry: record anyway, say why nothing plots
                 specs, error = [], str(e)
+            # A resumed run's row 0 is the previous run's last row: continue from its step
+            # (known before the previous run's lines may be dropped just below).
+            prev = self._drawn[-1] if self._drawn and self.continue_steps else None
+            x0 = prev.x0 + prev.max_step if prev is not None else 0
             dropped = []
             if not self.panel.keep_runs:
                 dropped = [d for d in self._drawn if d.run.ended is not None]
                 self._drawn = [d for d in self._drawn if d.run.ended is None]
             for d in self._drawn:
                 self._fade(d)
-            self._drawn.append(_Drawn(run, self._runs_seen, specs))
+            self._drawn.append(_Drawn(run, self._runs_seen, specs, x0=x0))
             self._error_run = run if error else None
             self._rate_points = collections.deque([(time.perf_counter(), 0)])
             try:
@@ -519,7 +540,9 @@ class LivePlot(Sink):
             xs, ys, lo, hi, lo_pos = [], [], math.inf, -math.inf, math.inf
             for lane in range(lanes):
                 y = d.series[i, lane].view()
-                x_dec, y_dec = _finite_tail(*minmax_decimate(np.arange(len(y)), y, budget))
+                x_dec, y_dec = _finite_tail(
+                    *minmax_decimate(np.arange(d.x0, d.x0 + len(y)), y, budget)
+                )
                 xs.append(x_dec)
                 ys.append(y_dec)
                 good = y_dec[np.isfinite(y_dec)]  # decimation kept every extreme
@@ -613,7 +636,7 @@ class LivePlot(Sink):
 
     def _update_ticks(self) -> None:
         """Round tick values and one compact format per axis; the left margin fits the labels."""
-        x_ticks = _linear_ticks(0.0, float(self._x.max), 4, integer=True)
+        x_ticks = _linear_ticks(float(self._x.min), float(self._x.max), 4, integer=True)
         scale = self._y_scale
         lo, hi = float(scale.min), float(scale.max)
         log = scale is self._y_log
@@ -632,12 +655,15 @@ class LivePlot(Sink):
             self.figure.fig_margin = {**self.figure.fig_margin, "left": left}
 
     def _update_scales(self) -> None:
-        lo, hi, lo_pos, x_max = math.inf, -math.inf, math.inf, 1
+        lo, hi, lo_pos = math.inf, -math.inf, math.inf
+        x_min = min((d.x0 for d in self._drawn), default=0)  # > 0: continued, earlier dropped
+        x_max = x_min + 1
         for d in self._drawn:
-            x_max = max(x_max, d.max_step)
+            x_max = max(x_max, d.x0 + d.max_step)
             for a, b, c in d.extent.values():
                 lo, hi, lo_pos = min(lo, a), max(hi, b), min(lo_pos, c)
-        self._x.max = float(x_max)
+        with self._x.hold_sync():
+            self._x.min, self._x.max = float(x_min), float(x_max)
         # Explicit limits from finite values only: one inf or NaN must not flatten the plot.
         with self._y_lin.hold_sync():
             if math.isfinite(lo):

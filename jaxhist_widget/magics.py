@@ -212,6 +212,17 @@ class _CellPlot(LivePlot):
     def __init__(self, cell_sink: Sink, **options: Any) -> None:
         super().__init__(**options)
         self._cell_sink = cell_sink
+        self._sync_stop_mode()
+
+    def _sync_stop_mode(self) -> None:
+        # The cell's sink is attached (and, in the main thread, armed) for the whole cell, so a
+        # Stop click can be a kernel interrupt, which reaches sync and awaiting cells alike.
+        cell_sink = getattr(self, "_cell_sink", None)
+        if cell_sink is None:
+            super()._sync_stop_mode()
+        else:
+            armed = any(cell_sink._armed)
+            self.panel.stop_mode = "interrupt" if armed else "message"
 
     def stop(self) -> None:
         super().stop()

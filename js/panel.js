@@ -321,7 +321,9 @@ function render({ model, el }) {
   const stop = element("button", "jhw-stop", "■ Stop");
   stop.type = "button";
   const [logLabel, logY] = checkbox("jhw-logy", "log y");
-  const [keepLabel, keep] = checkbox("jhw-keep", "keep previous runs");
+  // short labels: the four controls fit one row down to ~300 px of output width
+  const [keepLabel, keep] = checkbox("jhw-keep", "keep runs");
+  keepLabel.title = "Keep previous runs on the plot, faded";
   const clear = element("button", "jhw-clear", "Clear");
   clear.type = "button";
   clear.title = "Forget previous runs and clear the plot";

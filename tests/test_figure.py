@@ -188,3 +188,27 @@ def test_keep_runs_fades_every_earlier_run_and_names_runs():
     legend = live.legend.value
     assert [f"loss (run {k})" in legend for k in range(1, 5)] == [True] * 4
     assert [m.labels[0] for m in marks] == [f"loss · run {k}" for k in range(1, 5)]
+
+
+@pytest.mark.parametrize("keep_runs", [True, False])
+def test_continue_steps_draws_a_resumed_run_from_where_the_last_one_ended(keep_runs):
+    # Resuming: each call runs at most 100 steps from the previous call's final carry.
+    def chunk(x):
+        return jhw.while_loop(
+            lambda x: x > 1e-6, lambda x: x * 0.97, x, max_steps=100, stream_every=7
+        )
+
+    live = LivePlot(continue_steps=True, keep_runs=keep_runs)
+    x = jnp.float32(1.0)
+    with live:
+        for _ in range(3):
+            x, hist = chunk(x)
+    assert int(hist.length) == 101  # every chunk ran its 100 steps
+    xs = [np.asarray(m.x) for d in live._drawn for m in d.marks]
+    assert xs[-1][0] == 200 and xs[-1][-1] == 300  # the third run continues at step 200
+    if keep_runs:
+        assert [(x[0], x[-1]) for x in xs] == [(0, 100), (100, 200), (200, 300)]
+    assert (live._x.min, live._x.max) == ((0.0 if keep_runs else 200.0), 300.0)
+    assert live.history().shape == (101,)  # host rows keep each run's own steps
+    with pytest.raises(TypeError, match="continue_steps"):
+        LivePlot(continue_steps=1)

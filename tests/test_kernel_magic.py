@@ -90,6 +90,18 @@ def panel_comm(run: Execution) -> str | None:
     return panels[0] if panels else None
 
 
+def panel_stop_mode(run: Execution, panel: str) -> str | None:
+    """The panel's last ``stop_mode`` (how its view sends a Stop click) seen in the cell."""
+    modes = [
+        m["content"]["data"]["state"]["stop_mode"]
+        for _, m in run.messages
+        if m["msg_type"] in ("comm_open", "comm_msg")
+        and m["content"].get("comm_id") == panel
+        and "stop_mode" in m["content"].get("data", {}).get("state", {})
+    ]
+    return modes[-1] if modes else None
+
+
 def panel_steps(run: Execution, panel: str) -> list[tuple[float, int]]:
     """(kernel time, step) of every panel update the cell sent."""
     return [
@@ -245,6 +257,8 @@ def test_auto_mode_plots_only_cells_with_a_run(session: KernelDriver) -> None:
     assert report["host_rows"] == LIVE_STEPS + 1
     during = {s for _, s in panel_steps(two_runs, panel) if 300 < s < LIVE_STEPS}
     assert len(during) >= 5, f"the auto plot moved {len(during)} times during the run"
+    # the cell's sink is armed for the whole cell: a Stop click is a kernel interrupt (as ■)
+    assert panel_stop_mode(two_runs, panel) == "interrupt"
 
     no_run = session.execute("y = 2 + 2\nprint(y)")
     check_ok(no_run)
