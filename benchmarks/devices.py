@@ -32,8 +32,6 @@ if "jax" not in sys.modules and "xla_force_host_platform_device_count" not in os
     ).strip()
 
 import argparse
-import statistics
-import time
 
 import jax
 import jax.numpy as jnp
@@ -41,30 +39,9 @@ import numpy as np
 from jax import lax
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
+from overhead import interleaved  # the same timing as benchmarks/overhead.py
 
 import jaxhist_widget as jhw
-
-
-def run_once(fn, *args):
-    t = time.perf_counter()
-    jax.block_until_ready(fn(*args))  # several devices: dispatch is asynchronous, even on CPU
-    jax.effects_barrier()
-    return time.perf_counter() - t
-
-
-def interleaved(cases, repeat):
-    """Median time of each ``name -> (fn, args, sink)``, round-robin so noise hits all alike."""
-    times = {name: [] for name in cases}
-    for r in range(repeat + 1):
-        for name, (fn, args, sink) in cases.items():
-            if sink is None:
-                t = run_once(fn, *args)
-            else:
-                with sink:
-                    t = run_once(fn, *args)
-            if r:  # the first round compiles
-                times[name].append(t)
-    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 def loops(steps, record, body):
