@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .history import History
-from .loop import DEFAULT_WARN_BYTES, while_loop
+from .loop import DEFAULT_WARN_BYTES, HistorySizeWarning, while_loop
 from .recorder import Recorder
 from .runs import Layout, Run
 from .sink import Sink
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_WARN_BYTES",
     "History",
+    "HistorySizeWarning",
     "Layout",
     "LivePlot",
     "Recorder",

@@ -26,12 +26,21 @@ from . import lanes, streaming
 from .history import History
 from .runs import Layout, window_rows
 
-__all__ = ["DEFAULT_WARN_BYTES", "while_loop"]
+__all__ = ["DEFAULT_WARN_BYTES", "HistorySizeWarning", "while_loop"]
 
 Carry = TypeVar("Carry")
 
 #: A trace-time warning is issued when the device history would be larger than this.
 DEFAULT_WARN_BYTES = 1 << 30
+
+
+class HistorySizeWarning(UserWarning):
+    """The device history of a `while_loop` is larger than ``warn_bytes``.
+
+    A `UserWarning`, not a `ResourceWarning`: Python hides those by default, and this one is
+    meant to be seen before the allocation fails.
+    """
+
 
 # End status codes sent to the host (index into runs.STATUSES).
 _CONVERGED, _MAX_STEPS, _STOPPED = 1, 2, 3
@@ -91,7 +100,8 @@ def while_loop(
         Storage dtype for floating leaves (e.g. ``jnp.bfloat16`` halves the memory of float32);
         a floating dtype (an integer one would truncate them; convert in ``record`` instead).
     warn_bytes
-        Warn at trace time if the device history exceeds this many bytes (default 1 GiB).
+        Warn (`HistorySizeWarning`) at trace time if the device history, all vmap lanes
+        together, exceeds this many bytes (default 1 GiB).
 
     Returns
     -------
@@ -470,7 +480,7 @@ def _size_warning(nbytes: int, warn_bytes: int | float | None, lanes: int, stack
         f"({total / 2**30:.2f} GiB{where}), over the {limit:,}-byte threshold. Record less "
         "with record=lambda c: {...}, store floats in a smaller dtype (dtype=jnp.bfloat16), "
         "lower max_steps or use fewer lanes; raise warn_bytes to silence this.",
-        ResourceWarning,
+        HistorySizeWarning,
         stacklevel=stacklevel,
     )
     return True

@@ -291,11 +291,12 @@ def test_memory_warning_counts_vmap_lanes():
         warnings.simplefilter("error")
         jax.eval_shape(run, jnp.ones(10))  # one lane: under the threshold
         jax.eval_shape(jax.vmap(run), jnp.ones((2, 10)))  # 80,000 bytes: still under
-    with pytest.warns(ResourceWarning, match=r"320,000 bytes .*8 vmap lanes of 40,000 bytes"):
+    big = r"320,000 bytes .*8 vmap lanes of 40,000 bytes"
+    with pytest.warns(jhw.HistorySizeWarning, match=big):
         jax.eval_shape(jax.vmap(run), jnp.ones((8, 10)))
-    with pytest.warns(ResourceWarning, match=r"8 vmap lanes of 40,000 bytes"):
+    with pytest.warns(jhw.HistorySizeWarning, match=r"8 vmap lanes of 40,000 bytes"):
         jax.eval_shape(jax.vmap(jax.vmap(run)), jnp.ones((4, 2, 10)))  # inner 2: 80,000
-    with pytest.warns(ResourceWarning, match=r"8 vmap lanes"):
+    with pytest.warns(jhw.HistorySizeWarning, match=r"8 vmap lanes"):
         jax.eval_shape(jax.vmap(jax.jit(run)), jnp.ones((8, 10)))
 
 

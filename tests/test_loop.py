@@ -143,7 +143,8 @@ def test_to_numpy_on_tracers_is_a_clear_error():
 
 
 def test_large_history_warns_with_bytes_and_hint():
-    with pytest.warns(ResourceWarning, match=r"4,000,000 bytes.*record=.*dtype=jnp.bfloat16"):
+    hint = r"4,000,000 bytes.*record=.*dtype=jnp.bfloat16"
+    with pytest.warns(jhw.HistorySizeWarning, match=hint):
         jax.eval_shape(
             lambda x: jhw.while_loop(
                 lambda c: c[0] > 0, lambda c: c, x, max_steps=999, warn_bytes=1000, stream=False
@@ -237,3 +238,18 @@ def test_restart_decision_inside_jit():
     rate, best = solve_and_rate(10.0)
     assert float(rate) == pytest.approx(0.5)
     assert float(best) < 1e-3
+
+
+def test_the_size_warning_is_shown_by_default():
+    # Python's default filters hide ResourceWarning; this warning must reach the user.
+    import subprocess
+    import sys
+
+    code = (
+        "import jax, jax.numpy as jnp, jaxhist_widget as jhw\n"
+        "jax.eval_shape(lambda x: jhw.while_loop(lambda c: c.sum() > 0, lambda c: c, x,"
+        " max_steps=999, warn_bytes=1000), jnp.ones(1000))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "HistorySizeWarning" in out.stderr and "warn_bytes" in out.stderr
