@@ -39,7 +39,7 @@ import numpy as np
 from jax import lax
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
-from overhead import interleaved  # the same timing as benchmarks/overhead.py
+from overhead import interleaved, print_table  # the same timing and table as overhead.py
 
 import jaxhist_widget as jhw
 
@@ -148,15 +148,7 @@ def main(argv=None):
         rows, t = measure(name, make, repeat)
         table += rows
         ratios[name[:3]] = t["jhw+rec"] / t["bare"]
-    widths = [max(len(str(r[i])) for r in [head, *table]) for i in range(len(head))]
-
-    def line(r):
-        return "| " + " | ".join(str(c).rjust(w) for c, w in zip(r, widths, strict=True)) + " |"
-
-    print(line(head))
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for r in table:
-        print(line(r))
+    print_table(head, table)
     print()
     print("recorded, streamed, one run per call, every row of every lane on the host")
     for k, r in ratios.items():

@@ -39,6 +39,19 @@ def timeit(fn, *args, repeat):
     return statistics.median(run_once(fn, *args) for _ in range(repeat))
 
 
+def print_table(head, table):
+    """A right-aligned markdown table (the README pastes it as printed)."""
+    widths = [max(len(str(r[i])) for r in [head, *table]) for i in range(len(head))]
+
+    def line(r):
+        return "| " + " | ".join(str(c).rjust(w) for c, w in zip(r, widths, strict=True)) + " |"
+
+    print(line(head))
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in table:
+        print(line(r))
+
+
 def interleaved(cases, repeat):
     """Median time of each ``name -> (fn, args, sink)``, runs interleaved round-robin so that
     machine noise (a shared 2-core box) hits every variant alike."""
@@ -180,15 +193,7 @@ def main(argv=None):
     table, ta = measure("(a) lstsq 1000x100", least_squares, n_a, repeat, max(100, n_a // 20))
     tb_rows, tb = measure("(b) scalar", scalar, n_b, repeat, max(100, n_b // 100))
     table += tb_rows
-    widths = [max(len(str(r[i])) for r in [head, *table]) for i in range(len(head))]
-
-    def line(r):
-        return "| " + " | ".join(str(c).rjust(w) for c, w in zip(r, widths, strict=True)) + " |"
-
-    print(line(head))
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for r in table:
-        print(line(r))
+    print_table(head, table)
 
     calls, chunks, t_bare, t_rec = count_vmap_calls(n_a if args.quick else 2000, lanes, repeat)
     print(

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .sink import Sink
 
-__all__ = ["arm", "armed", "disarm", "poll"]
+__all__ = ["arm", "disarm", "poll"]
 
 _lock = threading.RLock()
 _sinks: list[Sink] = []  # armed sinks, one entry per arm() (nested blocks repeat a sink)
@@ -46,12 +46,6 @@ _presses = 0  # SIGINT presses the Python handler has seen (since the last insta
 _bytes = 0  # SIGINT bytes the poller has read
 _stopped_by: set[int] = set()  # presses that were turned into a stop request
 _deferred: set[int] = set()  # presses handed to the previous handler before their byte came
-
-
-def armed() -> bool:
-    """Whether the interrupt-to-stop machinery is installed now."""
-    with _lock:
-        return bool(_saved)
 
 
 def arm(sink: Sink) -> bool:
@@ -206,9 +200,7 @@ def _drain(sock: socket.socket) -> bytes:
     while True:
         try:
             data = sock.recv(4096)
-        except (BlockingIOError, InterruptedError):
-            break
-        except OSError:
+        except OSError:  # BlockingIOError: nothing (more) to read
             break
         if not data:
             break
