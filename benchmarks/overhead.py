@@ -8,23 +8,35 @@ Variants, each jitted and timed after compilation (median of several runs):
 - ``bare``:      ``lax.while_loop`` with no history at all (the baseline);
 - ``jhw``:       ``jhw.while_loop`` with nothing attached (device history only);
 - ``jhw+rec``:   ``jhw.while_loop`` with a `Recorder` attached (device history + streaming);
-- ``per-step``:  the usual advice, ``jax.debug.callback`` appending to a host list every step.
+- ``per-step``:  the usual advice, ``jax.debug.callback`` appending to a host list every step;
+- ``jax-tqdm``:  the peer, ``jax_tqdm.loop_tqdm`` (a progress bar, no history) on the same step as
+  a ``fori_loop`` (it has no ``while_loop`` support); printed only where ``jax-tqdm`` is installed
+  (``pip install jax-tqdm``), else the script says it skipped it.
 
 Problems: (a) gradient descent on least squares (A 1000x100 f32, 10^4 steps, record loss + x);
-(b) a cheap scalar step (10^5 steps); (c) (a)'s loop over 64 vmap lanes, counting host calls.
+(b) a cheap scalar step (10^5 steps; also with ``max_steps`` 10x larger than the steps taken);
+(c) (a)'s loop over 64 vmap lanes (time against the bare vmapped loop, and host calls).
+After the table: what moving (a)'s streamed bytes costs against a plain copy of the same bytes.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import statistics
 import time
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 import jaxhist_widget as jhw
 from jaxhist_widget import registry
+
+try:  # optional peer (pip install jax-tqdm)
+    from jax_tqdm import loop_tqdm
+except ImportError:  # pragma: no cover - depends on the environment
+    loop_tqdm = None
 
 
 def run_once(fn, *args):
@@ -55,17 +67,7 @@ def print_table(head, table):
 def interleaved(cases, repeat):
     """Median time of each ``name -> (fn, args, sink)``, runs interleaved round-robin so that
     machine noise (a shared 2-core box) hits every variant alike."""
-    times = {name: [] for name in cases}
-    for r in range(repeat + 1):
-        for name, (fn, args, sink) in cases.items():
-            if sink is None:
-                t = run_once(fn, *args)
-            else:
-                with sink:
-                    t = run_once(fn, *args)
-            if r:  # the first round compiles
-                times[name].append(t)
-    return {name: statistics.median(ts) for name, ts in times.items()}
+    return interleaved_spread(cases, repeat)[0]
 
 
 def least_squares(steps):
@@ -111,41 +113,80 @@ def variants(cond, body, init, record, steps):
         "jhw": jax.jit(lambda c: jhw.while_loop(cond, body, c, max_steps=steps, record=record)),
         "per-step": jax.jit(lambda c: jax.lax.while_loop(cond, per_step_body, c)),
     }
+    if loop_tqdm is not None:
+        # The bar draws into a string, not the terminal: same work, a readable table. Both
+        # problems stop after exactly `steps` steps, so the fori_loop takes the same steps.
+        bar = loop_tqdm(steps, file=io.StringIO())(lambda i, c: body(c))
+        out["jax-tqdm"] = jax.jit(lambda c: jax.lax.fori_loop(0, steps, bar, c))
     return out, host_rows
 
 
-def measure(name, problem, steps, repeat, per_step_steps):
+def measure(name, problem, steps, repeat, per_step_steps, spare=None):
+    """Rows of the table for one problem, and the median times by variant.
+
+    ``spare``: also time ``jhw+rec`` with ``max_steps = spare * steps`` (the same steps taken),
+    to see what a history much larger than the run costs.
+    """
     cond, body, init, record = problem(steps)
     fns, _ = variants(cond, body, init, record, steps)
     rec = jhw.Recorder()
-    t = interleaved(
-        {
-            "bare": (fns["bare"], (init,), None),
-            "jhw": (fns["jhw"], (init,), None),
-            "jhw+rec": (fns["jhw"], (init,), rec),
-        },
-        repeat,
-    )
-    assert len(jax.tree_util.tree_leaves(rec.history())[0]) == steps + 1  # every row arrived
+    cases = {
+        "bare": (fns["bare"], (init,), None),
+        "jhw": (fns["jhw"], (init,), None),
+        "jhw+rec": (fns["jhw"], (init,), rec),
+    }
+    if "jax-tqdm" in fns:
+        cases["jax-tqdm"] = (fns["jax-tqdm"], (init,), None)
+    big = f"jhw+rec max_steps x{spare}"
+    if spare:
+        fn = jax.jit(
+            lambda c: jhw.while_loop(cond, body, c, max_steps=spare * steps, record=record)
+        )
+        cases[big] = (fn, (init,), rec)
+    t, spread = interleaved_spread(cases, repeat)
+    for run in rec.runs:  # every row of every run arrived
+        assert len(jax.tree_util.tree_leaves(run.history())[0]) == steps + 1
     # The per-step callback is ~100 µs a step: time it on fewer steps, report per step.
     cond_s, body_s, init_s, record_s = problem(per_step_steps)
     fns_s, host_rows = variants(cond_s, body_s, init_s, record_s, per_step_steps)
     t["per-step"] = timeit(fns_s["per-step"], init_s, repeat=1) * steps / per_step_steps
     host_rows.clear()
+    return table_rows(name, t, spread, steps), t
+
+
+def table_rows(name, t, spread, steps):
     bare = t["bare"]
-    rows = []
-    for k in ("bare", "jhw", "jhw+rec", "per-step"):
-        rows.append(
-            (
-                name,
-                k,
-                f"{t[k] * 1e3:9.2f}",
-                f"{t[k] / steps * 1e6:8.3f}",
-                f"{(t[k] - bare) / steps * 1e6:8.3f}",
-                f"{t[k] / bare:7.2f}x",
-            )
+    return [
+        (
+            name,
+            k,
+            f"{t[k] * 1e3:9.2f}",
+            f"{t[k] / steps * 1e6:8.3f}",
+            f"{(t[k] - bare) / steps * 1e6:8.3f}",
+            f"{t[k] / bare:7.2f}x",
+            spread.get(k, "-"),
         )
-    return rows, t
+        for k in t
+    ]
+
+
+def interleaved_spread(cases, repeat):
+    """`interleaved`, plus each variant's spread: the ratio to bare of every round, as
+    ``lowest-highest`` (rounds run back to back, so a round's ratio shares its noise)."""
+    times = {name: [] for name in cases}
+    for r in range(repeat + 1):
+        for name, (fn, args, sink) in cases.items():
+            if sink is None:
+                t = run_once(fn, *args)
+            else:
+                with sink:
+                    t = run_once(fn, *args)
+            if r:  # the first round compiles
+                times[name].append(t)
+    base = times.get("bare") or next(iter(times.values()))
+    ratios = {name: [a / b for a, b in zip(ts, base, strict=True)] for name, ts in times.items()}
+    spread = {name: f"{min(rs):.2f}-{max(rs):.2f}" for name, rs in ratios.items() if name != "bare"}
+    return {name: statistics.median(ts) for name, ts in times.items()}, spread
 
 
 def count_vmap_calls(steps, lanes, repeat):
@@ -168,18 +209,37 @@ def count_vmap_calls(steps, lanes, repeat):
             )
         )
         bare = jax.jit(jax.vmap(lambda c: jax.lax.while_loop(cond, body, c)))
-        t_bare = timeit(bare, batched, repeat=repeat)
-        with jhw.Recorder() as rec:
+        rec = jhw.Recorder()
+        with rec:
             jax.block_until_ready(fn(batched))  # compile + one run
             calls["n"] = 0
-            t = time.perf_counter()
             jax.block_until_ready(fn(batched))
-            t_rec = time.perf_counter() - t
+            n_calls = calls["n"]
         assert len(rec.history()) == lanes
+        t, spread = interleaved_spread(
+            {"bare": (bare, (batched,), None), "jhw+rec": (fn, (batched,), rec)}, repeat
+        )
     finally:
         registry.receive_chunk = real
     chunks = -(-(steps + 1) // 64)
-    return calls["n"], chunks, t_bare, t_rec
+    return n_calls, chunks, t, spread
+
+
+def copy_limit(nbytes, repeat=21):
+    """Seconds to copy ``nbytes`` with numpy: into an existing buffer, and into fresh memory."""
+    src = np.random.default_rng(0).random(max(1, nbytes // 8))
+    dst = np.empty_like(src)
+
+    def best(f):
+        return statistics.median(_clock(f) for _ in range(repeat))
+
+    return best(lambda: np.copyto(dst, src)), best(lambda: np.array(src))
+
+
+def _clock(f):
+    t = time.perf_counter()
+    f()
+    return time.perf_counter() - t
 
 
 def main(argv=None):
@@ -189,28 +249,59 @@ def main(argv=None):
     n_a, n_b, repeat, lanes = (200, 2000, 2, 4) if args.quick else (10_000, 100_000, 9, 64)
 
     print(f"jax {jax.__version__}, backend {jax.default_backend()}, {jax.device_count()} device(s)")
-    head = ("problem", "variant", "total ms", "µs/step", "+µs/step", "vs bare")
+    head = ("problem", "variant", "total ms", "µs/step", "+µs/step", "vs bare", "spread")
     table, ta = measure("(a) lstsq 1000x100", least_squares, n_a, repeat, max(100, n_a // 20))
-    tb_rows, tb = measure("(b) scalar", scalar, n_b, repeat, max(100, n_b // 100))
-    table += tb_rows
+    tb_rows, tb = measure("(b) scalar", scalar, n_b, repeat, max(100, n_b // 100), spare=10)
+    n_c = n_a if args.quick else 2000
+    calls, chunks, tc, spread_c = count_vmap_calls(n_c, lanes, repeat)
+    table += tb_rows + table_rows(f"(c) vmap {lanes} lanes", tc, spread_c, n_c)
     print_table(head, table)
-
-    calls, chunks, t_bare, t_rec = count_vmap_calls(n_a if args.quick else 2000, lanes, repeat)
+    print(
+        "\nspread: lowest-highest ratio to bare over the rounds (each round runs every variant "
+        "once, back to back)"
+    )
     print(
         f"\n(c) vmap, {lanes} lanes, stream_every=64: {calls} host calls for {chunks} chunks "
-        f"(+1 forced flush at the end) -> {calls / chunks:.2f} calls per chunk; "
-        f"recorded {t_rec * 1e3:.1f} ms vs bare {t_bare * 1e3:.1f} ms"
+        f"(+1 forced flush at the end) -> {calls / chunks:.2f} calls per chunk"
+    )
+
+    # The copy limit: (a) streams (steps + 1) rows of loss + x (f32) to the host.
+    nbytes = (n_a + 1) * 101 * 4
+    into, fresh = copy_limit(nbytes)
+    moving = ta["jhw+rec"] - ta["jhw"]
+    print(
+        f"\n(a) streaming {nbytes / 1e6:.2f} MB of rows costs {moving * 1e3:.2f} ms over recording "
+        f"alone; numpy copies the same bytes in {into * 1e3:.3f} ms (into an existing buffer) / "
+        f"{fresh * 1e3:.3f} ms (into fresh memory): {moving / fresh:.0f}x the fresh copy"
+    )
+    big = "jhw+rec max_steps x10"
+    alloc = copy_limit(9 * (n_b + 1) * 4)[1]  # the extra history bytes, written once
+    print(
+        f"(b) max_steps 10x the steps taken: {(tb[big] - tb['jhw+rec']) * 1e3:+.2f} ms per run "
+        f"(writing its {9 * (n_b + 1) * 4 / 1e6:.1f} MB of extra history once: "
+        f"{alloc * 1e3:.2f} ms)"
     )
 
     checks = {
         "(a) attached <= 1.10x bare": ta["jhw+rec"] <= 1.10 * ta["bare"],
         "(a) attached >= 10x faster than per-step callback": ta["per-step"] >= 10 * ta["jhw+rec"],
         "(b) attached overhead <= 1 µs/step": (tb["jhw+rec"] - tb["bare"]) / n_b <= 1e-6,
+        # Not growing with max_steps beyond the bytes: a spare history costs at most a few
+        # writes of its bytes (allocate, fill with row 0) plus timing noise (0.5 ms).
+        "(b) 10x max_steps costs no more than its extra bytes": tb[big] - tb["jhw+rec"]
+        <= 4 * alloc + 5e-4,
+        "(c) vmap attached <= 1.2x bare vmapped loop": tc["jhw+rec"] <= 1.2 * tc["bare"],
         "(c) one host call per chunk for all lanes": calls <= chunks + 1,
     }
+    if "jax-tqdm" in ta:
+        checks["(a) history + stream cost less than jax-tqdm's bar alone"] = (
+            ta["jhw+rec"] < ta["jax-tqdm"]
+        )
     print()
     for k, ok in checks.items():
         print(f"{'PASS' if ok else 'MISS'}  {k}")
+    if loop_tqdm is None:
+        print("SKIP  jax-tqdm row and target: jax-tqdm is not installed (pip install jax-tqdm)")
     return checks
 
 

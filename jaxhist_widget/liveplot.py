@@ -8,25 +8,22 @@ the plot still records.
 
 Updates are throttled to at most `MAX_UPDATES_PER_SECOND` whatever the step rate, with a
 trailing flush so a pause never hides the latest rows, and the final state is always sent when a
-run ends. Each update sends at most ``max_points`` points per line (min/max decimation, see
-`jaxhist_widget.decimate`). Any exception in this path is caught and shown in the panel (status
-``"error"``); it never reaches the run.
+run ends. Each update sends at most ``max_points`` points per line: every series keeps its
+rows as min/max buckets, reducing each row once as it arrives (`jaxhist_widget.series`), so an
+update costs the same early and late in a run. The bqplot figure is `jaxhist_widget.figure`,
+the exports `jaxhist_widget.export`. Any exception in this path is caught and shown in the
+panel (status ``"error"``); it never reaches the run.
 """
 
 from __future__ import annotations
 
 import collections
 import concurrent.futures
-import csv
-import html
-import itertools
 import math
-import re
 import threading
 import time
 import traceback
 import warnings
-import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,8 +33,10 @@ import bqplot
 import ipywidgets
 import numpy as np
 
-from .decimate import minmax_decimate
+from . import export
+from .figure import LiveFigure, close_marks
 from .runs import Run
+from .series import LaneSeries, Spec, check_fields, resolve
 from .sink import Sink
 from .widget import LivePanel
 
@@ -49,33 +48,16 @@ __all__ = ["MAX_UPDATES_PER_SECOND", "LivePlot"]
 #: and the scales, all at once).
 MAX_UPDATES_PER_SECOND = 20.0
 #: An update may take at most 1/PUSH_BUDGET of the time between updates (see `on_rows`).
-PUSH_BUDGET = 20.0
-#: Components a single ``fields=`` entry may expand to (a vector leaf named bare).
-MAX_COMPONENTS = 32
+PUSH_BUDGET = 10.0
 #: Lanes drawn per field under vmap (all lanes are recorded; `history` has them all).
 MAX_LANES = 64
-#: Upper bound on ``max_points``: 4000 float64 (x, y) pairs are 64 KB per line per update.
+#: Upper bound on ``max_points``.
 MAX_POINTS_LIMIT = 4000
+#: Points one mark (one field, all its lanes) sends per update: 4000 (int32 step, float64
+#: value) pairs are 48 KB, so no widget message exceeds 64 KB (steps past 2**31 travel as
+#: float64: 64,000 bytes). Under vmap the lanes share it (62 points each for 64 lanes).
+MARK_POINTS = 4000
 
-_PALETTE = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
-)  # fmt: skip
-_FADED = 0.3  # opacity of the run before the latest one; older ones fade further
-_FADED_MIN = 0.12
-#: Lanes colored along this ramp (lane 0 first). Mid-luminance ends, so that every lane stays
-#: visible on JupyterLab's light and dark backgrounds.
-_LANE_RAMP = ("#3b528b", "#21918c", "#5ec962", "#d39b12")
-#: Axis text follows JupyterLab's theme (bqplot's own dark style made the label orange).
-_AXIS_TEXT = "var(--jp-ui-font-color1)"  # (bqplot refuses a var() with a fallback)
-#: Under vmap color tells lanes apart, so fields are told apart by dash style.
-_LINE_STYLES = ("solid", "dashed", "dotted", "dash_dotted")
-#: Up to this many lanes the legend names each lane; above it shows the lane color ramp.
-LEGEND_LANES = 8
-#: Pixels per character of a tick label (bqplot's axis font; measured in Chromium) and the
-#: space a y label keeps from the tick and the figure's left edge.
-_TICK_CHAR_PX = 7.0
-_Y_LABEL_PAD_PX = 14
 _OPTIONS = (
     "fields",
     "log_y",
@@ -90,44 +72,14 @@ _OPTIONS = (
 RATE_WINDOW_S = 5.0
 
 
-@dataclass(frozen=True)
-class _Spec:
-    """One plotted series of a run: a scalar leaf, a vector leaf's norm, or one component."""
-
-    label: str
-    leaf: int
-    kind: str  # "scalar" | "norm" | "component"
-    index: int = 0  # flat component index for kind == "component"
-
-
-class _Growing:
-    """An append-only float64 buffer (amortised O(1) appends, O(1) views)."""
-
-    def __init__(self) -> None:
-        self._data = np.empty(256)
-        self.size = 0
-
-    def extend(self, values: np.ndarray) -> None:
-        need = self.size + len(values)
-        if need > len(self._data):
-            grown = np.empty(max(need, 2 * len(self._data)))
-            grown[: self.size] = self._data[: self.size]
-            self._data = grown
-        self._data[self.size : need] = values
-        self.size = need
-
-    def view(self) -> np.ndarray:
-        return self._data[: self.size]
-
-
 @dataclass
 class _Drawn:
     """What this LivePlot draws for one run: its series per lane and its bqplot marks."""
 
     run: Run
     number: int
-    specs: list[_Spec]
-    series: dict[tuple[int, int], _Growing] = field(default_factory=dict)  # (spec, lane)
+    specs: list[Spec]
+    series: dict[tuple[int, int], LaneSeries] = field(default_factory=dict)  # (spec, lane)
     marks: list[bqplot.Lines] = field(default_factory=list)  # one per spec
     extent: dict[int, tuple[float, float, float]] = field(
         default_factory=dict
@@ -205,7 +157,7 @@ class LivePlot(Sink):
                 f"allowed: {', '.join(_OPTIONS)}."
             )
         super().__init__()
-        self._fields = _check_fields(fields)
+        self._fields = check_fields(fields)
         if not isinstance(max_points, int) or isinstance(max_points, bool):
             raise TypeError(f"max_points must be an int, got {max_points!r}.")
         if not 5 <= max_points <= MAX_POINTS_LIMIT:
@@ -232,44 +184,19 @@ class LivePlot(Sink):
         self._error_run: Run | None = None  # the run whose update failed (status stays "error")
         self._last_push = -math.inf
         self._push_cost = 0.0  # smoothed seconds per update, for the adaptive throttle
+        self._ingest_s = 0.0  # of the current update: reducing new rows (not throttled)
         self._rate_points: collections.deque[tuple[float, int]] = collections.deque()
-        self._timer: threading.Timer | None = None
+        self._flusher = _Flusher(self._flush_pending)  # the trailing flush
         self._container: ipywidgets.VBox | None = None
         self._displayed = False
 
         self.panel = LivePanel(title=title or "", log_y=bool(log_y), keep_runs=bool(keep_runs))
-        self._x = bqplot.LinearScale(min=0.0, max=1.0)
-        # Limits from the start: fixed tick values on a scale without a domain sit at NaN.
-        self._y_lin = bqplot.LinearScale(min=0.0, max=1.0)
-        self._y_log = bqplot.LogScale(min=0.1, max=10.0)
-        # Tick values and formats are set here, not left to bqplot: its defaults mix formats on
-        # one axis and put as many x ticks on a 330 px plot as on a 1400 px one.
-        self._x_axis = bqplot.Axis(
-            scale=self._x,
-            side="bottom",
-            label="step",
-            label_color=_AXIS_TEXT,
-            color=_AXIS_TEXT,
-            grid_lines="dashed",
-            tick_values=np.array([0.0, 1.0]),
-            tick_format=",.0f",
-        )
-        self._y_axis = self._new_y_axis()
-        self.figure = bqplot.Figure(
-            marks=[],
-            axes=[self._x_axis, self._y_axis],
-            animation_duration=0,  # transitions would lag behind 20 updates per second
-            # The right margin holds half of the last x label ("100,000").
-            fig_margin={"top": 16, "bottom": 40, "left": 48, "right": 32},
-            layout=ipywidgets.Layout(width="100%", height="320px"),
-        )
-        self.figure.add_class("jhw-figure")
-        # The legend is a row of HTML under the figure, never inside the plot: it cannot cover
-        # a line or be covered by bqplot's toolbar, and it wraps instead of running off.
-        self.legend = ipywidgets.HTML(layout=ipywidgets.Layout(width="auto"))
-        self.legend.add_class("jhw-legend")
-        # Hovering a line names it: field, lane (label) and run.
-        self._tooltip = bqplot.Tooltip(fields=["name"], show_labels=False)
+        self._fig = LiveFigure(log_y=bool(log_y))
+        #: The bqplot figure (axes and one `Lines` mark per plotted series and run).
+        self.figure = self._fig.figure
+        self.panel.figure = self.figure  # the panel's view reads it out on hover (in the browser)
+        #: The legend row under the figure (HTML).
+        self.legend = self._fig.legend
         self.panel.observe(self._on_stop_click, "stop_clicks")
         self.panel.observe(self._on_clear_click, "clear_clicks")
         self.panel.observe(self._on_log_y, "log_y")
@@ -315,10 +242,6 @@ class LivePlot(Sink):
     def keep_runs(self, value: bool) -> None:
         self.panel.keep_runs = bool(value)
 
-    @property
-    def _y_scale(self) -> bqplot.Scale:
-        return self._y_log if self.panel.log_y else self._y_lin
-
     # --------------------------------------------------------------------- data
     @property
     def runs(self) -> list[Run]:
@@ -343,24 +266,11 @@ class LivePlot(Sink):
     def to_pandas(self, run: int = -1) -> Any:
         """Run ``run`` as a `pandas.DataFrame`: a ``step`` column (and ``lane`` under vmap),
         then one column per scalar leaf and per component of other leaves (``x[0]``, ...)."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError(
-                "LivePlot.to_pandas needs pandas (pip install pandas); "
-                "live.history() and live.to_csv(path) work without it."
-            ) from None
-        return pd.DataFrame(self._table(self._run(run)))
+        return export.to_pandas(self._run(run))
 
     def to_csv(self, path: str | Path, run: int = -1) -> Path:
         """Write run ``run`` as CSV (the columns of `to_pandas`; no pandas needed)."""
-        table = self._table(self._run(run))
-        path = Path(path)
-        with path.open("w", newline="") as f:
-            writer = csv.writer(f)
-            writer.writerow(list(table))
-            writer.writerows(zip(*(col.tolist() for col in table.values()), strict=True))
-        return path
+        return export.to_csv(self._run(run), path)
 
     def save_png(self, path: str | Path, scale: float | None = None) -> concurrent.futures.Future:
         """Ask the frontend showing this plot to render it to PNG and write it to ``path``.
@@ -379,24 +289,7 @@ class LivePlot(Sink):
         RuntimeError
             Without a frontend (plain Python, or a plot never displayed).
         """
-        if not self._displayed or not _has_kernel_comm(self.figure):
-            raise RuntimeError(
-                "LivePlot.save_png needs a Jupyter frontend showing this plot (the browser "
-                "renders the PNG): display(live) in a notebook first. Without a frontend, export "
-                "the data with live.to_csv(path) / live.history() and plot it with matplotlib."
-            )
-        path = Path(path)
-        future: concurrent.futures.Future = concurrent.futures.Future()
-
-        def write(data: Any) -> None:
-            try:
-                path.write_bytes(bytes(data))
-                future.set_result(path)
-            except Exception as e:  # an unwritable path: report through the future
-                future.set_exception(e)
-
-        self.figure.get_png_data(write, scale=scale)
-        return future
+        return export.save_png(self.figure, self._displayed, path, scale)
 
     def clear(self) -> None:
         """Forget previous runs and their lines (a running run stays), and reset the panel."""
@@ -404,8 +297,8 @@ class LivePlot(Sink):
             keep = [d for d in self._drawn if d.run.ended is None]
             dropped = [d for d in self._drawn if d.run.ended is not None]
             self._drawn = keep
-            self.figure.marks = [m for d in keep for m in d.marks]
-            _close_marks(dropped)
+            self._fig.show(keep)
+            close_marks(dropped)
             if not keep:
                 with self.panel.hold_sync():
                     self.panel.status = "idle"
@@ -419,9 +312,9 @@ class LivePlot(Sink):
                     self.panel.fields = []
                     self.panel.error = ""
                     self.panel.lanes = 0
-                self._x.max = 1.0
+                self._fig.x_scale.max = 1.0
                 self._error_run = None
-            self._update_scales()
+            self._fig.update_scales(self._drawn, self._lane_names)
 
     # -------------------------------------------------------------- sink hooks
     def on_start(self, run: Run) -> None:
@@ -429,7 +322,7 @@ class LivePlot(Sink):
             self._cancel_timer()
             self._runs_seen += 1
             try:
-                specs = _resolve(run, self._fields)
+                specs = resolve(run, self._fields)
                 error = ""
             except ValueError as e:  # a bad fields= entry: record anyway, say why nothing plots
                 specs, error = [], str(e)
@@ -441,8 +334,8 @@ class LivePlot(Sink):
             if not self.panel.keep_runs:
                 dropped = [d for d in self._drawn if d.run.ended is not None]
                 self._drawn = [d for d in self._drawn if d.run.ended is None]
-            for d in self._drawn:
-                self._fade(d)
+            for age, d in enumerate(reversed(self._drawn), start=1):
+                self._fig.fade(d, age)  # the older a run, the fainter
             self._drawn.append(_Drawn(run, self._runs_seen, specs, x0=x0))
             self._error_run = run if error else None
             self._rate_points = collections.deque([(time.perf_counter(), 0)])
@@ -461,9 +354,9 @@ class LivePlot(Sink):
                     self.panel.latest_range = {}
                     self.panel.lane_statuses = {}
                     self.panel.lane_names = {}
-                self.figure.marks = [m for d in self._drawn for m in d.marks]
-                _close_marks(dropped)  # only once the figure no longer shows them
-                self._update_scales()
+                self._fig.show(self._drawn)
+                close_marks(dropped)  # only once the figure no longer shows them
+                self._fig.update_scales(self._drawn, self._lane_names)
             except Exception as e:
                 self._show_error(e, run)
 
@@ -477,11 +370,9 @@ class LivePlot(Sink):
             if wait <= 0:
                 self._cancel_timer()
                 self._push(final=False)
-            elif self._timer is None:
+            elif not self._flusher.pending:
                 # Trailing flush: if no further rows come soon (a slow step), these still show.
-                self._timer = threading.Timer(wait, self._flush_pending)
-                self._timer.daemon = True
-                self._timer.start()
+                self._flusher.schedule(wait)
 
     def on_end(self, run: Run) -> None:
         with self._state_lock:
@@ -491,22 +382,23 @@ class LivePlot(Sink):
     # ------------------------------------------------------------------ updates
     def _flush_pending(self) -> None:
         with self._state_lock:
-            self._timer = None
             self._push(final=False)
 
     def _cancel_timer(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._flusher.cancel()
 
     def _push(self, final: bool, ended: Run | None = None) -> None:
         """Send the current state of every run with new rows, and the panel (caller holds lock)."""
         start = time.perf_counter()
+        self._ingest_s = 0.0
         try:
             self._push_now(final, ended)
         finally:
             self._last_push = time.perf_counter()
-            cost = self._last_push - start
+            # Reducing the new rows is not counted: it is the same work per row whenever it is
+            # done, so spacing updates out would not save it (it would only make each update
+            # reduce more rows and look costlier, spacing them further: ever fewer updates).
+            cost = max(0.0, self._last_push - start - self._ingest_s)
             self._push_cost = cost if self._push_cost == 0 else 0.7 * self._push_cost + 0.3 * cost
 
     def _push_now(self, final: bool, ended: Run | None) -> None:
@@ -515,7 +407,7 @@ class LivePlot(Sink):
             for d in self._drawn:
                 if d.run.ended is None or d.run is ended:
                     self._draw(d)
-            self._update_scales()
+            self._fig.update_scales(self._drawn, self._lane_names)
             if current is not None:
                 self._update_panel(current, final=ended is current.run)
         except Exception as e:
@@ -528,157 +420,36 @@ class LivePlot(Sink):
         if not d.marks:
             self._make_marks(d, len(counts))
         lanes = d.lanes_drawn
-        # Many lanes share a budget, so one update stays small (≈ 2 * max_points per field).
-        budget = min(self.max_points, max(64, 2 * self.max_points // lanes))
         d.max_step = max(counts) - 1
+        start = time.perf_counter()
         for lane in range(lanes):
-            # Every series of a lane has the same length: read only the rows that are new.
+            # Every series of a lane has the same length: read only the rows that are new,
+            # and reduce each of them once (the series keep min/max buckets, not the rows).
             rows = d.run.rows_since(lane, d.series[0, lane].size)
-            for i, spec in enumerate(d.specs):
-                _extend(d.series[i, lane], spec, rows)
+            if len(rows[0]):
+                for i, spec in enumerate(d.specs):
+                    d.series[i, lane].extend(spec.values(rows))
+        self._ingest_s += time.perf_counter() - start
         for i, mark in enumerate(d.marks):
             xs, ys, lo, hi, lo_pos = [], [], math.inf, -math.inf, math.inf
             for lane in range(lanes):
-                y = d.series[i, lane].view()
-                x_dec, y_dec = _finite_tail(
-                    *minmax_decimate(np.arange(d.x0, d.x0 + len(y)), y, budget)
-                )
-                xs.append(x_dec)
-                ys.append(y_dec)
-                good = y_dec[np.isfinite(y_dec)]  # decimation kept every extreme
-                if good.size:
-                    lo, hi = min(lo, good.min()), max(hi, good.max())
-                    pos = good[good > 0]
-                    if pos.size:
-                        lo_pos = min(lo_pos, pos.min())
+                x, y, (a, b, c) = d.series[i, lane].points(d.x0)
+                xs.append(x)
+                ys.append(y)
+                lo, hi, lo_pos = min(lo, a), max(hi, b), min(lo_pos, c)
             d.extent[i] = (lo, hi, lo_pos)
-            with mark.hold_sync():  # x and y in one message, so a view never sees them mismatched
-                if d.run.lanes is None:
-                    mark.x, mark.y = xs[0], ys[0]
-                else:
-                    mark.x, mark.y = _pad(xs), _pad(ys)
+            self._fig.set_lines(mark, xs, ys, batched=d.run.lanes is not None)
 
     def _make_marks(self, d: _Drawn, lanes: int) -> None:
         d.lanes_drawn = min(lanes, MAX_LANES)
-        batched = d.run.lanes is not None
-        names = self._lane_names(d.run)  # lane_labels=, or "lane k"
-        field_colors = _field_colors([spec.label for spec in d.specs])
-        lane_colors = _lane_colors(d.lanes_drawn)
-        for i, spec in enumerate(d.specs):
+        # The lanes of a mark share one message: at most MARK_POINTS points, 48 KB.
+        budget = min(self.max_points, MARK_POINTS // d.lanes_drawn)
+        for i in range(len(d.specs)):
             for lane in range(d.lanes_drawn):
-                d.series[i, lane] = _Growing()
-            # The labels are what the hover read-out shows: field, lane, run.
-            if batched:
-                # Color tells lanes apart (a ramp, lane 0 first), dash style tells fields apart.
-                labels = [
-                    f"{spec.label} · {names[k]} · run {d.number}" for k in range(d.lanes_drawn)
-                ]
-                colors, style = lane_colors, _LINE_STYLES[i % len(_LINE_STYLES)]
-            else:
-                labels = [f"{spec.label} · run {d.number}"]
-                colors, style = [field_colors[i]], "solid"
-            d.marks.append(self._new_line(labels=labels, colors=colors, line_style=style))
-        self.figure.marks = [m for dd in self._drawn for m in dd.marks]
-        self._update_legend()
-
-    def _fade(self, d: _Drawn) -> None:
-        # Called for every kept run when a new one starts: the older a run, the fainter.
-        age = len(self._drawn) - self._drawn.index(d)
-        d.faded = True
-        d.opacity = max(_FADED_MIN, _FADED * 0.7 ** (age - 1))
-        for mark in d.marks:
-            mark.opacities = [d.opacity] * max(1, d.lanes_drawn)
-
-    def _update_legend(self) -> None:
-        """Rebuild the legend row: one entry per field (and per kept run), plus the lanes."""
-        items = []
-        several = sum(1 for d in self._drawn if d.marks) > 1
-        for d in self._drawn:
-            suffix = f" (run {d.number})" if several else ""
-            for spec, mark in zip(d.specs, d.marks, strict=False):
-                color = "currentColor" if d.run.lanes is not None else mark.colors[0]
-                items.append(
-                    f'<span class="jhw-legend-item" data-run="{d.number}" '
-                    f'style="white-space:nowrap">'
-                    f"{_swatch(color, mark.line_style, d.opacity)} "
-                    f"{html.escape(spec.label + suffix)}</span>"
-                )
-        latest = next((d for d in reversed(self._drawn) if d.marks), None)
-        if latest is not None and latest.run.lanes is not None:
-            names = self._lane_names(latest.run)
-            n = latest.lanes_drawn
-            colors = _lane_colors(n)
-            if n <= LEGEND_LANES:
-                items += [
-                    f'<span class="jhw-legend-lane" style="white-space:nowrap">'
-                    f"{_swatch(colors[k], 'solid', 1.0)} {html.escape(names[k])}"
-                    f"</span>"
-                    for k in range(n)
-                ]
-            else:
-                more = f" (first {n} of {latest.run.lanes})" if latest.run.lanes > n else ""
-                ramp = ", ".join(_LANE_RAMP)
-                items.append(
-                    f'<span class="jhw-legend-lanes" style="white-space:nowrap">'
-                    f"{html.escape(names[0])} "
-                    f'<span style="display:inline-block;width:72px;height:8px;'
-                    f'vertical-align:middle;background:linear-gradient(to right, {ramp})">'
-                    f"</span> {html.escape(names[n - 1])}{more}</span>"
-                )
-        self.legend.value = (
-            '<div class="jhw-legend-items" style="display:flex;flex-wrap:wrap;'
-            "gap:2px 14px;align-items:center;padding:0 8px 4px 8px;"
-            "font-size:var(--jp-ui-font-size1, 12px);"
-            'color:var(--jp-ui-font-color1, inherit)">' + "".join(items) + "</div>"
-            if items
-            else ""
-        )
-
-    def _update_ticks(self) -> None:
-        """Round tick values and one compact format per axis; the left margin fits the labels."""
-        x_ticks = _linear_ticks(float(self._x.min), float(self._x.max), 4, integer=True)
-        scale = self._y_scale
-        lo, hi = float(scale.min), float(scale.max)
-        log = scale is self._y_log
-        y_ticks = _log_ticks(lo, hi) if log else _linear_ticks(lo, hi, 6)
-        y_format, width = _tick_format(y_ticks, log=log)
-        for axis, ticks, fmt in (
-            (self._x_axis, x_ticks, _tick_format(x_ticks)[0]),
-            (self._y_axis, y_ticks, y_format),
-        ):
-            if list(axis.tick_values) != ticks or axis.tick_format != fmt:
-                with axis.hold_sync():
-                    axis.tick_values = np.array(ticks, float)
-                    axis.tick_format = fmt
-        left = max(40, math.ceil(width * _TICK_CHAR_PX) + _Y_LABEL_PAD_PX)
-        if self.figure.fig_margin.get("left") != left:
-            self.figure.fig_margin = {**self.figure.fig_margin, "left": left}
-
-    def _update_scales(self) -> None:
-        lo, hi, lo_pos = math.inf, -math.inf, math.inf
-        x_min = min((d.x0 for d in self._drawn), default=0)  # > 0: continued, earlier dropped
-        x_max = x_min + 1
-        for d in self._drawn:
-            x_max = max(x_max, d.x0 + d.max_step)
-            for a, b, c in d.extent.values():
-                lo, hi, lo_pos = min(lo, a), max(hi, b), min(lo_pos, c)
-        with self._x.hold_sync():
-            self._x.min, self._x.max = float(x_min), float(x_max)
-        # Explicit limits from finite values only: one inf or NaN must not flatten the plot.
-        with self._y_lin.hold_sync():
-            if math.isfinite(lo):
-                pad = 0.05 * (hi - lo) or 0.05 * abs(lo) or 1.0
-                self._y_lin.min, self._y_lin.max = float(lo - pad), float(hi + pad)
-            else:
-                self._y_lin.min, self._y_lin.max = 0.0, 1.0
-        with self._y_log.hold_sync():
-            if math.isfinite(lo_pos):
-                top = max(hi, lo_pos)
-                self._y_log.min, self._y_log.max = float(lo_pos / 1.25), float(top * 1.25)
-            else:
-                self._y_log.min, self._y_log.max = 0.1, 10.0
-        self._update_ticks()
-        self._update_legend()  # runs were added, faded or dropped: every caller needs both
+                d.series[i, lane] = LaneSeries(budget)
+        d.marks = self._fig.new_marks(d, self._lane_names(d.run))
+        self._fig.show(self._drawn)
+        self._fig.update_legend(self._drawn, self._lane_names)
 
     def _update_panel(self, d: _Drawn, final: bool) -> None:
         run = d.run
@@ -700,7 +471,7 @@ class LivePlot(Sink):
         lanes = run.lanes or 0
         for i, spec in enumerate(d.specs):
             last = [
-                series.view()[-1]
+                series.last
                 for lane in range(max(1, lanes))
                 if (series := d.series.get((i, lane))) is not None and series.size
             ]
@@ -816,62 +587,17 @@ class LivePlot(Sink):
         self.clear()
 
     def _on_log_y(self, change: dict[str, Any]) -> None:
-        # bqplot views do not follow a mark's or an axis's scale being swapped (measured in
-        # JupyterLab 4.6: the Python side changed, the drawing stayed linear), so the marks
-        # and the y axis are rebuilt on the other scale; their data is at most max_points.
         with self._state_lock:
-            old = [self._y_axis]
-            for d in self._drawn:
-                old += d.marks
-                d.marks = [
-                    self._new_line(
-                        labels=list(m.labels),
-                        colors=list(m.colors),
-                        opacities=list(m.opacities),
-                        line_style=m.line_style,
-                        x=m.x,
-                        y=m.y,
-                    )
-                    for m in d.marks
-                ]
-            self._y_axis = self._new_y_axis()
-            with self.figure.hold_sync():
-                self.figure.marks = [m for d in self._drawn for m in d.marks]
-                self.figure.axes = [self._x_axis, self._y_axis]
-            for w in old:
-                w.close()
-            self._update_ticks()
-
-    def _new_y_axis(self) -> bqplot.Axis:
-        return bqplot.Axis(
-            scale=self._y_scale,
-            side="left",
-            color=_AXIS_TEXT,
-            grid_lines="dashed",
-            # Never a tick at 0 on a log scale (a NaN position); `_update_ticks` sets the real ones.
-            tick_values=np.array([0.1, 1.0, 10.0] if self.panel.log_y else [0.0, 0.5, 1.0]),
-            tick_format=",~g",
-        )
-
-    def _new_line(self, **traits: Any) -> bqplot.Lines:
-        traits.setdefault("x", np.zeros(0))
-        traits.setdefault("y", np.zeros(0))
-        return bqplot.Lines(
-            scales={"x": self._x, "y": self._y_scale},
-            stroke_width=1.5,
-            display_legend=False,  # the legend is the HTML row under the figure
-            tooltip=self._tooltip,
-            **traits,
-        )
+            self._fig.set_log(bool(change["new"]), self._drawn)
 
     def _on_keep_runs(self, change: dict[str, Any]) -> None:
         if not change["new"]:
             with self._state_lock:
                 keep, dropped = self._drawn[-1:], self._drawn[:-1]
                 self._drawn = keep
-                self.figure.marks = [m for d in keep for m in d.marks]
-                _close_marks(dropped)
-                self._update_scales()
+                self._fig.show(keep)
+                close_marks(dropped)
+                self._fig.update_scales(self._drawn, self._lane_names)
 
     # ---------------------------------------------------------------- helpers
     def _run(self, index: int) -> Run:
@@ -883,28 +609,62 @@ class LivePlot(Sink):
             )
         return runs[index]
 
-    @staticmethod
-    def _table(run: Run) -> dict[str, np.ndarray]:
-        lanes = [None] if run.lanes is None else list(range(run.lanes))
-        parts: list[dict[str, np.ndarray]] = []
-        for lane in lanes:
-            rows = run.lane_rows(lane or 0)
-            n = len(rows[0]) if rows else 0
-            cols: dict[str, np.ndarray] = {"step": np.arange(n)}
-            if lane is not None:
-                cols["lane"] = np.full(n, lane)
-            for name, shape, leaf in zip(run.layout.names, run.layout.shapes, rows, strict=True):
-                if name in ("step", "lane"):  # never overwrite the index columns
-                    name = f"{name}_value"
-                if shape == ():
-                    cols[name] = leaf
-                    continue
-                flat = leaf.reshape(n, -1)
-                for j in range(flat.shape[1]):
-                    idx = ",".join(map(str, np.unravel_index(j, shape)))
-                    cols[f"{name}[{idx}]"] = flat[:, j]
-            parts.append(cols)
-        return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+class _Flusher:
+    """Calls ``fn`` once, ``wait`` seconds after `schedule` (unless cancelled), on one thread
+    that lives while there is work.
+
+    Not a `threading.Timer` per update: that is a new thread each time, and in ipykernel each
+    thread that sends a message opens its own zmq socket to the iopub thread (measured: new
+    sockets and threads about 10 times a second during a run, a share of each update's cost).
+    """
+
+    IDLE_S = 5.0  # the thread ends after this long with nothing scheduled
+
+    def __init__(self, fn: Callable[[], None]) -> None:
+        self._fn = fn
+        self._cond = threading.Condition()
+        self._due: float | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def pending(self) -> bool:
+        """True while a call is scheduled and has not started."""
+        return self._due is not None
+
+    def schedule(self, wait: float) -> None:
+        with self._cond:
+            self._due = time.monotonic() + wait
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._work, name="jaxhist-liveplot", daemon=True
+                )
+                self._thread.start()
+            self._cond.notify()
+
+    def cancel(self) -> None:
+        with self._cond:
+            self._due = None
+            self._cond.notify()
+
+    def _work(self) -> None:
+        idle_since = time.monotonic()
+        while True:
+            with self._cond:
+                while True:
+                    now = time.monotonic()
+                    if self._due is not None and now >= self._due:
+                        self._due = None
+                        break
+                    if self._due is None and now - idle_since >= self.IDLE_S:
+                        self._thread = None
+                        return
+                    self._cond.wait(self._due - now if self._due is not None else self.IDLE_S)
+            try:
+                self._fn()
+            except Exception as e:  # the flush shows its own errors; never lose the thread
+                warnings.warn(f"LivePlot flush failed: {e!r}", RuntimeWarning, stacklevel=1)
+            idle_since = time.monotonic()
 
 
 # ------------------------------------------------------------------------ functions
@@ -924,112 +684,6 @@ def _check_lane_labels(labels: Any) -> tuple[str, ...] | None:
     return tuple(labels)
 
 
-def _check_fields(fields: Any) -> tuple[str, ...] | None:
-    if fields is None:
-        return None
-    if isinstance(fields, str):
-        return (fields,)
-    try:
-        items = tuple(fields)
-    except TypeError:
-        raise TypeError(f"fields must be None, a str or a list of str, got {fields!r}.") from None
-    if not items or not all(isinstance(f, str) for f in items):
-        raise TypeError(f"fields must be None, a str or a non-empty list of str, got {fields!r}.")
-    return items
-
-
-_NORM = re.compile(r"^\|(.+)\|$")
-_COMPONENT = re.compile(r"^(.+)\[([\d,\s]+)\]$")
-
-
-def _resolve(run: Run, fields: tuple[str, ...] | None) -> list[_Spec]:
-    """The series to plot for ``run``'s layout; ValueError naming the choices for a bad entry."""
-    names, shapes = run.layout.names, run.layout.shapes
-    where = {n: i for i, n in enumerate(names)}
-    if fields is None:
-        return [
-            _Spec(n, i, "scalar") if s == () else _Spec(f"|{n}|", i, "norm")
-            for i, (n, s) in enumerate(zip(names, shapes, strict=True))
-        ]
-    specs = []
-    for f in fields:
-        if f in where:
-            i, shape = where[f], shapes[where[f]]
-            size = math.prod(shape)
-            if shape == ():
-                specs.append(_Spec(f, i, "scalar"))
-            elif size <= MAX_COMPONENTS:
-                for j in range(size):
-                    idx = ",".join(map(str, np.unravel_index(j, shape)))
-                    specs.append(_Spec(f"{f}[{idx}]", i, "component", j))
-            else:
-                raise ValueError(
-                    f"field {f!r} has {size} components (shape {shape}), more than "
-                    f"{MAX_COMPONENTS} lines; plot its norm '|{f}|' or pick components like "
-                    f"'{f}[0]'."
-                )
-            continue
-        m_norm, m_comp = _NORM.match(f), _COMPONENT.match(f)
-        if m_norm and m_norm.group(1) in where:
-            specs.append(_Spec(f, where[m_norm.group(1)], "norm"))
-            continue
-        if m_comp and m_comp.group(1) in where:
-            i, shape = where[m_comp.group(1)], shapes[where[m_comp.group(1)]]
-            try:
-                idx = tuple(int(k) for k in m_comp.group(2).split(","))
-                j = int(np.ravel_multi_index(idx, shape)) if len(idx) > 1 else idx[0]
-                if not 0 <= j < math.prod(shape) or shape == ():
-                    raise ValueError
-            except ValueError:
-                raise ValueError(
-                    f"field {f!r}: no such component of {m_comp.group(1)!r} (shape {shape})."
-                ) from None
-            specs.append(_Spec(f, i, "component", j))
-            continue
-        choices = ", ".join(repr(n) for n in names)
-        raise ValueError(
-            f"LivePlot(fields=...): no field {f!r} in this run's record; its leaves are "
-            f"{choices} (also '|name|' for a norm, 'name[i]' for a component)."
-        )
-    return specs
-
-
-def _extend(series: _Growing, spec: _Spec, rows: list[np.ndarray]) -> None:
-    """Append ``spec``'s values of the new ``rows`` to ``series`` (each row is converted once)."""
-    new = rows[spec.leaf]
-    if not len(new):
-        return
-    flat = new.reshape(len(new), -1).astype(np.float64)
-    if spec.kind == "scalar":
-        series.extend(flat[:, 0])
-    elif spec.kind == "component":
-        series.extend(flat[:, spec.index])
-    else:
-        series.extend(np.linalg.norm(flat, axis=1))
-
-
-def _finite_tail(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Drop trailing non-finite points: bqplot puts a line's label at its last point, and a NaN
-    there is an invalid SVG transform (a console error per update). Gaps inside stay."""
-    finite = np.flatnonzero(np.isfinite(y))
-    end = finite[-1] + 1 if finite.size else 0
-    return x[:end], y[:end]
-
-
-def _pad(arrays: list[np.ndarray]) -> np.ndarray:
-    """Stack lines of unequal length into one 2-d array, each padded with its own last point.
-
-    Not NaN: bqplot places each line's label at its last point, and NaN there is an invalid
-    SVG transform. Repeating the last point draws nothing extra.
-    """
-    out = np.full((len(arrays), max(len(a) for a in arrays)), np.nan)
-    for k, a in enumerate(arrays):
-        out[k, : len(a)] = a
-        if len(a):
-            out[k, len(a) :] = a[-1]
-    return out
-
-
 def _json_float(v: Any) -> float | str:
     v = float(v)
     if math.isnan(v):
@@ -1037,132 +691,3 @@ def _json_float(v: Any) -> float | str:
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
     return v
-
-
-def _close_marks(dropped: list[_Drawn]) -> None:
-    """Close the marks of runs no longer drawn (the figure must not list them any more).
-
-    A widget lives, with its data, until closed (the kernel's widget registry holds it), so
-    unclosed marks of replaced runs would grow by one widget per field and run.
-    """
-    for d in dropped:
-        for mark in d.marks:
-            mark.close()
-        d.marks = []
-
-
-def _has_kernel_comm(widget: ipywidgets.Widget) -> bool:
-    """True when the widget talks to a kernel's comm (a frontend may be listening)."""
-    comm = getattr(widget, "comm", None)
-    return comm is not None and type(comm).__name__ != "DummyComm"
-
-
-# ------------------------------------------------------------------------ figure helpers
-def _field_colors(labels: Sequence[str]) -> list[str]:
-    """A color per field that depends on its name, not on its position: ``grad_norm`` gets the
-    same color in every plot. A name whose color is already taken in this plot gets the next
-    free one (deterministic, so the same set of names always gets the same colors)."""
-    taken: set[int] = set()
-    out = []
-    for label in labels:
-        k = zlib.crc32(label.encode()) % len(_PALETTE)
-        if len(taken) < len(_PALETTE):
-            while k in taken:
-                k = (k + 1) % len(_PALETTE)
-        taken.add(k)
-        out.append(_PALETTE[k])
-    return out
-
-
-def _lane_colors(n: int) -> list[str]:
-    """``n`` colors along the sequential lane ramp (lane 0 first)."""
-    ramp = np.array([[int(c[i : i + 2], 16) for i in (1, 3, 5)] for c in _LANE_RAMP], float)
-    out = []
-    for k in range(n):
-        t = (k / (n - 1) if n > 1 else 0.0) * (len(ramp) - 1)
-        j = min(int(t), len(ramp) - 2)
-        rgb = ramp[j] + (t - j) * (ramp[j + 1] - ramp[j])
-        out.append("#" + "".join(f"{round(v):02x}" for v in rgb))
-    return out
-
-
-def _nice_step(span: float, intervals: int) -> float:
-    raw = span / intervals
-    mag = 10.0 ** math.floor(math.log10(raw))
-    return next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw * (1 - 1e-9))
-
-
-def _linear_ticks(lo: float, hi: float, intervals: int, integer: bool = False) -> list[float]:
-    """Round ticks (1, 2 or 5 times a power of ten apart) inside [lo, hi], at most
-    ``intervals + 1`` of them."""
-    span = hi - lo
-    if not (math.isfinite(span) and span > 0):
-        return [float(lo)] if math.isfinite(lo) else []
-    step = _nice_step(span, intervals)
-    if integer:
-        step = max(1.0, step)
-    first = math.ceil(lo / step - 1e-9)
-    last = math.floor(hi / step + 1e-9)
-    digits = max(0, 2 - math.floor(math.log10(step)))
-    return [round(k * step, digits) for k in range(first, last + 1)]
-
-
-def _log_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
-    """Powers of ten inside [lo, hi] (every k-th when there are more than ``most``); 1-2-5
-    multiples when fewer than two powers fit; round linear ticks when even those do not."""
-    if not (0 < lo < hi and math.isfinite(hi)):
-        return []
-    a, b = math.ceil(math.log10(lo) - 1e-9), math.floor(math.log10(hi) + 1e-9)
-    if b - a + 1 >= 2:
-        every = math.ceil((b - a + 1) / most)
-        return [10.0**e for e in range(a, b + 1) if e % every == 0]
-    ticks = sorted(
-        m * 10.0**e for e in range(a - 1, b + 2) for m in (1, 2, 5) if lo <= m * 10.0**e <= hi
-    )
-    return ticks if len(ticks) >= 2 else _linear_ticks(lo, hi, 4)
-
-
-def _tick_format(ticks: Sequence[float], log: bool = False) -> tuple[str, int]:
-    """One d3-format string for every label of an axis, and the widest label in characters.
-
-    Fixed point with thousands separators (``20,000``, ``0.25``: as many decimals as the tick
-    spacing needs, no trailing zeros) while the labels stay short; otherwise scientific
-    (``1e-6``, ``2.5e+7``) for all of them, never a mix.
-    """
-    ticks = [float(t) for t in ticks]
-    if not ticks:
-        return ",~g", 1
-    big = max(abs(t) for t in ticks)
-    if log:
-        if all(1e-3 <= t < 1e5 for t in ticks):
-            return ",~g", max(len(f"{t:,g}") for t in ticks)
-        mantissa = [t / 10.0 ** math.floor(math.log10(t)) for t in ticks]
-        p = 0 if all(abs(m - round(m)) < 1e-9 for m in mantissa) else 1
-        return f".{p}e", max(len(_exp_label(t, p)) for t in ticks)
-    step = min((b - a for a, b in itertools.pairwise(ticks)), default=big or 1.0)
-    decimals = max(0, -math.floor(math.log10(step) + 1e-9)) if step > 0 else 0
-    if 1e-3 <= big < 1e6 or big == 0:
-        fixed = [f"{t:,.{decimals}f}" for t in ticks]
-        return f",.{decimals}~f", max(map(len, fixed))
-    p = min(6, max(0, math.floor(math.log10(big)) - math.floor(math.log10(step)))) if step else 2
-    return f".{p}~e", max(len(_exp_label(t, p)) for t in ticks)
-
-
-def _exp_label(t: float, p: int) -> str:
-    """The longest label d3-format ``.{p}e`` writes for ``t`` (``1e-6``: no zero padding)."""
-    mantissa, exponent = f"{t:.{p}e}".split("e")
-    return f"{mantissa}e{int(exponent):+d}"
-
-
-_DASHES = {"solid": "", "dashed": "6,3", "dotted": "2,2", "dash_dotted": "6,2,2,2"}
-
-
-def _swatch(color: str, line_style: str, opacity: float) -> str:
-    """A short line in the legend, drawn like the plotted line."""
-    dash = _DASHES.get(line_style, "")
-    dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-    return (
-        f'<svg width="22" height="10" style="vertical-align:middle" aria-hidden="true">'
-        f'<line x1="1" y1="5" x2="21" y2="5" stroke="{color}" stroke-width="2.5" '
-        f'stroke-opacity="{opacity:.2f}"{dash_attr}/></svg>'
-    )

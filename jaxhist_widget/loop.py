@@ -233,7 +233,7 @@ def while_loop(
 
         def step(s: _State) -> _State:
             active = running(s, limit)  # only read under vmap
-            carry = _check_carry(s.carry, body_fun(s.carry))
+            carry = _body_alone(body_fun, s.carry, lanes.any_lane(active))
             cont = _check_cond(cond_fun(carry))
             bufs = [
                 lanes.write_row(b, s.n, x, active) for b, x in zip(s.bufs, take(carry), strict=True)
@@ -280,6 +280,29 @@ def while_loop(
         next(kept_bufs) if x.size else jnp.zeros((max_rows, *x.shape), x.dtype) for x in first
     ]
     return out.carry, History(treedef.unflatten(values), out.n)
+
+
+def _body_alone(body_fun: Callable[[Carry], Carry], carry: Carry, go: jax.Array) -> Carry:
+    """``body_fun(carry)``; on CPU inside a conditional of its own (``go`` is always True).
+
+    XLA's CPU runtime runs each computation (a loop body, a branch) with a small executor: in
+    order on the calling thread when it has at most 8 operations or they form a chain, else as
+    a dependency graph (task queues, atomics: about 1 µs a run here, measured). A cheap step of
+    8 operations that ``lax.while_loop`` runs in order would cross that line once the loop's
+    row writes and counters join it, and every step would pay ~10%. In a branch of its own the
+    step keeps the executor it has under ``lax.while_loop``, and the loop's own work forms a
+    second small one; a conditional costs ~0.1 µs. ``go`` is the loop's predicate, unknown to
+    the compiler, so the branch is not inlined again. Other platforms (a GPU predicate would
+    cost a device-to-host copy every step) call ``body_fun`` inline.
+    """
+
+    def step(carry: Carry) -> Carry:
+        return _check_carry(carry, body_fun(carry))
+
+    def alone(carry: Carry, go: jax.Array) -> Carry:
+        return lax.cond(go, step, _identity, carry)
+
+    return lax.platform_dependent(carry, go, cpu=alone, default=lambda carry, go: step(carry))
 
 
 # ------------------------------------------------------------------------------ checks

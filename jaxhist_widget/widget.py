@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import anywidget
+import ipywidgets
 import traitlets
 
 __all__ = ["ESM_PATH", "STATUSES", "STOP_MODES", "LivePanel"]
@@ -82,6 +83,12 @@ class LivePanel(anywidget.AnyWidget):
     stop_mode = traitlets.Enum(STOP_MODES, default_value="message").tag(sync=True)
     #: Error text shown under the status (status is "error" while it applies).
     error = traitlets.Unicode("").tag(sync=True)
+    #: The LivePlot's bqplot figure, or None. The view reads the points its lines already hold
+    #: to show the step and value under the pointer (the hover read-out): in the browser, so it
+    #: needs no kernel round trip and works while a cell keeps the kernel busy.
+    figure = traitlets.Instance(ipywidgets.DOMWidget, allow_none=True).tag(
+        sync=True, **ipywidgets.widget_serialization
+    )
 
     # ---- written by the view (the controls); Python observes them
     log_y = traitlets.Bool(False).tag(sync=True)

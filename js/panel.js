@@ -8,7 +8,12 @@
 // .jhw-step[data-step][data-max-steps], .jhw-progress[aria-valuenow], .jhw-rate,
 // .jhw-elapsed, .jhw-eta, .jhw-lane-status, .jhw-field[data-field] > .jhw-field-value[data-value],
 // .jhw-error, .jhw-stop[data-mode], .jhw-logy, .jhw-keep, .jhw-clear, and
-// .jhw-panel[data-kernel] ("alive", or "dead" once the view saw its kernel die or restart).
+// .jhw-panel[data-kernel] ("alive", or "dead" once the view saw its kernel die or restart);
+// in a LivePlot box, the hover read-out .jhw-hover[data-name][data-step][data-value] (hidden
+// unless a drawn point is under the pointer) and its marker .jhw-hover-dot.
+//
+// Hover: the panel's `figure` trait is its LivePlot's bqplot figure; the view finds that
+// figure's view in the same box and reads the points its lines hold (no kernel round trip).
 //
 // Stop: in a normal cell (`with live:`) the kernel handles no widget message until the cell
 // ends, so a click there asks the kernel for an interrupt, exactly as the notebook's ■ does;
@@ -174,6 +179,61 @@ export function formatProgress(step, maxSteps) {
     : formatCount(step);
 }
 
+/** A hovered value, more precise than the panel's: 6 significant digits, exponent notation
+ * outside [1e-4, 1e6). */
+export function formatReadout(v) {
+  const x = Number(v);
+  if (!Number.isFinite(x) || x === 0) return formatValue(x);
+  const a = Math.abs(x);
+  if (a >= 1e6 || a < 1e-4) {
+    return x.toExponential(5).replace(/\.?0+e/, "e").replace("e+", "e");
+  }
+  return String(Number(x.toPrecision(6)));
+}
+
+/** First index of `values` (points sorted by `.x`, ascending) whose x is >= `x`. */
+export function bisectX(values, x) {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (values[mid].x < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * The point of one drawn line nearest to the pointer (`px`, `py`, in the line's pixels), within
+ * `radius` pixels, or null. `values` are the line's points ({x, y}, sorted by x, as bqplot keeps
+ * them); `xPx` / `yPx` map data to pixels and `xData` pixels back to data (the line's own
+ * scales, so the point found is the vertex drawn there). Non-finite pixels (NaN, a value <= 0
+ * on a log axis) are not drawn and never found. Only the points within `radius` of `px` are
+ * visited (a bisection on x), so a hover over 64 lanes of 2000 points stays cheap.
+ */
+export function nearestPoint(values, px, py, xPx, yPx, xData, radius) {
+  if (!values || values.length === 0) return null;
+  let best = null;
+  for (let i = bisectX(values, xData(px - radius)); i < values.length; i++) {
+    const v = values[i];
+    const x = xPx(v.x);
+    if (x > px + radius) break;
+    const value = v.y;
+    if (value === null || value === undefined) continue;
+    const y = yPx(value);
+    if (!Number.isFinite(x) || !Number.isFinite(y)) continue;
+    const d = Math.hypot(x - px, y - py);
+    if (d <= radius && (best === null || d < best.dist)) best = { index: i, dist: d, px: x, py: y };
+  }
+  return best;
+}
+
+/** The read-out's lines for the point (`x`, `y`) of the line named `name` ("field · lane ·
+ * run", as the figure labels its lines): the name, the step and the value. */
+export function readoutLines(name, x, y) {
+  return [String(name ?? ""), `step ${formatCount(x)}`, `value ${formatReadout(y)}`];
+}
+
 // Colors and fonts come from JupyterLab's theme variables, so the dark theme is readable;
 // the fallbacks serve the classic notebook and other hosts.
 const CSS = `
@@ -274,6 +334,29 @@ const CSS = `
   background: transparent;
 }
 .jhw-liveplot > .jhw-figure { margin: 0; }
+/* The hover read-out (step and value of the point under the pointer), placed in the LivePlot
+   box: it never takes pointer events, so it cannot hide the line it describes. */
+.jhw-liveplot { position: relative; }
+.jhw-hover {
+  position: absolute; z-index: 20; pointer-events: none; white-space: nowrap;
+  padding: 3px 7px; border-radius: 3px;
+  font-family: var(--jp-ui-font-family, system-ui, sans-serif);
+  font-size: var(--jp-ui-font-size1, 12px); line-height: 1.35;
+  color: var(--jp-ui-font-color1, rgba(0, 0, 0, 0.87));
+  background: var(--jp-layout-color1, #fff);
+  border: 1px solid var(--jp-border-color1, #bdbdbd);
+  box-shadow: 0 1px 4px rgba(0, 0, 0, 0.25);
+}
+.jhw-hover-step, .jhw-hover-value {
+  font-family: var(--jp-code-font-family, ui-monospace, monospace);
+  font-variant-numeric: tabular-nums;
+}
+.jhw-hover-dot {
+  position: absolute; z-index: 20; pointer-events: none;
+  width: 9px; height: 9px; margin: -5.5px 0 0 -5.5px; border-radius: 50%;
+  border: 1px solid var(--jp-ui-font-color1, #000); box-sizing: content-box;
+}
+.jhw-hover[hidden], .jhw-hover-dot[hidden] { display: none; }
 `;
 
 function element(tag, className, text) {
@@ -289,6 +372,178 @@ function checkbox(className, text) {
   input.type = "checkbox";
   label.append(input, document.createTextNode(text));
   return [label, input];
+}
+
+// Pixels from the pointer within which a drawn point is read out.
+const HOVER_RADIUS_PX = 12;
+
+/**
+ * The hover read-out of the LivePlot figure this panel belongs to (the `figure` trait): the
+ * step, value, field, lane and run of the drawn point nearest to the pointer. It is computed
+ * here, in the browser, from the points the figure's lines already hold, so it costs no kernel
+ * round trip (it works while a synchronous cell keeps the kernel busy) and no byte per update.
+ * Returns a function that removes it.
+ */
+function attachHover(model, el) {
+  let disposed = false;
+  let box = null; // the .jhw-liveplot element holding this panel and its figure
+  let figureView = null;
+  let pointer = null; // last {x, y} client position inside the box
+  let frame = 0;
+  let refresh = 0;
+  let waitBox = 0;
+  let tries = 0;
+  let busy = false;
+  let shownKey = ""; // what the read-out shows now: unchanged, the DOM is left alone
+  const tip = element("div", "jhw-hover");
+  tip.setAttribute("role", "tooltip");
+  tip.hidden = true;
+  const dot = element("div", "jhw-hover-dot");
+  dot.hidden = true;
+
+  const hide = () => {
+    tip.hidden = true;
+    dot.hidden = true;
+    delete tip.dataset.name;
+    shownKey = "";
+  };
+
+  // The bqplot view of the `figure` model that sits in the same LivePlot box as this panel
+  // (a LivePlot displayed twice has two boxes, each with its own figure view).
+  async function findFigureView() {
+    if (figureView && figureView.el && figureView.el.isConnected && box.contains(figureView.el)) {
+      return figureView;
+    }
+    figureView = null;
+    const ref = model.get("figure");
+    const manager = model.widget_manager;
+    if (typeof ref !== "string" || !ref.startsWith("IPY_MODEL_") || !manager) return null;
+    const figure = await manager.get_model(ref.slice("IPY_MODEL_".length));
+    const views = await Promise.all(Object.values((figure && figure.views) || {}));
+    figureView = views.find((v) => v && v.el && box.contains(v.el)) || null;
+    return figureView;
+  }
+
+  async function lookup() {
+    if (disposed || pointer === null || busy) return;
+    busy = true;
+    try {
+      const view = await findFigureView();
+      const marks = view && view.mark_views ? await Promise.all(view.mark_views.views) : [];
+      let best = null;
+      for (const mark of marks) {
+        const xs = mark && mark.scales && mark.scales.x;
+        const ys = mark && mark.scales && mark.scales.y;
+        const ctm = mark && mark.el && mark.el.getScreenCTM && mark.el.getScreenCTM();
+        if (!xs || !ys || !xs.scale || !ys.scale || !ctm) continue;
+        const p = new DOMPoint(pointer.x, pointer.y).matrixTransform(ctm.inverse());
+        const xPx = (x) => xs.scale(x) + (xs.offset || 0);
+        const yPx = (y) => ys.scale(y) + (ys.offset || 0);
+        const xData = (px) => xs.scale.invert(px - (xs.offset || 0));
+        for (const curve of mark.model.mark_data || []) {
+          const hit = nearestPoint(curve.values, p.x, p.y, xPx, yPx, xData, HOVER_RADIUS_PX);
+          if (hit && (best === null || hit.dist < best.dist)) best = { ...hit, curve, ctm, mark };
+        }
+      }
+      if (best === null || pointer === null) {
+        hide();
+        return;
+      }
+      const point = best.curve.values[best.index];
+      const at = new DOMPoint(best.px, best.py).matrixTransform(best.ctm);
+      // A still pointer over a still line (the refresh below): nothing to redo. (Placing the
+      // box measures it, which makes the browser lay the page out.)
+      const key = `${best.curve.name}|${point.x}|${point.y}|${at.x}|${at.y}`;
+      if (key === shownKey) return;
+      shownKey = key;
+      const [name, stepText, valueText] = readoutLines(best.curve.name, point.x, point.y);
+      tip.replaceChildren(
+        element("div", "jhw-hover-name", name),
+        element("div", "jhw-hover-step", stepText),
+        element("div", "jhw-hover-value", valueText),
+      );
+      tip.dataset.name = name;
+      tip.dataset.step = String(point.x);
+      tip.dataset.value = String(point.y);
+      // Inside the box, beside the point: right of it unless that runs past the box's edge.
+      const r = box.getBoundingClientRect();
+      const x = at.x - r.left - box.clientLeft;
+      const y = at.y - r.top - box.clientTop;
+      dot.style.left = `${x}px`;
+      dot.style.top = `${y}px`;
+      // The line's own colour (bqplot cycles `colors` over the lines of a mark).
+      const colors = best.mark.model.get("colors") || [];
+      dot.style.borderColor = colors.length ? colors[best.curve.index % colors.length] : "";
+      dot.hidden = false;
+      tip.hidden = false;
+      const w = tip.offsetWidth;
+      const h = tip.offsetHeight;
+      const left = x + 12 + w <= box.clientWidth ? x + 12 : Math.max(0, x - 12 - w);
+      const top = Math.min(Math.max(0, y - h - 8), Math.max(0, box.clientHeight - h));
+      tip.style.left = `${left}px`;
+      tip.style.top = `${top}px`;
+    } catch (e) {
+      hide(); // a figure being rebuilt (log y toggled) may have no views for a moment
+    } finally {
+      busy = false;
+    }
+  }
+
+  const schedule = () => {
+    if (frame || disposed) return;
+    frame = requestAnimationFrame(() => {
+      frame = 0;
+      lookup();
+    });
+  };
+  const onMove = (event) => {
+    pointer = { x: event.clientX, y: event.clientY };
+    schedule();
+    // A live run moves the lines under a still pointer: read the point out again meanwhile.
+    if (!refresh) refresh = setInterval(schedule, 250);
+  };
+  const onLeave = () => {
+    pointer = null;
+    clearInterval(refresh);
+    refresh = 0;
+    hide();
+  };
+
+  // The panel is rendered before it is attached to the page (and before its figure view is):
+  // find the box once it is there.
+  const connect = () => {
+    waitBox = 0;
+    if (disposed) return;
+    box = el.closest(".jhw-liveplot");
+    if (!box) {
+      // A panel displayed on its own (no LivePlot box around it) has no figure to read out.
+      if (++tries < 40) waitBox = setTimeout(connect, 250);
+      return;
+    }
+    box.append(tip, dot);
+    box.addEventListener("mousemove", onMove);
+    box.addEventListener("mouseleave", onLeave);
+  };
+  const onFigure = () => {
+    figureView = null;
+    if (box === null && !waitBox && typeof model.get("figure") === "string") connect();
+  };
+  model.on("change:figure", onFigure);
+  onFigure();
+
+  return () => {
+    disposed = true;
+    model.off("change:figure", onFigure);
+    clearTimeout(waitBox);
+    clearInterval(refresh);
+    if (frame) cancelAnimationFrame(frame);
+    if (box) {
+      box.removeEventListener("mousemove", onMove);
+      box.removeEventListener("mouseleave", onLeave);
+    }
+    tip.remove();
+    dot.remove();
+  };
 }
 
 function render({ model, el }) {
@@ -507,9 +762,11 @@ function render({ model, el }) {
     onKernelStatus(null, watched.status);
   }
   update();
+  const removeHover = attachHover(model, el);
 
   return () => {
     alive = false;
+    removeHover();
     for (const name of traits) model.off(`change:${name}`, schedule);
     const signal = watched && watched.statusChanged;
     if (signal && typeof signal.disconnect === "function") {

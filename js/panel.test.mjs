@@ -3,19 +3,23 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import panel, {
+  bisectX,
   etaSeconds,
   formatCount,
   formatDuration,
   formatEta,
   formatNumber,
   formatProgress,
+  formatReadout,
   formatRate,
   formatValue,
   isRunning,
   kernelLostLabel,
   laneSummary,
+  nearestPoint,
   progressClass,
   progressFraction,
+  readoutLines,
   STATUS_LABELS,
   statusClass,
   statusLabel,
@@ -176,4 +180,82 @@ test("formatRate uses the panel's number format; no rate shows nothing", () => {
   assert.equal(formatRate(1074), "1,074 steps/s");
   assert.equal(formatRate(12345), "12,345 steps/s");
   assert.equal(formatRate(4.1e6), "4.1M steps/s");
+});
+
+test("formatReadout: 6 significant digits, exponents outside [1e-4, 1e6)", () => {
+  assert.equal(formatReadout(0.9755859375), "0.975586");
+  assert.equal(formatReadout(1234.56789), "1234.57");
+  assert.equal(formatReadout(-0.000123456789), "-0.000123457");
+  assert.equal(formatReadout(1.5e-7), "1.5e-7");
+  assert.equal(formatReadout(123456789), "1.23457e8");
+  assert.equal(formatReadout(0), "0");
+  assert.equal(formatReadout(NaN), "NaN");
+  assert.equal(formatReadout(-Infinity), "-∞");
+});
+
+test("bisectX finds the first point at or after x (repeated x: the first of them)", () => {
+  const values = [0, 1, 1, 1, 5, 9].map((x) => ({ x, y: 0 }));
+  assert.equal(bisectX(values, -3), 0);
+  assert.equal(bisectX(values, 1), 1);
+  assert.equal(bisectX(values, 1.5), 4);
+  assert.equal(bisectX(values, 9), 5);
+  assert.equal(bisectX(values, 10), 6);
+  assert.equal(bisectX([], 1), 0);
+});
+
+// Pixels = 10 per step in x, y upwards: y pixel = 100 - 10 * value.
+const xPx = (x) => 10 * x;
+const yPx = (y) => 100 - 10 * y;
+const xData = (px) => px / 10;
+
+test("nearestPoint: the vertex nearest to the pointer within the radius, else null", () => {
+  const values = [0, 1, 2, 3, 4].map((x) => ({ x, y: x % 2 ? 5 : 0 }));
+  const hit = nearestPoint(values, 21, 99, xPx, yPx, xData, 12);
+  assert.equal(hit.index, 2);
+  assert.equal(values[hit.index].x, 2);
+  assert.ok(Math.abs(hit.dist - Math.hypot(1, 1)) < 1e-12);
+  assert.deepEqual([hit.px, hit.py], [20, 100]);
+  // Same x column, but the pointer is at the top: point 3 (value 5, y px 50) is nearer.
+  assert.equal(nearestPoint(values, 28, 52, xPx, yPx, xData, 12).index, 3);
+  // Far from every vertex.
+  assert.equal(nearestPoint(values, 25, 0, xPx, yPx, xData, 12), null);
+  assert.equal(nearestPoint(values, 200, 100, xPx, yPx, xData, 12), null);
+  assert.equal(nearestPoint([], 0, 0, xPx, yPx, xData, 12), null);
+});
+
+test("nearestPoint skips points that are not drawn (NaN, null, <= 0 on a log axis)", () => {
+  const values = [
+    { x: 0, y: NaN },
+    { x: 1, y: null },
+    { x: 2, y: 1 },
+  ];
+  assert.equal(nearestPoint(values, 0, 100, xPx, yPx, xData, 30).index, 2);
+  const logY = (y) => (y > 0 ? 100 - 10 * Math.log10(y) : NaN);
+  const logValues = [
+    { x: 0, y: 0 },
+    { x: 1, y: 10 },
+  ];
+  assert.equal(nearestPoint(logValues, 0, 100, xPx, logY, xData, 30).index, 1);
+});
+
+test("nearestPoint visits only the points near the pointer in x", () => {
+  let reads = 0;
+  const values = Array.from({ length: 100_000 }, (_, k) => ({
+    get x() {
+      reads += 1;
+      return k;
+    },
+    y: 0,
+  }));
+  assert.equal(nearestPoint(values, 50_000, 100, (x) => x, yPx, (p) => p, 3).index, 50_000);
+  // a bisection (17 reads) and the 7 points within 3 px, plus the one that ends the walk
+  assert.ok(reads <= 17 + 8, `${reads} points read`);
+});
+
+test("readoutLines: the line's name, the step and the value", () => {
+  assert.deepEqual(readoutLines("loss · lr=0.010 · run 2", 12345, 0.000123456789), [
+    "loss · lr=0.010 · run 2",
+    "step 12,345",
+    "value 0.000123457",
+  ]);
 });

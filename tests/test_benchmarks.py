@@ -17,6 +17,7 @@ from .conftest import ROOT
         ("decimation.py", [], "1,000,000"),
         ("devices.py", ["--quick"], "one run per call, every row of every lane on the host"),
         ("interrupt.py", ["--quick"], "every interrupt stopped its run with all its rows"),
+        ("liveview.py", ["--quick"], "updates/s over the whole run"),
     ],
 )
 def test_benchmark_script_runs(script, args, expect):

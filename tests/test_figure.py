@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import jaxhist_widget as jhw
-from jaxhist_widget import liveplot
+from jaxhist_widget import figure
 from jaxhist_widget.liveplot import LivePlot
 
 
@@ -71,7 +71,7 @@ def assert_readable_axes(live: LivePlot) -> None:
     assert x_axis.tick_format == ",.0~f" and len(x_axis.tick_values) <= 5
     # y: every label fits the left margin
     widest = max(map(len, labels(y_axis)))
-    assert live.figure.fig_margin["left"] >= widest * liveplot._TICK_CHAR_PX + 8
+    assert live.figure.fig_margin["left"] >= widest * figure._TICK_CHAR_PX + 8
 
 
 def test_ticks_of_a_log_axis_spanning_eleven_decades():
@@ -96,8 +96,8 @@ def test_ticks_of_a_log_axis_spanning_eleven_decades():
     [(-0.05, 1.05), (1.2e-4, 3.1e-4), (1000.0001, 1000.0009), (-3e7, 2e8), (0, 20_000)],
 )
 def test_linear_tick_labels_are_short_distinct_and_without_trailing_zeros(lo, hi):
-    ticks = liveplot._linear_ticks(lo, hi, 6)
-    fmt, width = liveplot._tick_format(ticks)
+    ticks = figure._linear_ticks(lo, hi, 6)
+    fmt, width = figure._tick_format(ticks)
     shown = [d3_like(fmt, t) for t in ticks]
     assert 3 <= len(ticks) <= 7 and len(set(shown)) == len(shown), shown
     assert max(map(len, shown)) <= width
@@ -143,7 +143,7 @@ def test_field_colors_are_stable_across_plots():
 
 def test_field_colors_never_collide_within_a_plot():
     names = [f"f{k}" for k in range(10)]
-    assert len(set(liveplot._field_colors(names))) == 10
+    assert len(set(figure._field_colors(names))) == 10
 
 
 def test_64_lane_sweep_legend_is_a_lane_scale_plus_one_entry_per_field():
@@ -155,7 +155,8 @@ def test_64_lane_sweep_legend_is_a_lane_scale_plus_one_entry_per_field():
     grad, loss = live.figure.marks  # record keys are sorted: grad_norm, loss
     for mark in (loss, grad):
         assert len(mark.colors) == 64 and len(set(mark.colors)) == 64  # no repeats every 10
-        assert mark.tooltip is not None and list(mark.tooltip.fields) == ["name"]
+        # No bqplot tooltip over the panel's hover read-out, which reads the figure's lines.
+        assert mark.tooltip is None and live.panel.figure is live.figure
     assert loss.line_style != grad.line_style  # fields told apart by dash style
     assert grad.labels[5] == f"grad_norm · {names[5]} · run 1"  # the hover read-out
     legend = live.legend.value
@@ -208,7 +209,7 @@ def test_continue_steps_draws_a_resumed_run_from_where_the_last_one_ended(keep_r
     assert xs[-1][0] == 200 and xs[-1][-1] == 300  # the third run continues at step 200
     if keep_runs:
         assert [(x[0], x[-1]) for x in xs] == [(0, 100), (100, 200), (200, 300)]
-    assert (live._x.min, live._x.max) == ((0.0 if keep_runs else 200.0), 300.0)
+    assert (live._fig.x_scale.min, live._fig.x_scale.max) == ((0.0 if keep_runs else 200.0), 300.0)
     assert live.history().shape == (101,)  # host rows keep each run's own steps
     with pytest.raises(TypeError, match="continue_steps"):
         LivePlot(continue_steps=1)

@@ -12,7 +12,7 @@ from .conftest import ROOT
 PACKAGE = ROOT / "jaxhist_widget"
 CORE = {"history", "loop", "lanes", "streaming"}
 HOST = {"registry", "runs", "sink", "recorder", "interrupts", "delivery"}
-WIDGET = {"widget", "liveplot", "decimate", "magics"}
+WIDGET = {"widget", "liveplot", "decimate", "magics", "series", "figure", "export"}
 WIDGET_LIBS = {"anywidget", "ipywidgets", "bqplot", "traitlets", "IPython", "ipykernel"}
 
 

@@ -22,6 +22,7 @@ import jaxhist_widget as jhw
 from jaxhist_widget import liveplot
 from jaxhist_widget.decimate import minmax_decimate
 from jaxhist_widget.liveplot import MAX_UPDATES_PER_SECOND, LivePlot
+from jaxhist_widget.series import LaneSeries
 from jaxhist_widget.widget import ESM_PATH, LivePanel
 
 
@@ -322,7 +323,7 @@ def test_error_in_update_path_shows_error_and_run_completes(monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("decimation exploded")
 
-    monkeypatch.setattr(liveplot, "minmax_decimate", broken)
+    monkeypatch.setattr(LaneSeries, "points", broken)
     live = LivePlot()
     with live:
         final, hist = jax.jit(halve)(1000.0)
@@ -502,13 +503,13 @@ def test_rows_since_equals_the_tail_of_all_rows(chunks, start):
 
 def test_costly_updates_are_spaced_out(monkeypatch):
     """When drawing is slow (a long run), updates thin out so drawing stays a small share."""
-    real = liveplot.minmax_decimate
+    real = LaneSeries.points
 
     def slow(*args):
         time.sleep(0.02)
         return real(*args)
 
-    monkeypatch.setattr(liveplot, "minmax_decimate", slow)
+    monkeypatch.setattr(LaneSeries, "points", slow)
     pushes = []
     live = LivePlot()
     real_push = live._push_now

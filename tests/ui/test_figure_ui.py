@@ -26,6 +26,7 @@ from .jupyter_browser import (
     save_screenshot,
     wait_idle,
 )
+from .test_hover_ui import READOUT_JS, VERTEX_JS
 from .test_liveplot_ui import CONTRAST_JS, MIN_CONTRAST, set_theme, widget_screenshot_on_failure
 
 if TYPE_CHECKING:
@@ -135,20 +136,6 @@ SVG_CONTRAST_JS = CONTRAST_JS.replace(
     _FG, "parse(el instanceof SVGElement ? getComputedStyle(el).fill : getComputedStyle(el).color)"
 )
 FIGURE_TEXT = ".jhw-figure g.axis .tick text, .jhw-figure text.axislabel, .jhw-legend-items > span"
-
-# Hover the first line of view `k` (a mouseover on the path, as a pointer would send); the
-# text of bqplot's tooltip then.
-HOVER_JS = """
-async (k) => {
-  const path = document.querySelectorAll('.jhw-liveplot')[k].querySelector('path.line');
-  const r = path.getBoundingClientRect();
-  path.dispatchEvent(new MouseEvent('mouseover', { bubbles: true, clientX: r.left + 5,
-                                                   clientY: r.top + 5 }));
-  await new Promise((done) => setTimeout(done, 300));
-  return [...document.querySelectorAll('.bqplot_tooltip_div')]
-    .filter((d) => d.style.display !== 'none').map((d) => d.textContent.trim());
-}
-"""
 
 
 def inside(inner: dict[str, float], outer: dict[str, float]) -> bool:
@@ -262,9 +249,18 @@ def test_figure_ticks_and_legend_fit(
             assert len(measured) > 20, measured
             poor = [m for m in measured if m["ratio"] < MIN_CONTRAST]
             assert not poor, f"figure text below {MIN_CONTRAST}:1 in {theme}: {poor}"
-            # Hover read-out: field, lane label and run of the line under the pointer
-            shown = page.evaluate(HOVER_JS, 1)
-            assert any(re.fullmatch(r"grad_norm · lr=0\.\d{3} · run 1", t) for t in shown), shown
+            # Hover read-out: field, lane label, run, step and value of the point under the
+            # pointer (a vertex of one of the 64 sweep lanes).
+            page.locator(".jhw-liveplot").nth(1).scroll_into_view_if_needed()
+            vertex = page.evaluate(VERTEX_JS, ["grad_norm · lr=", 0.1])
+            assert vertex is not None, "no grad_norm lane drawn"
+            page.mouse.move(vertex["x"], vertex["y"])
+            page.wait_for_function(f"() => ({READOUT_JS})() !== null", timeout=10_000)
+            name, step, value = page.evaluate(READOUT_JS)["lines"]
+            assert re.fullmatch(r"(grad_norm|loss) · lr=0\.\d{3} · run 1", name), name
+            assert re.fullmatch(r"step \d+", step) and re.fullmatch(r"value \S+", value)
+            measured = page.evaluate(SVG_CONTRAST_JS, ".jhw-hover > div")
+            assert len(measured) == 3 and min(m["ratio"] for m in measured) >= MIN_CONTRAST
             if os.environ.get("JHW_UPDATE_SCREENSHOT") == "1":
                 DOCS.mkdir(exist_ok=True)
                 for key, shot in shots.items():

@@ -30,6 +30,7 @@ from .jupyter_browser import (
     run_all_done,
     wait_idle,
 )
+from .test_hover_ui import READOUT_JS, VERTEX_JS
 from .test_liveplot_ui import (
     CONTRAST_JS,
     MIN_CONTRAST,
@@ -343,6 +344,82 @@ def test_panel_and_figure_read_as_one_widget(
             assert abs(m["panel"][2] - m["figure"][2]) <= 0.5, f"right edges differ: {m}"
             assert 0 <= m["figure"][1] - m["panel"][3] <= 0.5, f"gap between panel and figure: {m}"
             assert m["overflow"] == 0, f"the LivePlot box overflows by {m['overflow']} px"
+    finally:
+        set_theme(page, "JupyterLab Light")
+    assert browser_log.errors() == []
+
+
+#: Six vmap lanes counting up to their limit; the last one never gets there (max_steps=60).
+#: Latest values: value = 10, 20, 30, 40, 50, 60 (median 35); scaled = value * limit / 10 =
+#: 10, 40, 90, 160, 250, 6000 (median 125).
+LANES_CELLS = [
+    "import jax\n"
+    "import jax.numpy as jnp\n"
+    "import jaxhist_widget as jhw\n"
+    "LIMITS = jnp.array([10.0, 20.0, 30.0, 40.0, 50.0, 1000.0])\n"
+    "\n"
+    "\n"
+    "@jax.jit\n"
+    "@jax.vmap\n"
+    "def climb(limit):\n"
+    "    return jhw.while_loop(lambda x: x < limit, lambda x: x + 1.0, 0.0, max_steps=60,\n"
+    "                          record=lambda x: {'value': x, 'scaled': x * limit / 10})\n"
+    "\n"
+    "\n"
+    "live = jhw.LivePlot(title='lanes', lane_labels=[f'limit={int(v)}' for v in LIMITS])\n"
+    "display(live)\n"
+    "with live:\n"
+    "    x, hist = climb(LIMITS)",
+]
+
+
+@pytest.mark.parametrize("theme", ["JupyterLab Dark", "JupyterLab Light"])
+def test_vmap_panel_shows_lane_summary_and_median_range(
+    page: Page, browser_log: BrowserLog, jupyter_server: JupyterServer, tmp_path: Path, theme: str
+) -> None:
+    """Under vmap the panel sums up how the lanes ended (naming the odd one out by its label),
+    gives each field's median over lanes with its [min … max], readably; the hover read-out
+    names the lane."""
+    slug = theme.split()[-1].lower()
+    open_notebook(page, jupyter_server, LANES_CELLS, name=f"panel-lanes-{slug}.ipynb")
+    set_theme(page, theme)
+    try:
+        run_all(page)
+        with widget_screenshot_on_failure(page, tmp_path, f"lanes-{slug}-failure"):
+            wait_idle(page, timeout=60)
+            assert cell_errors(page) == []
+            panel = page.locator(".jhw-panel[data-status=max_steps]")
+            panel.wait_for()
+            assert panel.locator(".jhw-lanes").text_content() == "6 lanes"
+            summary = panel.locator(".jhw-lane-status")
+            assert summary.is_visible()
+            assert summary.text_content() == "5 converged · 1 max steps (limit=1000)"
+            fields = {
+                f.get_attribute("data-field"): (
+                    f.locator(".jhw-field-value").text_content(),
+                    f.locator(".jhw-field-value").get_attribute("title"),
+                    f.locator(".jhw-field-range").text_content(),
+                    f.locator(".jhw-field-range").get_attribute("title"),
+                )
+                for f in panel.locator(".jhw-field").all()
+            }
+            median, spread = "median over lanes", "min … max over lanes"
+            assert fields == {
+                "scaled": ("125", median, " [10 … 6000]", spread),
+                "value": ("35", median, " [10 … 60]", spread),
+            }, fields
+            measured = page.evaluate(CONTRAST_JS, ".jhw-lane-status, .jhw-field-range, .jhw-lanes")
+            assert len(measured) == 4, measured
+            poor = [m for m in measured if m["ratio"] < MIN_CONTRAST]
+            assert not poor, f"lane texts below WCAG AA in {theme}: {poor}"
+            # Hover: the read-out names the lane (by its label) of the point under the pointer.
+            page.locator(".jhw-liveplot .jhw-legend").scroll_into_view_if_needed()
+            vertex = page.evaluate(VERTEX_JS, ["scaled · limit=1000 ·", 0.5])
+            assert vertex is not None and vertex["points"] == 61, vertex
+            page.mouse.move(vertex["x"], vertex["y"])
+            page.wait_for_function(f"() => ({READOUT_JS})() !== null", timeout=10_000)
+            shown = page.evaluate(READOUT_JS)
+            assert shown["lines"] == ["scaled · limit=1000 · run 1", "step 30", "value 3000"]
     finally:
         set_theme(page, "JupyterLab Light")
     assert browser_log.errors() == []
