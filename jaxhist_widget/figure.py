@@ -209,8 +209,14 @@ class LiveFigure:
             x_max = max(x_max, d.x0 + d.max_step)
             for a, b, c in d.extent.values():
                 lo, hi, lo_pos = min(lo, a), max(hi, b), min(lo_pos, c)
+        # The axis ends at a round number of steps at or past the last one: during a live run it
+        # moves a few times a decade, not at every update. (A scale change makes the browser
+        # redraw every line on it and the axis, on top of drawing the new points.)
         with self.x_scale.hold_sync():
-            self.x_scale.min, self.x_scale.max = float(x_min), float(x_max)
+            self.x_scale.min, self.x_scale.max = (
+                float(x_min),
+                float(x_min + _round_up(x_max - x_min)),
+            )
         self._extent = (lo, hi, lo_pos)
         self._set_y_limits()
         self.update_ticks()
@@ -225,14 +231,20 @@ class LiveFigure:
             with self.y_lin.hold_sync():
                 if math.isfinite(lo):
                     pad = 0.05 * (hi - lo) or 0.05 * abs(lo) or 1.0
-                    self.y_lin.min, self.y_lin.max = float(lo - pad), float(hi + pad)
+                    # Out to the next multiple of a round step (a 20th of the span): the limits
+                    # stay put while the values move within it (see the x axis above).
+                    grid = _nice_step(hi - lo + 2 * pad, 20)
+                    self.y_lin.min = float(math.floor((lo - pad) / grid) * grid)
+                    self.y_lin.max = float(math.ceil((hi + pad) / grid) * grid)
                 else:
                     self.y_lin.min, self.y_lin.max = 0.0, 1.0
         else:
             with self.y_log.hold_sync():
                 if math.isfinite(lo_pos):
                     top = max(hi, lo_pos)
-                    self.y_log.min, self.y_log.max = float(lo_pos / 1.25), float(top * 1.25)
+                    # Out to the next eighth of a decade (see the linear limits above).
+                    self.y_log.min = float(10 ** (math.floor(8 * math.log10(lo_pos / 1.15)) / 8))
+                    self.y_log.max = float(10 ** (math.ceil(8 * math.log10(top * 1.15)) / 8))
                 else:
                     self.y_log.min, self.y_log.max = 0.1, 10.0
 
@@ -370,6 +382,21 @@ def _nice_step(span: float, intervals: int) -> float:
     raw = span / intervals
     mag = 10.0 ** math.floor(math.log10(raw))
     return next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw * (1 - 1e-9))
+
+
+def _round_up(span: float) -> float:
+    """The smallest of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten that is at least
+    ``span`` (at least 1): an axis end on a round number, at most a third past the data.
+
+    >>> [_round_up(v) for v in (0, 7, 10, 11, 199, 20_001, 1e6)]
+    [1.0, 8.0, 10.0, 12.0, 200.0, 25000.0, 1000000.0]
+    """
+    if not span > 1:
+        return 1.0
+    mag = 10.0 ** math.floor(math.log10(span))
+    return next(
+        m * mag for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10) if m * mag >= span * (1 - 1e-12)
+    )
 
 
 def _linear_ticks(lo: float, hi: float, intervals: int, integer: bool = False) -> list[float]:

@@ -213,3 +213,30 @@ def test_continue_steps_draws_a_resumed_run_from_where_the_last_one_ended(keep_r
     assert live.history().shape == (101,)  # host rows keep each run's own steps
     with pytest.raises(TypeError, match="continue_steps"):
         LivePlot(continue_steps=1)
+
+
+@pytest.mark.parametrize("log_y", [False, True])
+def test_axis_limits_stay_put_while_a_run_grows(log_y):
+    # A scale change makes the browser redraw every line on it and its axis: during a live run
+    # the limits move on round numbers only, not at every update.
+    live = LivePlot(log_y=log_y)
+    with live:
+        descend(0.1, steps=50)
+    (d,) = live._drawn
+    changes = {"x": 0, "y": 0}
+    live._fig.x_scale.observe(lambda _: changes.__setitem__("x", changes["x"] + 1), "max")
+    live._fig.y_scale.observe(lambda _: changes.__setitem__("y", changes["y"] + 1), ["min", "max"])
+    updates = np.unique(np.geomspace(10, 100_000, 600).astype(int))
+    for step in updates:  # a 10^5-step run seen by 600 updates; the loss falls 1 -> 1e-5
+        d.max_step = int(step)
+        loss = float(step) ** -1.0
+        d.extent = {0: (loss, 1.0, loss)}
+        live._fig.update_scales(live._drawn, live._lane_names)
+        top = live._fig.x_scale.max
+        assert step <= top <= 4 / 3 * step  # the last step is on the axis, near its end
+        lo, hi = live._fig.y_scale.min, live._fig.y_scale.max
+        assert lo <= loss and hi >= 1.0  # every value is inside the limits
+        assert_readable_axes(live)
+    # 4 decades: about 10 round numbers a decade, whatever the number of updates
+    assert changes["x"] <= 45, changes
+    assert changes["y"] <= (40 if log_y else 25), changes
