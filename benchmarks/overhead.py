@@ -262,7 +262,7 @@ def main(argv=None):
     )
     print(
         f"\n(c) vmap, {lanes} lanes, stream_every=64: {calls} host calls for {chunks} chunks "
-        f"(+1 forced flush at the end) -> {calls / chunks:.2f} calls per chunk"
+        f"(the last one ends the run) -> {calls / chunks:.2f} calls per chunk"
     )
 
     # The copy limit: (a) streams (steps + 1) rows of loss + x (f32) to the host.

@@ -55,6 +55,7 @@ class _State(NamedTuple):
     flushed: jax.Array  # rows already sent to the host
     every: jax.Array  # rows per chunk (host-adapted; NEVER when nobody listens)
     cont: jax.Array  # cond_fun(carry): computed once, right after the body made the carry
+    over: jax.Array  # no lane runs on (streaming: the chunk loop's predicate, never batched)
 
 
 def while_loop(
@@ -212,10 +213,14 @@ def while_loop(
         flushed=zero,
         every=every0,
         cont=cont0,
+        over=jnp.bool_(False),
     )
-    # Under shard_map the bookkeeping varies per device as the carry does (`every` never does).
-    rest, carry = streaming.vary(init._replace(carry=None, every=None), init_val, (init_val, bufs))
-    init = rest._replace(carry=carry, every=every0)
+    # Under shard_map the bookkeeping varies per device as the carry does (`every` and `over`,
+    # the same on every device, never do).
+    rest, carry = streaming.vary(
+        init._replace(carry=None, every=None, over=None), init_val, (init_val, bufs)
+    )
+    init = rest._replace(carry=carry, every=every0, over=init.over)
 
     def running(s: _State, limit: jax.Array) -> jax.Array:
         """Whether a lane takes another step: the user's condition, the cap, no stop."""
@@ -253,24 +258,31 @@ def while_loop(
         # The host gets values, not tangents: without stop_gradient, jvp/jacfwd would push
         # tangents into the custom_vmap flush, whose batching rule cannot take them.
         sent = lax.stop_gradient(s.bufs)
-        flushed, every, stop = flush(run_id, sent, s.n, s.flushed, s.every, active)
-        # Why a lane ended is decided once per chunk, not per step.
+        # Why a lane ended is decided once per chunk, not per step. The host learns it with the
+        # rows (0: running on, unless the host answers stop) and ends the run with the flush
+        # after which no lane runs, so no closing call is needed.
         cont = s.cont
         capped = s.n >= max_rows
+        known = jnp.select([~cont, capped], [_CONVERGED, _MAX_STEPS], zero)
+        flushed, every, stop = flush(
+            run_id, sent, s.n, s.flushed, s.every, jnp.where(active, known, s.status)
+        )
         stopped = stop & cont & ~capped
-        status = jnp.select([~cont, capped, stopped], [_CONVERGED, _MAX_STEPS, _STOPPED], zero)
+        status = jnp.where(stopped, _STOPPED, known)
+        done = s.done | (active & (~cont | capped | stopped))
         return s._replace(
             flushed=flushed,
             every=every,
-            done=s.done | (active & (~cont | capped | stopped)),
+            done=done,
             status=jnp.where(active, status, s.status),
+            # every device runs chunks until all are done: a flush under shard_map holds
+            # collectives. The host's answer decides this, so XLA keeps every flush.
+            over=~streaming.any_device(lanes.any_lane(~done)),
         )
 
     if stream:
-        # every device runs chunks until all are done: a flush under shard_map holds collectives
-        out = lax.while_loop(lambda s: streaming.any_device(lanes.any_lane(~s.done)), chunk, init)
-        sent = lax.stop_gradient(out.bufs)
-        streaming.make_close(layout)(run_id, sent, out.n, out.flushed, out.every, out.status)
+        # At least one chunk, even when no lane takes a step: its flush ends the run on the host.
+        out = lax.while_loop(lambda s: ~s.over, chunk, init)
     else:
         out = run_until(init, jnp.int32(max_rows))
     if lane_bytes is not None:

@@ -6,8 +6,12 @@ them on, so all shared state sits behind one lock and sinks are called outside i
 - `open_run` (once per call of the loop): snapshots the sinks attached *now* and returns a fresh
   run id plus the first flush interval; the traced program passes the id back with every chunk.
 - `receive_chunk` (once per chunk, for all vmap lanes at once): decodes the packed rows, appends
-  them to the `Run`, notifies the sinks, and returns ``[stop, next_interval]``.
-- `close_run` (once, after the loop): delivers the last rows and the end status of every lane.
+  them to the `Run`, notifies the sinks, and returns ``[stop, next_interval]``. Each chunk also
+  carries every lane's end status as far as the device knows it (0: still running); the chunk
+  after which no lane runs, given this answer, ends the run. There is no separate closing
+  call: an effectful callback (``jax.debug.callback``, ``io_callback``) anywhere in a program
+  makes XLA's CPU loop ~10% slower per step (measured in benchmarks/overhead.py's problem),
+  while a pure callback whose answer the loop needs costs only the call.
 
 Exceptions never propagate into XLA (that would kill the computation and its device history):
 they are reported with `warnings.warn` and logged.
@@ -25,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import delivery, interrupts
-from .runs import FAILED, Layout, Run, np_dtype
+from .runs import FAILED, STATUSES, Layout, Run, np_dtype
 
 if TYPE_CHECKING:
     from .sink import Sink
@@ -36,7 +40,6 @@ __all__ = [
     "abandon_runs",
     "attach",
     "attached",
-    "close_run",
     "open_run",
     "receive_chunk",
 ]
@@ -51,6 +54,7 @@ LANE_FIELDS = 4
 TARGET_INTERVAL = 0.05
 #: Flush interval meaning "nobody is listening": larger than any run.
 NEVER = np.iinfo(np.int32).max
+_STOPPED = STATUSES.index("stopped")
 
 _lock = threading.RLock()
 _attached: list[Sink] = []
@@ -116,27 +120,28 @@ def open_run(layout: Layout, token: Any = None) -> np.ndarray:
 
 
 def receive_chunk(layout: Layout, payload: np.ndarray) -> np.ndarray:
-    """Deliver one chunk; returns int32 ``[stop, next_interval]``."""
+    """Deliver one chunk (ending the run if no lane runs on); returns ``[stop, next_interval]``.
+
+    The device ends each lane exactly as decided here: a lane it reports running (status 0)
+    is stopped if any sink asks, else it runs on; the others keep the status they carry.
+    """
     try:
         arrived = time.perf_counter()
         interrupts.poll()  # an interrupt becomes a stop request here, mid-run (see there)
-        entry = _deliver(layout, payload, final=False)
+        run_id, lanes, lane_words, leaves = decode(layout, payload)
+        entry = _deliver(run_id, lanes, lane_words, leaves)
         if entry is None:
             return np.array([0, NEVER], np.int32)
         run, sinks, clock = entry
+        # After the rows: a sink may ask for a stop when it sees them.
         stop = any(s._should_stop(run) for s in sinks)
+        codes = [w[3] or (_STOPPED if stop else 0) for w in lane_words]
+        if all(codes):  # every lane has ended (also a vmap over no lanes)
+            _end(run_id, codes)
         return np.array([int(stop), _next_interval(layout, run, clock, arrived)], np.int32)
     except Exception as e:
         delivery.report(e, "receive_chunk")
         return np.array([0, layout.chunk], np.int32)
-
-
-def close_run(layout: Layout, payload: np.ndarray) -> None:
-    """Deliver the last rows and end the run."""
-    try:
-        _deliver(layout, payload, final=True)
-    except Exception as e:
-        delivery.report(e, "close_run")
 
 
 def abandon_runs(sink: Sink) -> None:
@@ -214,10 +219,12 @@ def _leaf_plan(layout: Layout) -> tuple[tuple[tuple[int, ...], np.dtype, int], .
     return tuple(plan)
 
 
-def _deliver(layout: Layout, payload: np.ndarray, final: bool) -> Any:
-    run_id, lanes, lane_words, leaves = decode(layout, payload)
+def _deliver(
+    run_id: int, lanes: int | None, lane_words: list[tuple[int, ...]], leaves: list[np.ndarray]
+) -> Any:
+    """Append a decoded chunk's rows to its run and tell the sinks; the run's entry, or None."""
     with _lock:
-        entry = _runs.pop(run_id, None) if final else _runs.get(run_id)
+        entry = _runs.get(run_id)
     if entry is None:
         return None
     run, sinks, _ = entry
@@ -232,15 +239,22 @@ def _deliver(layout: Layout, payload: np.ndarray, final: bool) -> Any:
         # copy: the payload's memory belongs to the callback and may be reused
         run.append(lane, first, [np.array(leaf[lane, lo : lo + count]) for leaf in leaves])
         touched.append(lane)
-    if final:
-        run._finish([w[3] for w in lane_words])
     if touched:
         for sink in sinks:
             delivery.notify_rows(sink, run, touched)
-    if final:
-        for sink in sinks:
-            delivery.notify_end(sink, run)
     return entry
+
+
+def _end(run_id: int, codes: list[int]) -> None:
+    """End the run with each lane's status code, and tell its sinks (once)."""
+    with _lock:
+        entry = _runs.pop(run_id, None)
+    if entry is None:
+        return
+    run, sinks, _ = entry
+    run._finish(codes)
+    for sink in sinks:
+        delivery.notify_end(sink, run)
 
 
 def _take_up_again(run_id: int, run: Run, sinks: tuple[Sink, ...]) -> None:

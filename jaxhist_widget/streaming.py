@@ -7,10 +7,15 @@ Cost model (see ``shared/notes/jax-callbacks.md``): a host callback costs ~100 Â
 argument, so one call carries a whole chunk for every vmap lane, packed into a single uint32
 array: ``[header | per-lane words | leaf 0 | leaf 1 | ...]`` (see `_words`).
 
-Under ``jax.vmap`` a plain callback runs once per lane. `flush` and `close` are therefore
-``custom_vmap`` functions whose batched rule makes one host call with all lanes; lanes that were
+Under ``jax.vmap`` a plain callback runs once per lane. `flush` is therefore a
+``custom_vmap`` function whose batched rule makes one host call with all lanes; lanes that were
 already done (a vmapped loop still runs its body for them, on frozen values that it then
 discards) send nothing.
+
+Every call is a ``pure_callback`` whose answer the loop needs (the run id, the next interval,
+the stop flag), so XLA keeps it; there is no closing ``jax.debug.callback``: an effectful
+callback anywhere in the program makes XLA's CPU loop ~10% slower per step. The last flush,
+which carries each lane's end status, ends the run on the host.
 
 Several devices:
 
@@ -311,16 +316,21 @@ def _window(layout: Layout, batched: bool, lanes: int) -> int:
     return layout.window(lanes * manual_devices() if batched else None)
 
 
-def _flush_batched(layout, batched, run_id, bufs, n, flushed, every, active, axes=()):
-    """Send rows ``flushed[b] .. n[b]`` of every active lane in one host call.
+def _flush_batched(layout, batched, run_id, bufs, n, flushed, every, status, axes=()):
+    """Send rows ``flushed[b] .. n[b]`` of every lane, and its status, in one host call.
 
-    Arrays are ``(B, ...)``. Returns ``(flushed, every, stop)``: ``flushed`` per lane, the
-    next interval and the stop request as scalars. Skips the call when nobody listens.
+    Arrays are ``(B, ...)``; ``status`` is each lane's end status as far as the device knows
+    (0: running; the host may stop it). Returns ``(flushed, every, stop)``: ``flushed`` per
+    lane, the next interval and the stop request as scalars. Skips the call when nobody
+    listens, or when there is no row to send and some lane runs on (the host would learn
+    nothing); the call after which no lane runs always goes, as it ends the run.
     """
-    count = jnp.where(active, n - flushed, 0)
+    # Unsent rows: new ones of running lanes, and row 0 of a lane that ended before its first
+    # step. A lane that ended earlier has sent all of its rows (its `n` stays frozen).
+    count = n - flushed
     # Packed outside the cond, so the cond's operand is a chunk, never the history buffers
     # (XLA copies a conditional's operands; inside the loop that would copy the history).
-    payload = _pack(layout, run_id, batched, bufs, flushed, count, jnp.zeros_like(n), axes)
+    payload = _pack(layout, run_id, batched, bufs, flushed, count, status, axes)
 
     def send(payload):
         return jax.pure_callback(
@@ -333,12 +343,22 @@ def _flush_batched(layout, batched, run_id, bufs, n, flushed, every, active, axe
     def skip(payload):
         return jnp.stack([jnp.int32(0), every])
 
+    if n.shape[0] == 0 and not axes:
+        # A vmap over no lanes returns only empty arrays, so XLA would drop every call whose
+        # answer nothing needs: an effectful one (always kept) tells the host the run ended.
+        def end(*pieces):
+            _joined(registry.receive_chunk, layout, *pieces)
+
+        jax.debug.callback(end, *_pieces(payload))
+        return flushed, every, jnp.bool_(False)
+
     # The same on every device (see `_on_first_device`): `every` is, and rows are any device's.
-    sent = (every < registry.NEVER) & _any_device(jnp.any(count > 0), axes)
+    ending = ~_any_device(jnp.any(status == 0), axes)
+    sent = (every < registry.NEVER) & (_any_device(jnp.any(count > 0), axes) | ending)
     out = _on_first_device(sent, send, skip, payload, axes=axes)
     # Never ask for more rows than a window carries (vmap lanes share it; the host may not know).
     every = jnp.minimum(out[1], _window(layout, batched, n.shape[0]))
-    return jnp.where(sent & active, n, flushed), every, out[0] > 0
+    return jnp.where(sent, n, flushed), every, out[0] > 0
 
 
 def _broadcast(axis_size, in_batched, args):
@@ -369,14 +389,14 @@ def _nested_vmap(axis_size, in_batched, x):
 
 
 def make_flush(layout: Layout):
-    """Build ``flush(run_id, bufs, n, flushed, every, active) -> (flushed, every, stop)``.
+    """Build ``flush(run_id, bufs, n, flushed, every, status) -> (flushed, every, stop)``.
 
     Called once per chunk, between the loop's inner runs of ``every`` steps.
     """
     axes = _manual_axes()
 
     @custom_vmap
-    def flush(run_id, bufs, n, flushed, every, active):
+    def flush(run_id, bufs, n, flushed, every, status):
         lane = lambda x: jnp.expand_dims(x, 0)  # noqa: E731 - a lane axis of one
         f, e, s = _flush_batched(
             layout,
@@ -386,62 +406,20 @@ def make_flush(layout: Layout):
             lane(n),
             lane(flushed),
             every,
-            lane(active),
+            lane(status),
             axes,
         )
         return f[0], e, s
 
     @flush.def_vmap
-    def flush_rule(axis_size, in_batched, run_id, bufs, n, flushed, every, active):
+    def flush_rule(axis_size, in_batched, run_id, bufs, n, flushed, every, status):
         if in_batched[4]:  # identical in every lane; a batched carry just copies it
             every = jnp.min(every)
-        bufs, n, flushed, active = _broadcast(
-            axis_size, [*in_batched[1:4], in_batched[5]], [bufs, n, flushed, active]
+        bufs, n, flushed, status = _broadcast(
+            axis_size, [*in_batched[1:4], in_batched[5]], [bufs, n, flushed, status]
         )
         n = _one_vmap_level(n)
-        f, e, s = _flush_batched(layout, True, run_id, bufs, n, flushed, every, active, axes)
+        f, e, s = _flush_batched(layout, True, run_id, bufs, n, flushed, every, status, axes)
         return (f, e, s), (True, False, False)
 
     return flush
-
-
-def make_close(layout: Layout):
-    """Build ``close(run_id, bufs, n, flushed, every, status)``: the final host call.
-
-    It always runs (``jax.debug.callback`` is never dead-code eliminated, unlike a pure callback
-    whose result nobody uses): it delivers any rows not yet sent and each lane's end status.
-    """
-
-    axes = _manual_axes()
-
-    def emit(run_id, batched, bufs, n, flushed, every, status):
-        count = jnp.where(every < registry.NEVER, n - flushed, 0)
-        payload = _pack(layout, run_id, batched, bufs, flushed, count, status, axes)
-
-        def call(payload):
-            close = functools.partial(_joined, registry.close_run, layout)
-            jax.debug.callback(close, *_pieces(payload))
-
-        if axes:  # the first device speaks for all (see `_on_first_device`)
-            lax.cond(lax.axis_index(axes) == 0, call, lambda p: None, payload)
-        else:
-            call(payload)
-
-    @custom_vmap
-    def close(run_id, bufs, n, flushed, every, status):
-        lane = lambda x: jnp.expand_dims(x, 0)  # noqa: E731
-        emit(run_id, False, [lane(b) for b in bufs], lane(n), lane(flushed), every, lane(status))
-        return n
-
-    @close.def_vmap
-    def close_rule(axis_size, in_batched, run_id, bufs, n, flushed, every, status):
-        if in_batched[4]:
-            every = jnp.min(every)
-        bufs, n, flushed, status = _broadcast(
-            axis_size, [*in_batched[1:4], *in_batched[5:]], [bufs, n, flushed, status]
-        )
-        n = _one_vmap_level(n)
-        emit(run_id, True, bufs, n, flushed, every, status)
-        return n, True
-
-    return close
