@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import queue
 import statistics
 import sys
@@ -33,9 +32,11 @@ from pathlib import Path
 import numpy as np
 from overhead import print_table  # the same table as the other benchmarks
 
-import jaxhist_widget
 from jaxhist_widget.decimate import minmax_decimate
 from jaxhist_widget.liveplot import MAX_LANES, LivePlot
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.kernels import start_kernel  # the tests' kernel (the repository root is on the path)
 
 KB = 1024
 TARGETS = {"rate": 10.0, "busiest": 25, "message": 64 * KB, "wall": 1.10, "growth": 2.0}
@@ -201,33 +202,6 @@ for rep in range({reps}):
 """
 
 
-def start_kernel(tmp: Path):
-    from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import KernelManager
-
-    spec = tmp / "kernels" / "jhw-bench"
-    spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(
-        json.dumps(
-            {
-                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                "display_name": "jhw bench",
-                "language": "python",
-                "env": {"JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "cpu")},
-            }
-        )
-    )
-    km = KernelManager(
-        kernel_name="jhw-bench",
-        kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(tmp / "kernels")]),
-    )
-    km.start_kernel(cwd=str(Path(jaxhist_widget.__file__).resolve().parents[1]))
-    kc = km.client()
-    kc.start_channels()
-    kc.wait_for_ready(timeout=120)
-    return km, kc
-
-
 def execute(kc, code: str, timeout: float) -> list[dict]:
     """Run ``code``; return every iopub message it caused (raises on an error)."""
     msg_id = kc.execute(code)
@@ -322,7 +296,7 @@ def analyse(messages: list[dict], steps: int) -> dict:
 
 def in_kernel(steps: int, reps: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
-        km, kc = start_kernel(Path(tmp))
+        km, kc = start_kernel(Path(tmp), ready_timeout=120)
         try:
             execute(kc, SETUP.format(steps=steps), timeout=600)
             messages = execute(kc, MEASURE.format(reps=reps), timeout=1800)

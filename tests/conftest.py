@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import queue
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -15,6 +13,8 @@ from typing import Any
 
 import pytest
 from hypothesis import settings
+
+from .kernels import start_kernel
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -119,40 +119,12 @@ class KernelDriver:
         self.manager.interrupt_kernel()
 
 
-def _start_kernel(tmp: Path) -> tuple[Any, Any]:
-    from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import KernelManager
-
-    # A kernelspec for *this* interpreter, whatever "python3" points to on the machine.
-    spec_dir = tmp / "kernels" / "jhw-test"
-    spec_dir.mkdir(parents=True, exist_ok=True)
-    (spec_dir / "kernel.json").write_text(
-        json.dumps(
-            {
-                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                "display_name": "jhw test",
-                "language": "python",
-                "env": {"JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "cpu")},
-            }
-        )
-    )
-    km = KernelManager(
-        kernel_name="jhw-test",
-        kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(tmp / "kernels")]),
-    )
-    km.start_kernel(cwd=str(ROOT))
-    kc = km.client()
-    kc.start_channels()
-    kc.wait_for_ready(timeout=60)
-    return km, kc
-
-
 @pytest.fixture
 def kernel(tmp_path: Path) -> Iterator[KernelDriver]:
     """A fresh real kernel for one test."""
     pytest.importorskip("jupyter_client")
     pytest.importorskip("ipykernel")
-    km, kc = _start_kernel(tmp_path)
+    km, kc = start_kernel(tmp_path)
     try:
         yield KernelDriver(km, kc)
     finally:
@@ -165,7 +137,7 @@ def module_kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelDr
     """One real kernel shared by a module's tests (they run in order, like notebook cells)."""
     pytest.importorskip("jupyter_client")
     pytest.importorskip("ipykernel")
-    km, kc = _start_kernel(tmp_path_factory.mktemp("kernel"))
+    km, kc = start_kernel(tmp_path_factory.mktemp("kernel"))
     try:
         yield KernelDriver(km, kc)
     finally:
