@@ -12,10 +12,11 @@ Under ``jax.vmap`` a plain callback runs once per lane. `flush` is therefore a
 already done (a vmapped loop still runs its body for them, on frozen values that it then
 discards) send nothing.
 
-Every call is a ``pure_callback`` whose answer the loop needs (the run id, the next interval,
-the stop flag), so XLA keeps it; there is no closing ``jax.debug.callback``: an effectful
-callback anywhere in the program makes XLA's CPU loop ~10% slower per step. The last flush,
-which carries each lane's end status, ends the run on the host.
+Every call is a pure host call (`hostcall.call`) whose answer the loop needs (the run id,
+the next interval, the stop flag), so XLA keeps it; there is no closing
+``jax.debug.callback``: an effectful callback anywhere in the program makes XLA's CPU loop
+~10% slower per step. The last flush, which carries each lane's end status, ends the run on
+the host.
 
 Several devices:
 
@@ -39,7 +40,7 @@ import numpy as np
 from jax import lax
 from jax.custom_batching import custom_vmap
 
-from . import registry
+from . import hostcall, registry
 from .runs import Layout
 
 _I32 = jax.ShapeDtypeStruct((2,), jnp.int32)
@@ -59,10 +60,7 @@ def open_run(layout: Layout, init: list[jax.Array]) -> tuple[jax.Array, jax.Arra
     """
 
     def call(token):
-        # "sequential" only matters under a vmap of a vmap, which the flush refuses clearly
-        return jax.pure_callback(
-            functools.partial(registry.open_run, layout), _I32, token, vmap_method="sequential"
-        )
+        return hostcall.call(functools.partial(registry.open_run, layout), _I32, token)
 
     _check_mesh()
     token = _lanes_token(_token(init))
@@ -333,12 +331,8 @@ def _flush_batched(layout, batched, run_id, bufs, n, flushed, every, status, axe
     payload = _pack(layout, run_id, batched, bufs, flushed, count, status, axes)
 
     def send(payload):
-        return jax.pure_callback(
-            functools.partial(_joined, registry.receive_chunk, layout),
-            _I32,
-            *_pieces(payload),
-            vmap_method="sequential",
-        )
+        receive = functools.partial(_joined, registry.receive_chunk, layout)
+        return hostcall.call(receive, _I32, *_pieces(payload))
 
     def skip(payload):
         return jnp.stack([jnp.int32(0), every])

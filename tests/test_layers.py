@@ -10,7 +10,7 @@ import textwrap
 from .conftest import ROOT
 
 PACKAGE = ROOT / "jaxhist_widget"
-CORE = {"history", "loop", "lanes", "streaming"}
+CORE = {"history", "loop", "lanes", "streaming", "hostcall"}
 HOST = {"registry", "runs", "sink", "recorder", "interrupts", "delivery"}
 WIDGET = {"widget", "liveplot", "decimate", "magics", "series", "figure", "export"}
 WIDGET_LIBS = {"anywidget", "ipywidgets", "bqplot", "traitlets", "IPython", "ipykernel"}
