@@ -6,8 +6,8 @@ is most of a call's cost (measured on 2 cores: ~0.3 ms of a ~0.3 ms call with a 
 ~0.5 ms with 256 KiB), and a streaming loop makes one call per chunk. `call` lowers to the same
 XLA custom call as `jax.pure_callback` (same sharding: once, on device 0, under automatic
 sharding; per device under ``shard_map``), but hands the host function the numpy arrays XLA
-gives it. It is built on JAX internals (``jax._src.callback``); where they differ from what it
-expects, `call` is `jax.pure_callback`.
+gives it. It is built on JAX internals (``jax._src.callback``); where they are missing or their
+signatures differ from the ones it was written for, `call` is `jax.pure_callback`.
 
 Only for the registry's entry points: arguments never batched (the callers' ``custom_vmap``
 rules make one call for all lanes) and never differentiated (``stop_gradient``).
@@ -16,6 +16,7 @@ rules make one call for all lanes) and never differentiated (``stop_gradient``).
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -61,6 +62,17 @@ def _make_primitive() -> Any:
         from jax._src.interpreters import batching, mlir
     except ImportError:  # pragma: no cover - another JAX version: the public path
         return None
+    # The internals this was written against (jax 0.10): other signatures, the public path.
+    expected = {
+        emit_python_callback: [
+            "ctx", "callback", "token", "operands", "operand_avals", "result_avals",
+            "has_side_effect", "returns_token", "partitioned", "sharding",
+        ],
+        _callback_op_sharding: ["axis_context", "sharding", "avals_out"],
+    }  # fmt: skip
+    for fn, names in expected.items():
+        if list(inspect.signature(fn).parameters) != names:  # pragma: no cover
+            return None
 
     p = core.Primitive("jaxhist_host_call")
     p.multiple_results = True
