@@ -217,7 +217,12 @@ def count_vmap_calls(steps, lanes, repeat):
             n_calls = calls["n"]
         assert len(rec.history()) == lanes
         t, spread = interleaved_spread(
-            {"bare": (bare, (batched,), None), "jhw+rec": (fn, (batched,), rec)}, repeat
+            {
+                "bare": (bare, (batched,), None),
+                "jhw": (fn, (batched,), None),
+                "jhw+rec": (fn, (batched,), rec),
+            },
+            repeat,
         )
     finally:
         registry.receive_chunk = real
