@@ -347,6 +347,8 @@ def _flush_batched(layout, batched, run_id, bufs, n, flushed, every, status, axe
         return flushed, every, jnp.bool_(False)
 
     # The same on every device (see `_on_first_device`): `every` is, and rows are any device's.
+    # `ending`: today a chunk in which a lane ends always has rows to send (its last step's, or
+    # row 0), so `count` decides; it is kept so that closing the run never rests on that.
     ending = ~_any_device(jnp.any(status == 0), axes)
     sent = (every < registry.NEVER) & (_any_device(jnp.any(count > 0), axes) | ending)
     out = _on_first_device(sent, send, skip, payload, axes=axes)
