@@ -190,6 +190,8 @@ def interleaved_spread(cases, repeat):
 
 
 def count_vmap_calls(steps, lanes, repeat):
+    """(c): host calls per chunk (``stream_every=64``, so chunks are known), and the times of
+    the default (auto) streaming against the bare vmapped loop."""
     cond, body, init, record = least_squares(steps)
     calls = {"n": 0}
     real = registry.receive_chunk
@@ -198,47 +200,59 @@ def count_vmap_calls(steps, lanes, repeat):
         calls["n"] += 1
         return real(*args)
 
-    registry.receive_chunk = counting
-    try:
-        batched = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (lanes, *x.shape)), init)
-        fn = jax.jit(
-            jax.vmap(
-                lambda c: jhw.while_loop(
-                    cond, body, c, max_steps=steps, record=record, stream_every=64
-                )
-            )
+    def vmapped(**kw):
+        return jax.jit(
+            jax.vmap(lambda c: jhw.while_loop(cond, body, c, max_steps=steps, record=record, **kw))
         )
-        bare = jax.jit(jax.vmap(lambda c: jax.lax.while_loop(cond, body, c)))
-        rec = jhw.Recorder()
+
+    def count(fn):
         with rec:
             jax.block_until_ready(fn(batched))  # compile + one run
             calls["n"] = 0
             jax.block_until_ready(fn(batched))
-            n_calls = calls["n"]
         assert len(rec.history()) == lanes
+        return calls["n"]
+
+    registry.receive_chunk = counting
+    try:
+        batched = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (lanes, *x.shape)), init)
+        every, auto = vmapped(stream_every=64), vmapped()
+        bare = jax.jit(jax.vmap(lambda c: jax.lax.while_loop(cond, body, c)))
+        rec = jhw.Recorder()
+        n_calls, auto_calls = count(every), count(auto)
         t, spread = interleaved_spread(
             {
                 "bare": (bare, (batched,), None),
-                "jhw": (fn, (batched,), None),
-                "jhw+rec": (fn, (batched,), rec),
+                "jhw": (auto, (batched,), None),
+                "jhw+rec": (auto, (batched,), rec),
             },
             repeat,
         )
     finally:
         registry.receive_chunk = real
     chunks = -(-(steps + 1) // 64)
-    return n_calls, chunks, t, spread
+    return n_calls, chunks, auto_calls, t, spread
 
 
 def copy_limit(nbytes, repeat=21):
-    """Seconds to copy ``nbytes`` with numpy: into an existing buffer, and into fresh memory."""
+    """Seconds to copy ``nbytes`` with numpy: into an existing buffer, into fresh memory (freed
+    and allocated again, so the process reuses its pages) and into memory never touched before
+    (what a run's new rows land in, as the host keeps them: on a VM that hands pages back to
+    its host, the first touch of each page costs far more than the copy)."""
     src = np.random.default_rng(0).random(max(1, nbytes // 8))
     dst = np.empty_like(src)
+    kept = []
 
-    def best(f):
-        return statistics.median(_clock(f) for _ in range(repeat))
+    def untouched():
+        kept.append(np.empty_like(src))  # kept alive, so that no copy reuses another's pages
+        np.copyto(kept[-1], src)
 
-    return best(lambda: np.copyto(dst, src)), best(lambda: np.array(src))
+    def best(f, n=repeat):
+        return statistics.median(_clock(f) for _ in range(n))
+
+    out = best(lambda: np.copyto(dst, src)), best(lambda: np.array(src)), best(untouched, 5)
+    kept.clear()
+    return out
 
 
 def _clock(f):
@@ -258,7 +272,7 @@ def main(argv=None):
     table, ta = measure("(a) lstsq 1000x100", least_squares, n_a, repeat, max(100, n_a // 20))
     tb_rows, tb = measure("(b) scalar", scalar, n_b, repeat, max(100, n_b // 100), spare=10)
     n_c = n_a if args.quick else 2000
-    calls, chunks, tc, spread_c = count_vmap_calls(n_c, lanes, repeat)
+    calls, chunks, auto_calls, tc, spread_c = count_vmap_calls(n_c, lanes, repeat)
     table += tb_rows + table_rows(f"(c) vmap {lanes} lanes", tc, spread_c, n_c)
     print_table(head, table)
     print(
@@ -267,18 +281,26 @@ def main(argv=None):
     )
     print(
         f"\n(c) vmap, {lanes} lanes, stream_every=64: {calls} host calls for {chunks} chunks "
-        f"(the last one ends the run) -> {calls / chunks:.2f} calls per chunk"
+        f"(the last one ends the run) -> {calls / chunks:.2f} calls per chunk; the default (auto) "
+        f"streaming timed above: {auto_calls} calls"
     )
 
-    # The copy limit: (a) streams (steps + 1) rows of loss + x (f32) to the host.
-    nbytes = (n_a + 1) * 101 * 4
-    into, fresh = copy_limit(nbytes)
-    moving = ta["jhw+rec"] - ta["jhw"]
-    print(
-        f"\n(a) streaming {nbytes / 1e6:.2f} MB of rows costs {moving * 1e3:.2f} ms over recording "
-        f"alone; numpy copies the same bytes in {into * 1e3:.3f} ms (into an existing buffer) / "
-        f"{fresh * 1e3:.3f} ms (into fresh memory): {moving / fresh:.0f}x the fresh copy"
-    )
+    # The copy limit: (a) streams (steps + 1) rows of loss + x (f32) to the host; (c) as many
+    # per lane.
+    print()
+    for name, t, nbytes in [
+        ("(a)", ta, (n_a + 1) * 101 * 4),
+        ("(c)", tc, (n_c + 1) * 101 * 4 * lanes),
+    ]:
+        into, fresh, untouched = copy_limit(nbytes)
+        moving = t["jhw+rec"] - t["jhw"]
+        print(
+            f"{name} streaming {nbytes / 1e6:.2f} MB of rows costs {moving * 1e3:.2f} ms over "
+            f"recording alone; numpy copies the same bytes in {into * 1e3:.3f} ms (into an "
+            f"existing buffer) / {fresh * 1e3:.3f} ms (into fresh memory) / "
+            f"{untouched * 1e3:.3f} ms (into memory never touched before): "
+            f"{moving / untouched:.1f}x the last"
+        )
     big = "jhw+rec max_steps x10"
     alloc = copy_limit(9 * (n_b + 1) * 4)[1]  # the extra history bytes, written once
     print(

@@ -154,7 +154,13 @@ def _write_row_rule(axis_size, in_batched, buf, row, x, active):
     buf, row, x, active = (
         _lanes(axis_size, v, b) for v, b in zip((buf, row, x, active), in_batched, strict=True)
     )
-    # An inactive lane's index is pushed out of range and its write dropped: one scatter,
-    # still in place, instead of a select over the lane's whole buffer.
-    rows = jnp.where(active, row, buf.shape[1])
-    return buf.at[jnp.arange(axis_size), rows].set(x, mode="drop"), True
+    # The running lanes step in lockstep: every lane starts at row 1 and each step advances
+    # exactly the active ones, which stop together at the chunk's limit (`loop.run_until`), so
+    # they all write the same row, the highest of any lane. That makes the write one
+    # dynamic_update_slice across lanes (in place, ~2x cheaper than the equivalent scatter on
+    # CPU); a lane that is not active rewrites what its buffer holds there (a row past its
+    # length: row 0's value) and so keeps it.
+    at = jnp.max(jnp.where(active, row, 0), initial=0)
+    old = lax.dynamic_index_in_dim(buf, at, axis=1, keepdims=False)
+    mask = active.reshape((axis_size,) + (1,) * (x.ndim - 1))
+    return lax.dynamic_update_index_in_dim(buf, jnp.where(mask, x, old), at, axis=1), True

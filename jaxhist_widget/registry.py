@@ -231,14 +231,25 @@ def _deliver(
     if run_id in _abandoned:
         _take_up_again(run_id, run, sinks)
     run._ensure_lanes(lanes)
-    touched = []
+    # Lanes that share where their rows start and end (under vmap every running lane steps in
+    # lockstep, so usually all of them) are appended together: one copy per leaf.
+    groups: dict[tuple[int, int, int], list[int]] = {}
     for lane, (first, count, slice_start, _status) in enumerate(lane_words):
-        if count <= 0:
-            continue
-        lo = first - slice_start  # the device clamps slice starts near the end of the buffer
-        # copy: the payload's memory belongs to the callback and may be reused
-        run.append(lane, first, [np.array(leaf[lane, lo : lo + count]) for leaf in leaves])
-        touched.append(lane)
+        if count > 0:
+            groups.setdefault((first, count, first - slice_start), []).append(lane)
+    touched = []
+    window = leaves[0].shape[1] if leaves else 0
+    for (first, count, lo), group in groups.items():
+        # `lo`: the device clamps slice starts near the end of the buffer
+        if lo < 0 or lo + count > window:
+            raise RuntimeError(
+                f"run {run_id} lanes {group}: rows {first}..{first + count} are not in the "
+                f"window sent (rows {first - lo}..{first - lo + window}); please report this"
+            )
+        at = slice(group[0], group[-1] + 1) if len(group) == group[-1] - group[0] + 1 else group
+        run.append_lanes(group, first, [leaf[at, lo : lo + count] for leaf in leaves])
+        touched.extend(group)
+    touched.sort()
     if touched:
         for sink in sinks:
             delivery.notify_rows(sink, run, touched)

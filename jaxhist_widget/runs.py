@@ -1,9 +1,9 @@
 """`Layout` (what a run's rows look like) and `Run` (the rows the host received for one run).
 
 Layer 2 (host): numpy only. A `Run` is shared by all sinks of that run; it is appended to by the
-registry (under its lock) and read by sinks. Every array a reader gets is read-only (the stored
-chunks are marked so when they arrive): one sink editing its rows in place must not rewrite them
-for the others. Copy (``np.array(rows)``) to edit.
+registry (under its lock) and read by sinks. Every array a reader gets is read-only (a view of the
+run's storage, or a copy): one sink editing its rows in place must not rewrite them for the
+others. Copy (``np.array(rows)``) to edit.
 """
 
 from __future__ import annotations
@@ -16,13 +16,30 @@ from typing import Any
 import ml_dtypes  # noqa: F401 - registers bfloat16, float8_*, int4, ... as numpy dtype names
 import numpy as np
 
-__all__ = ["CHUNK_BYTES", "Layout", "Run", "np_dtype", "window_rows"]
+__all__ = [
+    "CHUNK_BYTES",
+    "LANES_CHUNK_BYTES",
+    "SEGMENT_BYTES",
+    "Layout",
+    "Run",
+    "np_dtype",
+    "window_rows",
+]
 
-#: Auto streaming: one host call's window of rows holds at most this many packed bytes, all vmap
-#: lanes together, but at least two rows per lane. The window is static, so a flush of one row
-#: still sends a whole window: sizing it by bytes bounds that waste (a few MB/s at the ~20
-#: flushes a second auto streaming aims for), and lets tiny rows use long windows (few calls).
+#: Auto streaming: one host call's window of rows holds at most this many packed bytes (one
+#: lane), but at least two rows. The window is static, so a flush of one row still sends a whole
+#: window: sizing it by bytes bounds that waste (a few MB/s at the ~20 flushes a second auto
+#: streaming aims for), and lets tiny rows use long windows (few calls).
 CHUNK_BYTES = 1 << 18
+
+#: The same budget for several vmap lanes (or devices), all of them together. Larger: a call
+#: costs a fixed ~0.2 ms besides its bytes, and 64 lanes of 100 floats would otherwise get
+#: 10-row windows, a call every 10 steps (measured, 64 lanes: 1 MiB took 1.24-1.35x the bare
+#: vmapped loop where 256 KiB took 1.28-1.50x, interleaved in one process).
+LANES_CHUNK_BYTES = 1 << 20
+
+#: A run stores its rows in segments of about this many bytes, all lanes together (see `Run`).
+SEGMENT_BYTES = 1 << 22
 
 
 def np_dtype(name: str) -> np.dtype:
@@ -36,7 +53,8 @@ def window_rows(packed_row_bytes: int, max_rows: int, lanes: int = 1) -> int:
     The first flush holds rows 0 and 1 together (there is none before the first step), hence
     at least two rows.
     """
-    share = CHUNK_BYTES // max(1, lanes * packed_row_bytes)
+    budget = CHUNK_BYTES if lanes <= 1 else LANES_CHUNK_BYTES
+    share = budget // max(1, lanes * packed_row_bytes)
     return int(min(max_rows, max(2, share)))
 
 
@@ -90,7 +108,7 @@ class Layout:
         """Rows per lane one host call carries for ``lanes`` vmap lanes (None: unbatched).
 
         `chunk`, except under vmap with auto streaming, where all lanes share the byte budget
-        (`CHUNK_BYTES`): 64 lanes of tiny rows must not send 64 windows of 256 KiB per flush.
+        (`LANES_CHUNK_BYTES`): 64 lanes of tiny rows must not send 64 windows of 256 KiB a call.
         """
         if lanes is None or self.every is not None:
             return self.chunk
@@ -136,28 +154,63 @@ class Run:
         self.ended: float | None = None
         self.statuses: list[str] = []
         self._lock = threading.Lock()
-        self._parts: list[list[list[np.ndarray]]] = []  # lane -> leaf -> chunks
+        # Rows live in segments of `_seg_rows` rows for all lanes: segment -> leaf -> (lanes,
+        # seg_rows, *shape). A chunk of all lanes is one copy per leaf (per-lane arrays cost
+        # ~2 µs of Python per lane and leaf: most of a 64-lane flush), and rows never move once
+        # written (a growing buffer would copy them again, into fresh memory), so a reader gets
+        # views wherever its rows lie in one segment (see `rows_since`).
+        self._segs: list[list[np.ndarray]] = []
+        self._seg_rows = 1
         self._counts: list[int] = []
 
     # ------------------------------------------------------------------------ writing
     def _ensure_lanes(self, lanes: int | None) -> None:
-        if self.lanes is None and not self._parts:
+        if self.lanes is None and not self._counts:
             self.lanes = lanes
             n = 1 if lanes is None else lanes
-            self._parts = [[[] for _ in self.layout.names] for _ in range(n)]
             self._counts = [0] * n
             self.statuses = ["running"] * n
+            per_row = max(1, n * self.layout.row_nbytes)
+            self._seg_rows = min(max(SEGMENT_BYTES // per_row, 16), self.layout.max_steps + 1)
 
     def append(self, lane: int, start: int, leaves: list[np.ndarray]) -> None:
         """Append rows ``start ..`` of ``lane``; rows must arrive in order, each once."""
+        self.append_lanes([lane], start, [np.expand_dims(x, 0) for x in leaves])
+
+    def append_lanes(self, lanes: list[int], start: int, leaves: list[np.ndarray]) -> None:
+        """Append rows ``start ..`` of each of ``lanes`` (ascending; all at the same row).
+
+        ``leaves[i]`` has shape ``(len(lanes), rows, *shape)`` and is copied; rows arrive in
+        order, each once.
+        """
+        rows = leaves[0].shape[1]
+        # consecutive lanes (all of them, in lockstep under vmap) are a slice: a plain copy
+        at = slice(lanes[0], lanes[-1] + 1) if lanes[-1] - lanes[0] == len(lanes) - 1 else lanes
+        size = self._seg_rows
         with self._lock:
-            if start != self._counts[lane]:
-                expected = self._counts[lane]
-                raise RuntimeError(f"run {self.id} lane {lane}: rows from {start}, not {expected}")
-            for parts, leaf in zip(self._parts[lane], leaves, strict=True):
-                leaf.setflags(write=False)  # shared by every sink: nobody edits it in place
-                parts.append(leaf)
-            self._counts[lane] += len(leaves[0])
+            for lane in lanes:
+                if start != self._counts[lane]:
+                    expected = self._counts[lane]
+                    raise RuntimeError(
+                        f"run {self.id} lane {lane}: rows from {start}, not {expected}"
+                    )
+            done = 0
+            while done < rows:
+                seg, off = divmod(start + done, size)
+                while len(self._segs) <= seg:
+                    # np.empty: pages are touched only as rows arrive
+                    self._segs.append(
+                        [
+                            np.empty((len(self._counts), size, *s), np_dtype(d))
+                            for s, d in self._leaf_specs()
+                        ]
+                    )
+                take = min(rows - done, size - off)
+                for buf, leaf in zip(self._segs[seg], leaves, strict=True):
+                    buf[at, off : off + take] = leaf[:, done : done + take]
+                done += take
+            for lane in lanes:
+                self._counts[lane] = start + rows
 
     def _finish(self, codes: list[int]) -> None:
         with self._lock:
@@ -196,42 +249,32 @@ class Run:
         return end - self.started
 
     def lane_rows(self, lane: int = 0) -> list[np.ndarray]:
-        """All rows of ``lane`` received so far, one read-only array per leaf (compacts the
-        chunks; no copy once compacted)."""
-        with self._lock:
-            if not self._parts:  # no chunk arrived yet
-                return [_empty(s, d) for s, d in self._leaf_specs()]
-            out = []
-            for parts, (shape, dtype) in zip(self._parts[lane], self._leaf_specs(), strict=True):
-                if len(parts) > 1:  # compact once, so repeated reads stay cheap
-                    parts[:] = [np.concatenate(parts)]
-                    parts[0].setflags(write=False)
-                out.append(parts[0] if parts else _empty(shape, dtype))
-            return out
+        """All rows of ``lane`` received so far, one read-only array per leaf (views: no copy)."""
+        return self.rows_since(lane, 0)
 
     def rows_since(self, lane: int, start: int) -> list[np.ndarray]:
-        """Rows ``start ..`` of ``lane``, one array per leaf, touching only the newer chunks.
+        """Rows ``start ..`` of ``lane``, one read-only array per leaf (a view when they lie in
+        one storage segment, as a live view's new rows nearly always do).
 
         A live view reads just what arrived since its last update, so each update costs the new
         rows, not the whole run.
         """
         with self._lock:
-            if not self._parts:
+            if not self._counts:  # no chunk arrived yet
                 return [_empty(s, d) for s, d in self._leaf_specs()]
-            out = []
-            for parts, (shape, dtype) in zip(self._parts[lane], self._leaf_specs(), strict=True):
-                pieces, end = [], self._counts[lane]
-                for part in reversed(parts):  # newest first; stop once past `start`
-                    if end <= start:
-                        break
-                    begin = end - len(part)
-                    pieces.append(part[max(0, start - begin) :])
-                    end = begin
-                pieces.reverse()
-                rows = np.concatenate(pieces) if pieces else _empty(shape, dtype)
-                rows.setflags(write=False)
-                out.append(rows)
-            return out
+            end, size = self._counts[lane], self._seg_rows
+            start = min(start, end)
+            first, last = start // size, -(-end // size)
+            pieces = [
+                [buf[lane, max(start - k * size, 0) : end - k * size] for buf in self._segs[k]]
+                for k in range(first, last)
+            ]
+        if not pieces:
+            return [_empty(s, d) for s, d in self._leaf_specs()]
+        out = [p[0] if len(p) == 1 else np.concatenate(p) for p in zip(*pieces, strict=True)]
+        for rows in out:
+            rows.setflags(write=False)  # shared by every sink: nobody edits it in place
+        return out
 
     def _leaf_specs(self) -> list[tuple[tuple[int, ...], str]]:
         return list(zip(self.layout.shapes, self.layout.dtypes, strict=True))

@@ -283,16 +283,19 @@ def _pack(
     lanes = first.shape[0]
     max_rows = layout.max_steps + 1  # not from bufs: a record of only zero-size leaves has none
     k = _window(layout, batched, lanes)
-    # dynamic_slice clamps the start so the window fits; the host undoes it with `start`.
-    start = jnp.clip(first, 0, max_rows - k)
+    # Every lane with rows to send starts at the same row: the running lanes step in lockstep
+    # (see `lanes.write_row`). So one window start serves all lanes, a plain slice across
+    # lanes, where a start per lane would be a gather (slower on CPU). dynamic_slice clamps it
+    # so the window fits; the host undoes that with the start it is sent, and checks the rows.
+    shared = jnp.max(jnp.where(count > 0, first, 0), initial=0)
+    start = jnp.clip(shared, 0, max_rows - k)
 
     def window(buf: jax.Array) -> jax.Array:
-        if lanes == 1:  # a plain slice; the vmapped form below is a gather, slower on CPU
-            return lax.dynamic_slice_in_dim(buf, start[0], k, axis=1)
-        return jax.vmap(lambda b, s: lax.dynamic_slice_in_dim(b, s, k, axis=0))(buf, start)
+        return lax.dynamic_slice_in_dim(buf, start, k, axis=1)
 
     # lanes -1 = unbatched, so that a vmap over zero lanes (0) still decodes
-    words = jnp.stack([first, count, start, status], axis=1).astype(jnp.int32)
+    starts = jnp.broadcast_to(start, first.shape)
+    words = jnp.stack([first, count, starts, status], axis=1).astype(jnp.int32)
     # The barrier materialises each window with a plain slice copy first; fused into the
     # concatenate, the slice becomes a per-element index computation (measured 2.7x slower).
     windows = lax.optimization_barrier([window(b) for b in bufs])

@@ -382,7 +382,7 @@ def test_auto_chunks_are_sized_by_bytes(payload_bytes):
             lambda x: jhw.while_loop(lambda x: x < 5e3, lambda x: x + 1.0, x, max_steps=10**5)
         )(jnp.arange(64, dtype=jnp.float32))
     sizes = payload_bytes["receive_chunk"]
-    assert sizes and max(sizes) <= jhw.runs.CHUNK_BYTES + 4 * (3 + 4 * 64)
+    assert sizes and max(sizes) <= jhw.runs.LANES_CHUNK_BYTES + 4 * (3 + 4 * 64)
     np.testing.assert_array_equal(rec.history()[3], np.arange(3, 5001, dtype=np.float32))
 
 
