@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxhist_widget as jhw
-from jaxhist_widget import registry
+from jaxhist_widget import registry, runs
 
 try:  # optional peer (pip install jax-tqdm)
     from jax_tqdm import loop_tqdm
@@ -236,16 +236,18 @@ def count_vmap_calls(steps, lanes, repeat):
 
 def copy_limit(nbytes, repeat=21):
     """Seconds to copy ``nbytes`` with numpy: into an existing buffer, into fresh memory (freed
-    and allocated again, so the process reuses its pages) and into memory never touched before
-    (what a run's new rows land in, as the host keeps them: on a VM that hands pages back to
-    its host, the first touch of each page costs far more than the copy)."""
+    and allocated again, so the process reuses its pages) and into memory never touched before,
+    in pieces the size of a run's storage segments (what a run's new rows land in, as the host
+    keeps them; on a VM, first touching a page costs more than copying into it)."""
     src = np.random.default_rng(0).random(max(1, nbytes // 8))
     dst = np.empty_like(src)
+    piece = max(1, runs.SEGMENT_BYTES // 8)
     kept = []
 
     def untouched():
-        kept.append(np.empty_like(src))  # kept alive, so that no copy reuses another's pages
-        np.copyto(kept[-1], src)
+        for i in range(0, src.size, piece):  # kept alive: no copy reuses another's pages
+            kept.append(np.empty(min(piece, src.size - i)))
+            np.copyto(kept[-1], src[i : i + piece])
 
     def best(f, n=repeat):
         return statistics.median(_clock(f) for _ in range(n))

@@ -157,9 +157,9 @@ def _write_row_rule(axis_size, in_batched, buf, row, x, active):
     # The running lanes step in lockstep: every lane starts at row 1 and each step advances
     # exactly the active ones, which stop together at the chunk's limit (`loop.run_until`), so
     # they all write the same row, the highest of any lane. That makes the write one
-    # dynamic_update_slice across lanes (in place, ~2x cheaper than the equivalent scatter on
-    # CPU); a lane that is not active rewrites what its buffer holds there (a row past its
-    # length: row 0's value) and so keeps it.
+    # dynamic_update_slice across lanes, in place (64 lanes of 100 floats on CPU: 2.4 µs a step,
+    # against 3.0 µs for the scatter a row per lane needs). A lane that is not active rewrites
+    # what its buffer holds there (a row past its length: row 0's value), so keeps it.
     at = jnp.max(jnp.where(active, row, 0), initial=0)
     old = lax.dynamic_index_in_dim(buf, at, axis=1, keepdims=False)
     mask = active.reshape((axis_size,) + (1,) * (x.ndim - 1))
