@@ -40,7 +40,8 @@ class Sink:
     >>> import jaxhist_widget as jhw
     >>> class StopBelowOne(jhw.Sink):
     ...     def on_rows(self, run, lanes):
-    ...         if run.lane_rows(0)[0][-1] < 1.0:
+    ...         last = run.rows_since(0, run.counts[0] - 1)  # the newest row only: cheap
+    ...         if last[0][-1] < 1.0:
     ...             self.stop()
     >>> sink = StopBelowOne()
     >>> final, hist = sink.run(
