@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import delivery, interrupts
-from .runs import FAILED, STATUSES, Layout, Run, np_dtype
+from .runs import FAILED, STATUSES, Layout, Run, lane_index, np_dtype
 
 if TYPE_CHECKING:
     from .sink import Sink
@@ -246,7 +246,7 @@ def _deliver(
                 f"run {run_id} lanes {group}: rows {first}..{first + count} are not in the "
                 f"window sent (rows {first - lo}..{first - lo + window}); please report this"
             )
-        at = slice(group[0], group[-1] + 1) if len(group) == group[-1] - group[0] + 1 else group
+        at = lane_index(group)
         run.append_lanes(group, first, [leaf[at, lo : lo + count] for leaf in leaves])
         touched.extend(group)
     touched.sort()

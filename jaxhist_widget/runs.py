@@ -22,6 +22,7 @@ __all__ = [
     "SEGMENT_BYTES",
     "Layout",
     "Run",
+    "lane_index",
     "np_dtype",
     "window_rows",
 ]
@@ -186,10 +187,7 @@ class Run:
         ``leaves[i]`` has shape ``(len(lanes), rows, *shape)`` and is copied; rows arrive in
         order, each once.
         """
-        rows = leaves[0].shape[1]
-        # consecutive lanes (all of them, in lockstep under vmap) are a slice: a plain copy
-        at = slice(lanes[0], lanes[-1] + 1) if lanes[-1] - lanes[0] == len(lanes) - 1 else lanes
-        size = self._seg_rows
+        rows, at, size = leaves[0].shape[1], lane_index(lanes), self._seg_rows
         with self._lock:
             for lane in lanes:
                 if start != self._counts[lane]:
@@ -252,7 +250,7 @@ class Run:
         return end - self.started
 
     def lane_rows(self, lane: int = 0) -> list[np.ndarray]:
-        """All rows of ``lane`` received so far, one read-only array per leaf (views: no copy)."""
+        """All rows of ``lane`` received so far, one read-only array per leaf (see `rows_since`)."""
         return self.rows_since(lane, 0)
 
     def rows_since(self, lane: int, start: int) -> list[np.ndarray]:
@@ -297,6 +295,12 @@ class Run:
             f"Run(id={self.id}, status={self.status!r}, rows={self.counts}, "
             f"fields={self.layout.names})"
         )
+
+
+def lane_index(lanes: list[int]) -> slice | list[int]:
+    """Ascending ``lanes`` as a numpy index: a slice when consecutive (all lanes, in lockstep
+    under vmap), so that indexing with it is a plain strided copy rather than a gather."""
+    return slice(lanes[0], lanes[-1] + 1) if lanes[-1] - lanes[0] == len(lanes) - 1 else lanes
 
 
 def _empty(shape: tuple[int, ...], dtype: str) -> np.ndarray:
