@@ -238,7 +238,7 @@ def _deliver(
         if count > 0:
             groups.setdefault((first, count, first - slice_start), []).append(lane)
     touched = []
-    window = leaves[0].shape[1] if leaves else 0
+    window = leaves[0].shape[1]  # every layout has a leaf (while_loop refuses an empty record)
     for (first, count, lo), group in groups.items():
         # `lo`: the device clamps slice starts near the end of the buffer
         if lo < 0 or lo + count > window:
