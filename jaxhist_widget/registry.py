@@ -24,6 +24,7 @@ import itertools
 import math
 import threading
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -119,8 +120,10 @@ def open_run(layout: Layout, token: Any = None) -> np.ndarray:
         return np.array([0, NEVER], np.int32)
 
 
-def receive_chunk(layout: Layout, payload: np.ndarray) -> np.ndarray:
+def receive_chunk(layout: Layout, head: np.ndarray, *windows: np.ndarray) -> np.ndarray:
     """Deliver one chunk (ending the run if no lane runs on); returns ``[stop, next_interval]``.
+
+    ``head`` and ``windows`` are the arguments ``streaming._pack`` made (see `decode`).
 
     The device ends each lane exactly as decided here: a lane it reports running (status 0)
     is stopped if any sink asks, else it runs on; the others keep the status they carry.
@@ -128,7 +131,7 @@ def receive_chunk(layout: Layout, payload: np.ndarray) -> np.ndarray:
     try:
         arrived = time.perf_counter()
         interrupts.poll()  # an interrupt becomes a stop request here, mid-run (see there)
-        run_id, lanes, lane_words, leaves = decode(layout, payload)
+        run_id, lanes, lane_words, leaves = decode(layout, head, windows)
         entry = _deliver(run_id, lanes, lane_words, leaves)
         if entry is None:
             return np.array([0, NEVER], np.int32)
@@ -175,25 +178,25 @@ def abandon_runs(sink: Sink) -> None:
 
 # --------------------------------------------------------------------------- internals
 def decode(
-    layout: Layout, payload: np.ndarray
+    layout: Layout, head: np.ndarray, windows: Sequence[np.ndarray]
 ) -> tuple[int, int | None, list[tuple[int, ...]], list[np.ndarray]]:
-    """Unpack a payload made by ``streaming._pack`` (uint32 words).
+    """Unpack the host-call arguments made by ``streaming._pack`` (uint32 words).
 
-    Returns ``(run_id, lanes, lane_words, leaves)`` where ``lane_words`` holds
-    ``(first_row, count, slice_start, status)`` per lane and each leaf has shape
-    ``(lanes_or_1, window, *leaf_shape)`` (``window``: `Layout.window` rows, sent in the
+    ``head`` holds the header (`HEADER` words) and `LANE_FIELDS` words per lane; ``windows``
+    one window of rows per leaf. Returns ``(run_id, lanes, lane_words, leaves)`` where
+    ``lane_words`` holds ``(first_row, count, slice_start, status)`` per lane and each leaf has
+    shape ``(lanes_or_1, window, *leaf_shape)`` (``window``: `Layout.window` rows, sent in the
     header). ``lanes`` is None for an unbatched run, and may be 0 (a vmap over an empty batch:
     no lane words, no rows).
     """
-    buf = np.ascontiguousarray(payload).view(np.uint32).reshape(-1)
-    run_id, lanes, k = buf[:HEADER].view(np.int32).tolist()
+    head = np.asarray(head).view(np.int32).reshape(-1)
+    run_id, lanes, k = head[:HEADER].tolist()
     b = 1 if lanes < 0 else lanes
-    offset = HEADER + LANE_FIELDS * b
-    words = buf[HEADER:offset].view(np.int32).reshape(b, LANE_FIELDS).tolist()
+    words = head[HEADER:].reshape(b, LANE_FIELDS).tolist()
     leaves = []
+    sent = iter(windows)  # zero-size leaves have none: no buffer, no words
     for shape, dt, elem_words in _leaf_plan(layout):
-        n = b * k * elem_words
-        raw = buf[offset : offset + n]
+        raw = np.asarray(next(sent)).reshape(-1) if elem_words else np.zeros(0, np.uint32)
         if dt == np.bool_:
             leaf = raw.astype(bool)
         elif dt.itemsize < 4:
@@ -203,7 +206,6 @@ def decode(
         else:
             leaf = raw.view(dt)
         leaves.append(leaf.reshape(b, k, *shape))
-        offset += n
     return run_id, (None if lanes < 0 else lanes), [tuple(w) for w in words], leaves
 
 

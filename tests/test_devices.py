@@ -40,9 +40,9 @@ from jaxhist_widget import registry
 _receive, BIGGEST = registry.receive_chunk, [0]
 
 
-def _receive_chunk(layout, payload):
-    BIGGEST[0] = max(BIGGEST[0], np.asarray(payload).nbytes)
-    return _receive(layout, payload)
+def _receive_chunk(layout, *args):
+    BIGGEST[0] = max(BIGGEST[0], *(np.asarray(a).nbytes for a in args))
+    return _receive(layout, *args)
 
 
 registry.receive_chunk = _receive_chunk
@@ -73,7 +73,7 @@ N = 128
 A = jax.random.normal(jax.random.PRNGKey(0), (N, N), jnp.float32) / np.sqrt(N)
 
 
-def solve(x0, max_steps=120, collective=None):
+def solve(x0, max_steps=120, collective=None, **kw):
     '''tanh(A @ x) until a step count that depends on the lane's x0[0] (lanes differ).'''
     limit = 40 + (jnp.abs(x0[0]) * 60).astype(jnp.int32) if collective is None else 100
 
@@ -86,7 +86,7 @@ def solve(x0, max_steps=120, collective=None):
 
     return jhw.while_loop(
         lambda c: c[0] < limit, body, (jnp.int32(0), x0), max_steps=max_steps,
-        record=lambda c: {"x": c[1], "norm": jnp.linalg.norm(c[1])},
+        record=lambda c: {"x": c[1], "norm": jnp.linalg.norm(c[1])}, **kw,
     )
 
 
@@ -206,8 +206,10 @@ class StopSoon(jhw.Sink):
             self.stop()
 
 mesh = jax.make_mesh((8,), ("d",), axis_types=(jax.sharding.AxisType.Auto,))
-f = jax.jit(jax.shard_map(jax.vmap(lambda x: solve(x, 5000)), mesh=mesh, in_specs=P("d"),
-                          out_specs=P("d")))
+# Fixed chunks: auto streaming sizes them by the step rate (~50 ms of steps), and these steps
+# are so fast that a stop would only be seen after the lanes converged.
+f = jax.jit(jax.shard_map(jax.vmap(lambda x: solve(x, 5000, stream_every=4)), mesh=mesh,
+                          in_specs=P("d"), out_specs=P("d")))
 sink, rec = StopSoon(), jhw.Recorder()
 with sink, rec:
     _, hist = call(f, lanes_x(16))

@@ -53,9 +53,9 @@ def payload_bytes(monkeypatch):
     for name in moved:
         real = getattr(registry, name)
 
-        def wrapper(layout, payload, _real=real, _name=name):
-            moved[_name].append(np.asarray(payload).nbytes)
-            return _real(layout, payload)
+        def wrapper(layout, *args, _real=real, _name=name):
+            moved[_name].append(sum(np.asarray(a).nbytes for a in args))
+            return _real(layout, *args)
 
         monkeypatch.setattr(registry, name, wrapper)
     return moved

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 import time
 
 import jax
@@ -327,6 +328,36 @@ def test_compiled_loop_holds_no_effectful_callback(lanes):
         f(x)
     run = rec.runs[-1]
     assert run.status == "converged" and run.ended is not None and run not in registry.live_runs()
+
+
+@pytest.mark.parametrize("lanes", [None, 4])
+def test_each_leaf_window_is_a_host_call_argument_of_its_own(lanes):
+    # Joined into one array, XLA fused each window's slice into the join, an index computation
+    # per element that measured 2.2x slower than the slices (benchmarks/overhead.py, (c)). So
+    # a flush hands the host its small head (header + lane words), then one window per leaf.
+    def loop(x):
+        return jhw.while_loop(
+            lambda c: c[0] < 30,
+            lambda c: (c[0] + 1, c[1] * 0.5),
+            (jnp.int32(0), x),
+            max_steps=30,
+            record=lambda c: {"n": c[0], "x": c[1]},
+            stream_every=8,
+        )
+
+    b = 1 if lanes is None else lanes
+    f = jax.jit(loop) if lanes is None else jax.jit(jax.vmap(loop))
+    hlo = f.lower(jnp.ones((5,) if lanes is None else (lanes, 5))).compile().as_text()
+    operands = [
+        re.findall(r"u32\[(\d+)\]", line.split("operand_layout_constraints=")[1].split("}}")[0])
+        for line in hlo.splitlines()
+        if "xla_ffi_python_cpu_callback" in line
+    ]
+    head = registry.HEADER + registry.LANE_FIELDS * b
+    assert [str(head), str(b * 8), str(b * 8 * 5)] in operands, operands  # window: 8 rows
+    with jhw.Recorder() as rec:
+        _, hist = f(jnp.ones((5,) if lanes is None else (lanes, 5)))
+    np.testing.assert_equal(rec.history(), hist.to_numpy())
 
 
 @pytest.mark.parametrize("lanes", [None, 3])
