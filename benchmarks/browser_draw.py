@@ -13,7 +13,7 @@ update (all its tasks during the run / updates), the largest message, and PASS/M
 the goal (on the median). Run::
 
     python benchmarks/browser_draw.py            # 1 and 3 lines, max_points 1000 / 2000 / 4000
-    python benchmarks/browser_draw.py --quick    # 3 lines, max_points 2000, a shorter run
+    python benchmarks/browser_draw.py --quick    # only 3 lines x max_points 2000
     python benchmarks/browser_draw.py --kernel-threads 1   # XLA on one thread: a core is free
 
 Needs Playwright, JupyterLab and Chromium (``JAXHIST_UI_CHROMIUM``, default /usr/bin/chromium).
@@ -84,7 +84,7 @@ def measure(browser, server, lines: int, points: int, steps: int, verbose: bool)
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="3 lines, max_points 2000, short")
+    parser.add_argument("--quick", action="store_true", help="only 3 lines x max_points 2000")
     parser.add_argument("--verbose", action="store_true", help="print every update")
     parser.add_argument("--repeat", type=int, default=1, help="runs per case")
     parser.add_argument(
@@ -99,7 +99,9 @@ def main() -> None:
             f" intra_op_parallelism_threads={args.kernel_threads}"
         ).strip()
     cases = [(3, 2000)] if args.quick else [(1, 2000), (3, 1000), (3, 2000), (3, 4000)]
-    steps = 150_000 if args.quick else 400_000
+    # ~190,000 steps/s here and at most 20 updates/s: a run of 150,000 steps gave one update of
+    # full lines, too few for a median.
+    steps = 1_500_000 if args.quick else 1_000_000
     groups: dict[tuple[int, int], list] = {}
     main_ms: dict[tuple[int, int], list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:

@@ -196,6 +196,10 @@ class LiveFigure:
             scales={"x": self.x_scale, "y": self.y_scale},
             stroke_width=1.5,
             display_legend=False,  # the legend is the HTML row under the figure
+            # The scales' limits are always set here (`update_scales`), so a mark's own data
+            # range never decides them: without this the browser recomputes every line's min
+            # and max at each update only to find the limits unchanged.
+            preserve_domain={"x": True, "y": True},
             **traits,
         )
 

@@ -240,3 +240,27 @@ def test_axis_limits_stay_put_while_a_run_grows(log_y):
     # 4 decades: about 10 round numbers a decade, whatever the number of updates
     assert changes["x"] <= 45, changes
     assert changes["y"] <= (40 if log_y else 25), changes
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_marks_leave_the_scale_limits_to_the_figure(batched):
+    # Issue 14: each line's data update made the browser recompute the line's min and max for
+    # its scales, whose limits the figure sets anyway. Every mark (also those rebuilt by the
+    # log toggle) must tell bqplot to keep its data out of the domain, and the limits must be
+    # explicit, so that what is drawn does not change.
+    live = LivePlot(keep_runs=True)
+    for lr in (0.1, 0.2):
+        with live:
+            if batched:
+                jax.vmap(descend, in_axes=(0, None))(jnp.array([0.1, 0.2, 0.3]), 300)
+            else:
+                descend(lr)
+    live.log_y = True
+    live.log_y = False
+    marks = live.figure.marks
+    assert len(marks) == 4, marks  # two runs, two fields each
+    for mark in marks:
+        assert mark.preserve_domain == {"x": True, "y": True}, mark.preserve_domain
+        for scale in mark.scales.values():
+            assert scale.min is not None and scale.max is not None, scale
+            assert scale.min < scale.max

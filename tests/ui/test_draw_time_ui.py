@@ -81,6 +81,11 @@ def test_every_update_arrives_and_is_drawn(
         # frame showed all three lines up to its step.
         sent = [m for m in log["msgs"] if m["comm"] == ids["panel"] and m["step"] is not None]
         assert sent[-1]["step"] == STEPS, sent[-1]
+        # bqplot sets a line's path in a d3 transition, inside an animation frame callback: the
+        # log must have seen that (its requestAnimationFrame wrapper was in place before d3
+        # loaded), else each update would be timed to the frame after the one that drew it.
+        paths = [m for m in log["marks"] if m["kind"] == "d"]
+        assert paths and all(m["inFrame"] for m in paths), sum(m["inFrame"] for m in paths)
         drawn = {u.step for u in found}
         missing = [m["step"] for m in sent if m["step"] not in drawn]
         assert not missing, f"updates sent but never drawn: {missing}"
