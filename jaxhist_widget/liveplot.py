@@ -360,6 +360,12 @@ class LivePlot(Sink):
             except Exception as e:
                 self._show_error(e, run)
 
+    # Rows are filed in the chunk's call, not on the backlog (see `Sink`), although on_rows
+    # never stops: a push then pauses the loop rather than competing with it for the cores,
+    # and each push's measured cost (which spaces the updates) stays its own. With the backlog
+    # on 2 cores a 10^6-step run in JupyterLab got 10-30 updates instead of 43-53.
+    _rows_can_wait = False
+
     def on_rows(self, run: Run, lanes: list[int]) -> None:
         with self._state_lock:
             now = time.perf_counter()

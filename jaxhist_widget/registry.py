@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import delivery, interrupts
+from . import backlog, delivery, interrupts
 from .runs import FAILED, STATUSES, Layout, Run, lane_index, np_dtype
 
 if TYPE_CHECKING:
@@ -132,25 +132,57 @@ def receive_chunk(layout: Layout, head: np.ndarray, *windows: np.ndarray) -> np.
         arrived = time.perf_counter()
         interrupts.poll()  # an interrupt becomes a stop request here, mid-run (see there)
         run_id, lanes, lane_words, leaves = decode(layout, head, windows)
-        entry = _deliver(run_id, lanes, lane_words, leaves)
+        with _lock:
+            entry = _runs.get(run_id)
         if entry is None:
             return np.array([0, NEVER], np.int32)
         run, sinks, clock = entry
+        # Rows on the host once this chunk is filed (those of lanes with none new included).
+        rows = max((w[0] + w[1] for w in lane_words), default=0)
+        if _answer_first(run, sinks, lane_words):
+            backlog.submit(_file, run_id, lanes, lane_words, leaves)
+            return np.array([0, _next_interval(layout, rows, clock, arrived)], np.int32)
+        backlog.drain()  # earlier chunks first: rows are filed in order
+        _deliver(run_id, lanes, lane_words, leaves)
         # After the rows: a sink may ask for a stop when it sees them.
         stop = any(s._should_stop(run) for s in sinks)
         codes = [w[3] or (_STOPPED if stop else 0) for w in lane_words]
         if all(codes):  # every lane has ended (also a vmap over no lanes)
             _end(run_id, codes)
-        return np.array([int(stop), _next_interval(layout, run, clock, arrived)], np.int32)
+        return np.array([int(stop), _next_interval(layout, rows, clock, arrived)], np.int32)
     except Exception as e:
         delivery.report(e, "receive_chunk")
         return np.array([0, layout.chunk], np.int32)
 
 
+def _answer_first(run: Run, sinks: tuple[Sink, ...], lane_words: list[tuple[int, ...]]) -> bool:
+    """Whether the device may have its answer (run on) before this chunk's rows are filed: some
+    lane runs on, no stop is asked, and no sink needs to see the rows first (see `Sink`)."""
+    try:
+        return (
+            any(w[3] == 0 for w in lane_words)
+            and all(s._rows_can_wait for s in sinks)
+            and not any(s._should_stop(run) for s in sinks)
+        )
+    except Exception:  # asked again once the rows are filed, and reported then: none is lost
+        return False
+
+
+def _file(
+    run_id: int, lanes: int | None, lane_words: list[tuple[int, ...]], leaves: list[np.ndarray]
+) -> None:
+    """`_deliver` on the backlog's thread (see `receive_chunk`)."""
+    try:
+        _deliver(run_id, lanes, lane_words, leaves)
+    except Exception as e:
+        delivery.report(e, "receive_chunk")
+
+
 def abandon_runs(sink: Sink) -> None:
     """End, as ``failed``, the unclosed runs of ``sink`` that nobody attached waits for any more.
 
-    Called when the last block that attached ``sink`` ends. On the CPU a call returns only after
+    Called when the last block that attached ``sink`` ends; rows still being filed (`backlog`)
+    are filed first. On the CPU a call returns only after
     its loop closed, so a run still open then is one whose computation raised (caught or not):
     no close will ever come. Its sinks learn that it ended, the rows received so far stay
     readable, and its stop request is dropped. A run that some other sink still attached (in
@@ -158,6 +190,7 @@ def abandon_runs(sink: Sink) -> None:
     abandoned run send rows after all (its computation was alive in another thread), it is taken
     up again and ends with its real status: rows are never dropped.
     """
+    backlog.drain()
     with _lock:
         dead = [
             rid
@@ -278,7 +311,7 @@ def _take_up_again(run_id: int, run: Run, sinks: tuple[Sink, ...]) -> None:
                 s._resume(run)
 
 
-def _next_interval(layout: Layout, run: Run, clock: dict[str, float], arrived: float) -> int:
+def _next_interval(layout: Layout, rows: int, clock: dict[str, float], arrived: float) -> int:
     """Rows until the next flush: fixed, or sized so a flush happens every ~TARGET_INTERVAL.
 
     The rate counts only the device's time, from the end of the previous host call to the
@@ -287,7 +320,6 @@ def _next_interval(layout: Layout, run: Run, clock: dict[str, float], arrived: f
     """
     if layout.every is not None:
         return min(layout.every, layout.chunk)
-    rows = max(run.counts) if run.counts else 0
     dt, drows = arrived - clock["t"], rows - clock["rows"]
     clock["t"], clock["rows"] = time.perf_counter(), rows
     if dt > 0 and drows > 0:
@@ -301,10 +333,11 @@ def _next_interval(layout: Layout, run: Run, clock: dict[str, float], arrived: f
 
 # ---------------------------------------------------------------------------- helpers
 def effects_barrier() -> None:
-    """Wait until every host callback issued so far has run (a no-op on CPU)."""
+    """Wait until every host callback issued so far has run, and filed its rows."""
     import jax
 
     jax.effects_barrier()
+    backlog.drain()
 
 
 def block_until_ready(result: Any, poll: float = 0.01) -> None:
@@ -319,4 +352,4 @@ def block_until_ready(result: Any, poll: float = 0.01) -> None:
     arrays = [x for x in jax.tree_util.tree_leaves(result) if isinstance(x, jax.Array)]
     while not all(x.is_ready() for x in arrays):
         time.sleep(poll)
-    jax.effects_barrier()
+    effects_barrier()

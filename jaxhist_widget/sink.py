@@ -33,6 +33,12 @@ class Sink:
     thread runs the loop's host callbacks, so they must be quick and thread-safe. An exception
     they raise is reported as a warning and never reaches the JAX computation.
 
+    A subclass that defines `on_rows` sees each chunk's rows before the loop goes on, so a stop
+    it asks for there ends the loop right after those rows (as in the example). Where no sink
+    of a run needs that (``_rows_can_wait``, e.g. `Recorder`), the loop goes on at once and the
+    rows are filed on a worker thread meanwhile; either way every row is in when the call
+    returns.
+
     Examples
     --------
     A sink that stops the loop once the value drops below 1, from inside its callback:
@@ -50,6 +56,17 @@ class Sink:
     >>> float(final), int(hist.length)
     (0.78125, 8)
     """
+
+    #: Whether the loop may go on before this sink has seen a chunk's rows (no stop it asks
+    #: for depends on them). False for any subclass that defines its own `on_rows` (or
+    #: `_should_stop`), unless it says so itself.
+    _rows_can_wait: bool = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        watches = "on_rows" in cls.__dict__ or "_should_stop" in cls.__dict__
+        if watches and "_rows_can_wait" not in cls.__dict__:
+            cls._rows_can_wait = False
 
     def __init__(self) -> None:
         self._lock = threading.RLock()

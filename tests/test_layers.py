@@ -11,7 +11,7 @@ from .conftest import ROOT
 
 PACKAGE = ROOT / "jaxhist_widget"
 CORE = {"history", "loop", "lanes", "streaming", "hostcall"}
-HOST = {"registry", "runs", "sink", "recorder", "interrupts", "delivery"}
+HOST = {"registry", "runs", "sink", "recorder", "interrupts", "delivery", "backlog"}
 WIDGET = {"widget", "liveplot", "decimate", "magics", "series", "figure", "export"}
 WIDGET_LIBS = {"anywidget", "ipywidgets", "bqplot", "traitlets", "IPython", "ipykernel"}
 
