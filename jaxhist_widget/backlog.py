@@ -43,14 +43,16 @@ def submit(fn: Callable[..., Any], *args: Any) -> None:
 
 def drain() -> None:
     """Wait until everything submitted so far has been done (at once if nothing waits)."""
-    if threading.current_thread() is _worker:  # the worker waiting for itself never ends
-        return
+    if not _queue.unfinished_tasks or threading.current_thread() is _worker:
+        return  # (the worker waiting for itself would never end)
     _ensure_worker()
     _queue.join()
 
 
 def _ensure_worker() -> None:
     global _worker
+    if _worker is not None and _worker.is_alive():  # the common case, without the lock
+        return
     with _lock:
         # Started on first use, and again in a forked child (threads do not survive a fork).
         if _worker is None or not _worker.is_alive():

@@ -5,8 +5,9 @@ them on, so all shared state sits behind one lock and sinks are called outside i
 
 - `open_run` (once per call of the loop): snapshots the sinks attached *now* and returns a fresh
   run id plus the first flush interval; the traced program passes the id back with every chunk.
-- `receive_chunk` (once per chunk, for all vmap lanes at once): decodes the packed rows, appends
-  them to the `Run`, notifies the sinks, and returns ``[stop, next_interval]``. Each chunk also
+- `receive_chunk` (once per chunk, for all vmap lanes at once): decodes the rows, appends them
+  to the `Run`, notifies the sinks, and returns ``[stop, next_interval]``; where no sink needs
+  the rows before that answer, it answers first and the `backlog` thread files them. Each chunk also
   carries every lane's end status as far as the device knows it (0: still running); the chunk
   after which no lane runs, given this answer, ends the run. There is no separate closing
   call: an effectful callback (``jax.debug.callback``, ``io_callback``) anywhere in a program
@@ -181,9 +182,9 @@ def _file(
 def abandon_runs(sink: Sink) -> None:
     """End, as ``failed``, the unclosed runs of ``sink`` that nobody attached waits for any more.
 
-    Called when the last block that attached ``sink`` ends; rows still being filed (`backlog`)
-    are filed first. On the CPU a call returns only after
-    its loop closed, so a run still open then is one whose computation raised (caught or not):
+    Called when the last block that attached ``sink`` ends, once rows still being filed
+    (`backlog`) are in. On the CPU a call returns only after its loop closed, so a run still
+    open then is one whose computation raised (caught or not):
     no close will ever come. Its sinks learn that it ended, the rows received so far stay
     readable, and its stop request is dropped. A run that some other sink still attached (in
     another thread) streams to is left alone: that thread may still be running it. Should an
