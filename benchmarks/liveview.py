@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 from overhead import print_table  # the same table as the other benchmarks
 
-from jaxhist_widget.decimate import minmax_decimate
-from jaxhist_widget.liveplot import MAX_LANES, LivePlot
+from jaxhist_widget.ui._decimate import minmax_decimate
+from jaxhist_widget.ui._liveplot import MAX_LANES, LivePlot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.kernels import start_kernel  # the tests' kernel (the repository root is on the path)
@@ -48,7 +48,8 @@ def fake_run(lanes: int | None, fields: int):
     reads rows from it."""
     import jax
 
-    from jaxhist_widget.runs import Layout, Run
+    from jaxhist_widget._host import Run
+    from jaxhist_widget._wire import Layout
 
     names = tuple(f"f{k}" for k in range(fields))
     treedef = jax.tree_util.tree_structure(dict.fromkeys(names, 0))

@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxhist_widget as jhw
-from jaxhist_widget import registry, runs
+from jaxhist_widget._host import HUB, _run
 
 try:  # optional peer (pip install jax-tqdm)
     from jax_tqdm import loop_tqdm
@@ -194,7 +194,7 @@ def count_vmap_calls(steps, lanes, repeat):
     the default (auto) streaming against the bare vmapped loop."""
     cond, body, init, record = least_squares(steps)
     calls = {"n": 0}
-    real = registry.receive_chunk
+    real = HUB.receive_chunk
 
     def counting(*args):
         calls["n"] += 1
@@ -213,7 +213,7 @@ def count_vmap_calls(steps, lanes, repeat):
         assert len(rec.history()) == lanes
         return calls["n"]
 
-    registry.receive_chunk = counting
+    HUB.receive_chunk = counting
     try:
         batched = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (lanes, *x.shape)), init)
         every, auto = vmapped(stream_every=64), vmapped()
@@ -229,7 +229,7 @@ def count_vmap_calls(steps, lanes, repeat):
             repeat,
         )
     finally:
-        registry.receive_chunk = real
+        HUB.receive_chunk = real
     chunks = -(-(steps + 1) // 64)
     return n_calls, chunks, auto_calls, t, spread
 
@@ -241,7 +241,7 @@ def copy_limit(nbytes, repeat=21):
     keeps them; on a VM, first touching a page costs more than copying into it)."""
     src = np.random.default_rng(0).random(max(1, nbytes // 8))
     dst = np.empty_like(src)
-    piece = max(1, runs.SEGMENT_BYTES // 8)
+    piece = max(1, _run.SEGMENT_BYTES // 8)
     kept = []
 
     def untouched():

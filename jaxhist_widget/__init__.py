@@ -5,23 +5,22 @@
 >>> hist.to_numpy().tolist()
 [10.0, 5.0, 2.5, 1.25, 0.625]
 
-Layers (imports point one way): `history`, `loop`, `streaming` are pure JAX; `registry`,
-`runs`, `sink`, `recorder` are the host side; `LivePlot` (the widget) is imported lazily so the
-core works with only jax and numpy installed.
+Layers (imports point one way): the traced device code (`_device`) talks to the host only
+through the contract in `_wire`; the host
+runtime (`_host`: the hub, runs, sinks, one worker, the interrupt bridge) serves it; `LivePlot`
+(the widget) is imported lazily so the core works with only jax and numpy installed.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .history import History
-from .loop import DEFAULT_WARN_BYTES, HistorySizeWarning, while_loop
-from .recorder import Recorder
-from .runs import Layout, Run
-from .sink import Sink
+from ._device import DEFAULT_WARN_BYTES, History, HistorySizeWarning, while_loop
+from ._host import Recorder, Run, Sink
+from ._wire import Layout
 
 if TYPE_CHECKING:
-    from .liveplot import LivePlot
+    from .ui import LivePlot
 
 __all__ = [
     "DEFAULT_WARN_BYTES",
@@ -42,7 +41,7 @@ __version__ = "0.1.0"
 def __getattr__(name: str) -> Any:
     # The widget stack (anywidget, ipywidgets, bqplot) loads only when asked for.
     if name == "LivePlot":
-        from .liveplot import LivePlot
+        from .ui import LivePlot
 
         return LivePlot
     raise AttributeError(f"module 'jaxhist_widget' has no attribute {name!r}")
@@ -53,13 +52,13 @@ def load_ipython_extension(ipython: Any) -> None:
 
     IPython and the widget stack are imported here, not when the package is.
     """
-    from .magics import load_ipython_extension as load
+    from ._extension import load_ipython_extension as load
 
     load(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext jaxhist_widget``: turn auto mode off."""
-    from .magics import unload_ipython_extension as unload
+    from ._extension import unload_ipython_extension as unload
 
     unload(ipython)

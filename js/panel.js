@@ -3,6 +3,12 @@
 // All state lives in the model's traits (see jaxhist_widget/widget.py), so any view, opened
 // at any time, renders the same thing. The view only writes the controls: log_y, keep_runs,
 // and the click counters stop_clicks / clear_clicks (counters, so every click is a change).
+// Its styles are js/panel.css, served by anywidget as the `_css` trait.
+//
+// Layout of this file: pure helpers (status, number formats, hover geometry: unit-tested in
+// panel.test.mjs), then `bqplot` (the one place that reads bqplot's internals), then the view:
+// `buildPanel` makes the DOM once, `updatePanel` applies a state to it, `render` wires the two
+// to the model, and `attachHover` adds the hover read-out.
 //
 // Stable hooks for tests: .jhw-panel[data-status], .jhw-status[data-status],
 // .jhw-step[data-step][data-max-steps], .jhw-progress[aria-valuenow], .jhw-rate,
@@ -40,19 +46,50 @@ export function statusClass(status) {
   return `jhw-status--${known.replace(/_/g, "-")}`;
 }
 
+// ---- Number formats
+//
+// The locale is pinned: the panel reads the same in every browser, and a value keeps the "."
+// and "e" that Python writes, so a number copied from the panel pastes back into code.
+// Formatters are made once: making an Intl.NumberFormat costs far more than a format call.
+// Intl rounds the shortest decimal that names a double (0.15 to 1 digit gives "0.2"), not the
+// double's exact binary value as toPrecision does ("0.1"); the two differ only on such
+// apparent ties.
+const LOCALE = "en-US";
+const nf = (options) => new Intl.NumberFormat(LOCALE, options);
+const COUNT = nf({ maximumFractionDigits: 0 }); // "1,074"
+const COMPACT = nf({ notation: "compact", maximumSignificantDigits: 3 }); // "1.23M", "45.6B"
+const SMALL = nf({ maximumSignificantDigits: 2 }); // "4.3", "0.42"
+const TINY = nf({ notation: "scientific", maximumSignificantDigits: 2 }); // "4.5e-9"
+const VALUE = nf({ maximumSignificantDigits: 4, useGrouping: false }); // "3.142"
+const VALUE_EXP = nf({ notation: "scientific", maximumSignificantDigits: 4 });
+const READOUT = nf({ maximumSignificantDigits: 6, useGrouping: false }); // "0.975586"
+const READOUT_EXP = nf({ notation: "scientific", maximumSignificantDigits: 6 });
+const SECONDS = [2, 1].map((d) => nf({ minimumFractionDigits: d, maximumFractionDigits: d }));
+const TWO_DIGITS = nf({ minimumIntegerDigits: 2 }); // "05"
+
+/** `x` in a scientific format, with Python's lower-case "e" ("1.235e6", "-2.5e-7"): Intl's
+ * en-US exponent separator is "E". */
+function scientific(format, x) {
+  return format
+    .formatToParts(x)
+    .map((part) => (part.type === "exponentSeparator" ? "e" : part.value))
+    .join("");
+}
+
 /** The one number format of the panel (steps, step counts, rate): thousands separators up to
  * a million ("1,074", "20,000"), then 3 significant digits with a suffix ("1.23M", "45.6B");
- * values below 10 that are not integers keep 2 significant digits ("4.2", "0.42"). */
+ * values below 10 that are not integers keep 2 significant digits ("4.2", "0.42"; "4.5e-9"
+ * below a millionth). */
 export function formatNumber(n) {
-  const v = Number(n);
+  const v = Number(n) + 0; // + 0 turns -0 into 0, which Intl would write "-0"
   if (!Number.isFinite(v)) return "–";
   const a = Math.abs(v);
-  const sign = v < 0 ? "-" : "";
-  for (const [scale, suffix] of [[1e12, "T"], [1e9, "B"], [1e6, "M"]]) {
-    if (Math.round(a) >= scale) return sign + `${Number((a / scale).toPrecision(3))}${suffix}`;
+  // The switch is on the rounded count, so 999,999.7 reads "1M", not "1,000,000".
+  if (Math.round(a) >= 1e6) return COMPACT.format(v);
+  if (a < 10 && !Number.isInteger(v)) {
+    return a < 1e-6 && a > 0 ? scientific(TINY, v) : SMALL.format(v);
   }
-  if (a < 10 && !Number.isInteger(v)) return sign + String(Number(a.toPrecision(2)));
-  return sign + Math.round(a).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return COUNT.format(v);
 }
 
 /** True while a run is in progress (the Stop button is enabled only then). */
@@ -75,47 +112,52 @@ export function formatCount(n) {
   return formatNumber(Math.round(Number(n)));
 }
 
-/**
- * A field value, compact and sign-preserving: 4 significant digits, exponent notation outside
- * [1e-3, 1e5). Accepts the strings "nan", "inf", "-inf" that Python sends for non-finite values.
- */
-export function formatValue(v) {
+/** Text of a value that is not a finite number, or null for a finite number. Accepts the
+ * strings "nan", "inf", "-inf" that Python sends for non-finite values. */
+function nonFinite(v) {
   if (v === null || v === undefined) return "–";
+  if (typeof v === "boolean") return v ? "true" : "false";
   if (typeof v === "string") {
     const s = v.toLowerCase();
     if (s === "nan") return "NaN";
     if (s === "inf" || s === "+inf" || s === "infinity") return "∞";
     if (s === "-inf" || s === "-infinity") return "-∞";
-    const parsed = Number(v);
-    return Number.isNaN(parsed) ? v : formatValue(parsed);
+    return Number.isNaN(Number(v)) ? v : null;
   }
-  if (typeof v === "boolean") return v ? "true" : "false";
   const x = Number(v);
   if (Number.isNaN(x)) return "NaN";
   if (x === Infinity) return "∞";
   if (x === -Infinity) return "-∞";
-  if (x === 0) return "0";
-  if (Number.isInteger(x) && Math.abs(x) < 1e5) return String(x);
-  const a = Math.abs(x);
-  if (a >= 1e5 || a < 1e-3) {
-    // "1.235e+6" -> "1.235e6": shorter, still unambiguous
-    return x.toExponential(3).replace(/\.?0+e/, "e").replace("e+", "e");
-  }
-  return String(Number(x.toPrecision(4)));
+  return null;
 }
 
-/** A duration in seconds: "0.42 s", "12.3 s", "2 m 05 s", "1 h 02 m". */
+/**
+ * A field value, compact and sign-preserving: 4 significant digits, exponent notation outside
+ * [1e-3, 1e5). Accepts the strings "nan", "inf", "-inf" that Python sends for non-finite values.
+ */
+export function formatValue(v) {
+  const special = nonFinite(v);
+  if (special !== null) return special;
+  const x = Number(v);
+  if (x === 0) return "0";
+  // Integers are shown whole (a step-like 12345 is not rounded to "12350").
+  if (Number.isInteger(x) && Math.abs(x) < 1e5) return String(x);
+  const a = Math.abs(x);
+  return a >= 1e5 || a < 1e-3 ? scientific(VALUE_EXP, x) : VALUE.format(x);
+}
+
+/** A duration in seconds: "0.42 s", "12.3 s", "2 m 05 s", "1 h 02 m". (Intl.DurationFormat
+ * writes "2 min, 5 sec" and is missing from older browsers: only its number parts are Intl.) */
 export function formatDuration(seconds) {
-  const s = Number(seconds);
+  const s = Number(seconds) + 0; // -0 is 0 (Intl writes "-0.00")
   if (!Number.isFinite(s) || s < 0) return "–";
-  if (s < 10) return `${s.toFixed(2)} s`;
-  if (s < 60) return `${s.toFixed(1)} s`;
+  if (s < 10) return `${SECONDS[0].format(s)} s`;
+  if (s < 60) return `${SECONDS[1].format(s)} s`;
   const total = Math.floor(s);
   const h = Math.floor(total / 3600);
   const m = Math.floor((total % 3600) / 60);
   const sec = total % 60;
-  const pad = (k) => String(k).padStart(2, "0");
-  return h > 0 ? `${h} h ${pad(m)} m` : `${m} m ${pad(sec)} s`;
+  return h > 0 ? `${h} h ${TWO_DIGITS.format(m)} m` : `${m} m ${TWO_DIGITS.format(sec)} s`;
 }
 
 /** Steps per second in the one number format: "850 steps/s", "11,300 steps/s", "4.1M steps/s";
@@ -185,11 +227,10 @@ export function formatReadout(v) {
   const x = Number(v);
   if (!Number.isFinite(x) || x === 0) return formatValue(x);
   const a = Math.abs(x);
-  if (a >= 1e6 || a < 1e-4) {
-    return x.toExponential(5).replace(/\.?0+e/, "e").replace("e+", "e");
-  }
-  return String(Number(x.toPrecision(6)));
+  return a >= 1e6 || a < 1e-4 ? scientific(READOUT_EXP, x) : READOUT.format(x);
 }
+
+// ---- Hover geometry (pure: the bqplot-specific reads are in `bqplot` below)
 
 /** First index of `values` (points sorted by `.x`, ascending) whose x is >= `x`. */
 export function bisectX(values, x) {
@@ -228,136 +269,165 @@ export function nearestPoint(values, px, py, xPx, yPx, xData, radius) {
   return best;
 }
 
+/**
+ * The drawn point nearest to the pointer (`clientX`, `clientY`, client pixels) over every line
+ * of `lineSets` (what `bqplot.lineSets` returns: lines sharing scales and a coordinate frame,
+ * with `toLocal` / `toClient` between client pixels and theirs), within `radius` pixels, or
+ * null. Returns the line's `name` and `color`, the point's data `x`, `y`, and `at`, where the
+ * point is drawn, in client pixels.
+ */
+export function nearestOnLines(lineSets, clientX, clientY, radius) {
+  let best = null;
+  for (const set of lineSets) {
+    const p = set.toLocal(clientX, clientY);
+    for (const line of set.lines) {
+      const hit = nearestPoint(line.values, p.x, p.y, set.xPx, set.yPx, set.xData, radius);
+      if (hit && (best === null || hit.dist < best.dist)) best = { ...hit, set, line };
+    }
+  }
+  if (best === null) return null;
+  const point = best.line.values[best.index];
+  return {
+    name: best.line.name,
+    color: best.line.color,
+    x: point.x,
+    y: point.y,
+    at: best.set.toClient(best.px, best.py),
+  };
+}
+
 /** The read-out's lines for the point (`x`, `y`) of the line named `name` ("field · lane ·
  * run", as the figure labels its lines): the name, the step and the value. */
 export function readoutLines(name, x, y) {
   return [String(name ?? ""), `step ${formatCount(x)}`, `value ${formatReadout(y)}`];
 }
 
-// Colors and fonts come from JupyterLab's theme variables, so the dark theme is readable;
-// the fallbacks serve the classic notebook and other hosts.
-const CSS = `
-.jhw-panel {
-  font-family: var(--jp-ui-font-family, system-ui, -apple-system, "Segoe UI", sans-serif);
-  font-size: var(--jp-ui-font-size1, 13px);
-  color: var(--jp-ui-font-color1, rgba(0, 0, 0, 0.87));
-  background: var(--jp-layout-color1, transparent);
-  border: 1px solid var(--jp-border-color2, #e0e0e0);
-  border-radius: 4px;
-  padding: 6px 8px;
-  display: flex;
-  flex-direction: column;
-  gap: 4px;
-  box-sizing: border-box;
+/** Top-left corner of a `w` x `h` read-out for a point at (`x`, `y`) in a `boxW` x `boxH`
+ * box: beside the point, right of it unless that runs past the box's right edge, above it
+ * unless that runs past the top, and never past the bottom. */
+export function readoutPlacement(x, y, w, h, boxW, boxH) {
+  const left = x + 12 + w <= boxW ? x + 12 : Math.max(0, x - 12 - w);
+  const top = Math.min(Math.max(0, y - h - 8), Math.max(0, boxH - h));
+  return { left, top };
 }
-.jhw-row { display: flex; align-items: center; gap: 10px; flex-wrap: wrap; }
-.jhw-title { font-weight: 600; }
-.jhw-status {
-  display: inline-block; min-width: 5.5em; text-align: center;
-  padding: 1px 8px; border-radius: 10px; font-weight: 600;
-  color: var(--jp-ui-inverse-font-color1, #fff);
-  background: var(--jp-layout-color4, #757575);
+
+// ---- bqplot adapter
+//
+// Everything the hover reads of bqplot's front end that is not public API: the figure
+// model's views, the figure view's `mark_views`, each mark view's `scales` (bqscales views:
+// `scale`, a d3 scale with `invert`, plus a pixel `offset`, the mapping bqplot's Lines draws
+// with), its model's `mark_data` (per line: `name`, `index`, `values` as sorted {x, y}), and
+// its SVG element's screen transform. Checked against bqplot 0.13.1 (front end bqplot 0.6.1,
+// bqscales 0.3.7); a LivePlot figure's marks are all Lines. What is missing while a figure is
+// still being drawn makes it return nothing; anything else that is not as expected throws a
+// `BqplotMismatch`, on which the hover turns itself off and says why in the console, rather
+// than read out a wrong point.
+
+/** bqplot's internals are not what the adapter was written against. */
+export class BqplotMismatch extends Error {
+  constructor(what) {
+    super(`bqplot internals changed: ${what}`);
+    this.name = "BqplotMismatch";
+  }
 }
-.jhw-status--running { background: var(--jp-brand-color1, #1976d2); }
-/* Light and mid-tone badges take black text in both themes: white on them fails WCAG AA. */
-.jhw-status--converged { background: var(--jp-success-color1, #388e3c); color: #000; }
-.jhw-status--max-steps { background: var(--jp-warn-color1, #f57c00); color: #000; }
-.jhw-status--stopped { background: var(--jp-warn-color2, #ffa726); color: #000; }
-.jhw-status--error { background: var(--jp-error-color1, #d32f2f); }
-.jhw-status--idle, .jhw-status--unknown {
-  background: var(--jp-layout-color3, #bdbdbd); color: var(--jp-ui-font-color1, #000);
+
+function expect(condition, what) {
+  if (!condition) throw new BqplotMismatch(what);
 }
-.jhw-progress {
-  flex: 1 1 120px; min-width: 80px; height: 8px; border-radius: 4px; overflow: hidden;
-  background: var(--jp-layout-color3, #e0e0e0);
+
+// A line bqplot has drawn (Lines draws each line as a `path.line` in its mark's element).
+// Internals that are missing although this is there are missing for good, not yet to come.
+const DRAWN_LINE = "path.line";
+const hasDrawnLine = (el) =>
+  typeof el.querySelector === "function" && el.querySelector(DRAWN_LINE) !== null;
+
+function isScaleView(s) {
+  return (
+    !!s &&
+    typeof s.scale === "function" &&
+    typeof s.scale.invert === "function" &&
+    typeof s.offset === "number"
+  );
 }
-.jhw-progress-bar { height: 100%; width: 0; background: var(--jp-brand-color1, #1976d2); }
-/* The bar's colour says how the run ended, like the badge. */
-.jhw-progress-bar--converged { background: var(--jp-success-color1, #388e3c); }
-.jhw-progress-bar--max-steps, .jhw-progress-bar--stopped {
-  background: var(--jp-warn-color1, #f57c00);
+
+/** `x`, `y` through the 2D affine matrix `m` (a DOMMatrix: a, b, c, d, e, f). */
+function transform(m, x, y) {
+  return { x: m.a * x + m.c * y + m.e, y: m.b * x + m.d * y + m.f };
 }
-.jhw-progress-bar--error { background: var(--jp-error-color1, #d32f2f); }
-.jhw-progress-bar--idle, .jhw-progress-bar--unknown {
-  background: var(--jp-layout-color4, #757575);
+
+/** The lines of one mark view as plain data, or null while it is not drawn. */
+function readMark(mark) {
+  expect(mark && mark.model && mark.el, "a mark view without model or element");
+  const scales = mark.scales;
+  if (!scales) {
+    // Scale views are made asynchronously after the mark view; nothing is drawn before.
+    expect(!hasDrawnLine(mark.el), "a drawn mark view without `scales`");
+    return null;
+  }
+  expect(isScaleView(scales.x) && isScaleView(scales.y), "a mark's x/y scale views");
+  const data = mark.model.mark_data;
+  expect(Array.isArray(data), "a mark model without a `mark_data` list");
+  expect(typeof mark.el.getScreenCTM === "function", "a mark element that is not SVG");
+  const ctm = mark.el.getScreenCTM();
+  if (!ctm) return null; // not laid out (detached, or display: none)
+  const inverse = ctm.inverse();
+  const colors = mark.model.get("colors") || [];
+  const lines = data.map((line) => {
+    expect(line && Array.isArray(line.values), "a `mark_data` line without `values`");
+    const first = line.values[0];
+    expect(first === undefined || (first && "x" in first && "y" in first), "points not {x, y}");
+    // bqplot cycles the mark's `colors` over its lines.
+    const cycled = colors.length && Number.isInteger(line.index);
+    const color = cycled ? colors[line.index % colors.length] : "";
+    return { name: line.name, values: line.values, color };
+  });
+  const [xs, ys] = [scales.x, scales.y];
+  return {
+    lines,
+    xPx: (x) => xs.scale(x) + xs.offset,
+    yPx: (y) => ys.scale(y) + ys.offset,
+    xData: (px) => xs.scale.invert(px - xs.offset),
+    toLocal: (x, y) => transform(inverse, x, y),
+    toClient: (x, y) => transform(ctm, x, y),
+  };
 }
-.jhw-panel[data-kernel="dead"] .jhw-progress-bar { background: var(--jp-layout-color4, #757575); }
-.jhw-step, .jhw-rate, .jhw-elapsed, .jhw-eta, .jhw-field-value {
-  font-family: var(--jp-code-font-family, ui-monospace, monospace);
-  font-variant-numeric: tabular-nums;
-}
-.jhw-muted { color: var(--jp-ui-font-color2, rgba(0, 0, 0, 0.54)); }
-.jhw-fields { display: flex; flex-wrap: wrap; gap: 4px 14px; }
-.jhw-field-name { color: var(--jp-ui-font-color2, rgba(0, 0, 0, 0.54)); margin-right: 4px; }
-.jhw-error {
-  margin: 0; padding: 4px 6px; white-space: pre-wrap; max-height: 10em; overflow: auto;
-  font-family: var(--jp-code-font-family, ui-monospace, monospace);
-  font-size: var(--jp-code-font-size, 12px);
-  /* The body text takes the ordinary font colour: the theme's error red on a dark background
-     is about 2.7:1; the red border and the badge say it is an error. */
-  color: var(--jp-ui-font-color1, rgba(0, 0, 0, 0.87));
-  background: var(--jp-layout-color2, #fafafa);
-  border-left: 3px solid var(--jp-error-color1, #d32f2f);
-}
-.jhw-error[hidden] { display: none; }
-.jhw-panel button {
-  font: inherit; padding: 1px 10px; border-radius: 3px; cursor: pointer;
-  color: var(--jp-ui-font-color1, #000);
-  background: var(--jp-layout-color2, #eee);
-  border: 1px solid var(--jp-border-color1, #bdbdbd);
-}
-.jhw-panel button:disabled { opacity: 0.45; cursor: default; }
-.jhw-panel button.jhw-stop:not(:disabled) {
-  color: var(--jp-ui-inverse-font-color1, #fff);
-  background: var(--jp-error-color1, #d32f2f);
-  border-color: var(--jp-error-color1, #d32f2f);
-}
-.jhw-panel label { display: inline-flex; align-items: center; gap: 3px; cursor: pointer; }
-.jhw-kernel {
-  font-weight: 600; padding: 1px 8px; border-radius: 10px;
-  color: var(--jp-ui-inverse-font-color1, #fff); background: var(--jp-error-color1, #d32f2f);
-}
-.jhw-kernel[hidden] { display: none; }
-/* Inside a LivePlot (the .jhw-liveplot box: this panel above the bqplot figure) the two read
-   as one widget: one frame around both, the figure's (transparent) background, the same left
-   and right edges, no gap. ipywidgets gives the figure a 2 px margin, which put it 2 px right
-   of the panel and overflowed the box by 4 px. */
-.jhw-liveplot {
-  box-sizing: border-box;
-  border: 1px solid var(--jp-border-color2, #e0e0e0);
-  border-radius: 4px;
-}
-.jhw-liveplot .jhw-panel {
-  border: none;
-  border-bottom: 1px solid var(--jp-border-color2, #e0e0e0);
-  border-radius: 0;
-  background: transparent;
-}
-.jhw-liveplot > .jhw-figure { margin: 0; }
-/* The hover read-out (step and value of the point under the pointer), placed in the LivePlot
-   box: it never takes pointer events, so it cannot hide the line it describes. */
-.jhw-liveplot { position: relative; }
-.jhw-hover {
-  position: absolute; z-index: 20; pointer-events: none; white-space: nowrap;
-  padding: 3px 7px; border-radius: 3px;
-  font-family: var(--jp-ui-font-family, system-ui, sans-serif);
-  font-size: var(--jp-ui-font-size1, 12px); line-height: 1.35;
-  color: var(--jp-ui-font-color1, rgba(0, 0, 0, 0.87));
-  background: var(--jp-layout-color1, #fff);
-  border: 1px solid var(--jp-border-color1, #bdbdbd);
-  box-shadow: 0 1px 4px rgba(0, 0, 0, 0.25);
-}
-.jhw-hover-step, .jhw-hover-value {
-  font-family: var(--jp-code-font-family, ui-monospace, monospace);
-  font-variant-numeric: tabular-nums;
-}
-.jhw-hover-dot {
-  position: absolute; z-index: 20; pointer-events: none;
-  width: 9px; height: 9px; margin: -5.5px 0 0 -5.5px; border-radius: 50%;
-  border: 1px solid var(--jp-ui-font-color1, #000); box-sizing: content-box;
-}
-.jhw-hover[hidden], .jhw-hover-dot[hidden] { display: none; }
-`;
+
+export const bqplot = {
+  checkedAgainst: "bqplot 0.13.1 (front end 0.6.1, bqscales 0.3.7)",
+
+  /** The view of the figure model `ref` ("IPY_MODEL_<id>") whose element is inside `box`, or
+   * null while there is none. */
+  async figureView(manager, ref, box) {
+    // (The widget manager is ipywidgets' public API, not bqplot's: a host without one simply
+    // has no read-out.)
+    if (typeof ref !== "string" || !ref.startsWith("IPY_MODEL_") || !manager) return null;
+    const figure = await manager.get_model(ref.slice("IPY_MODEL_".length));
+    if (!figure) return null; // closed meanwhile
+    expect(figure.views && typeof figure.views === "object", "a figure model without `views`");
+    const views = await Promise.all(Object.values(figure.views));
+    return views.find((v) => v && v.el && box.contains(v.el)) || null;
+  },
+
+  /** Whether `view` (from `figureView`) is still the one shown in `box`. */
+  isShownIn(view, box) {
+    return !!view && !!view.el && view.el.isConnected && box.contains(view.el);
+  },
+
+  /** What the figure view draws: one entry per mark (see `readMark`); [] before it draws. */
+  async lineSets(view) {
+    const list = view.mark_views;
+    if (!list) {
+      // A figure view makes its mark views once it is displayed and laid out.
+      expect(!hasDrawnLine(view.el), "a drawn figure view without `mark_views`");
+      return [];
+    }
+    expect(Array.isArray(list.views), "`mark_views.views` is not a list");
+    const marks = await Promise.all(list.views);
+    return marks.map(readMark).filter((set) => set !== null);
+  },
+};
+
+// ---- The view
 
 function element(tag, className, text) {
   const node = document.createElement(tag);
@@ -374,8 +444,326 @@ function checkbox(className, text) {
   return [label, input];
 }
 
+/** Sets `node`'s text and hides it while the text is empty. */
+function showText(node, text) {
+  node.textContent = text;
+  node.hidden = !text;
+}
+
+/** The panel's DOM, made once; `updatePanel` fills it. Returns its nodes by role. */
+function buildPanel() {
+  const ui = {
+    root: element("div", "jhw-panel"),
+    title: element("span", "jhw-title"),
+    status: element("span", "jhw-status"),
+    kernelNote: element("span", "jhw-kernel"),
+    progress: element("div", "jhw-progress"),
+    bar: element("div", "jhw-progress-bar"),
+    step: element("span", "jhw-step"),
+    rate: element("span", "jhw-rate jhw-muted"),
+    eta: element("span", "jhw-eta jhw-muted"),
+    elapsed: element("span", "jhw-elapsed jhw-muted"),
+    lanes: element("span", "jhw-lanes jhw-muted"),
+    laneStatus: element("span", "jhw-lane-status jhw-muted"),
+    fields: element("div", "jhw-fields"),
+    error: element("pre", "jhw-error"),
+    stop: element("button", "jhw-stop", "■ Stop"),
+    clear: element("button", "jhw-clear", "Clear"),
+  };
+  ui.kernelNote.hidden = true;
+  ui.progress.setAttribute("role", "progressbar");
+  ui.progress.setAttribute("aria-valuemin", "0");
+  ui.progress.append(ui.bar);
+  const head = element("div", "jhw-row");
+  head.append(
+    ui.title, ui.status, ui.kernelNote, ui.progress, ui.step,
+    ui.rate, ui.eta, ui.elapsed, ui.lanes, ui.laneStatus,
+  );
+
+  ui.stop.type = "button";
+  ui.clear.type = "button";
+  ui.clear.title = "Forget previous runs and clear the plot";
+  const [logLabel, logY] = checkbox("jhw-logy", "log y");
+  // short labels: the four controls fit one row down to ~300 px of output width
+  const [keepLabel, keep] = checkbox("jhw-keep", "keep runs");
+  keepLabel.title = "Keep previous runs on the plot, faded";
+  Object.assign(ui, { logY, keep });
+  const controls = element("div", "jhw-row");
+  controls.append(ui.stop, logLabel, keepLabel, ui.clear);
+
+  ui.root.append(head, ui.fields, ui.error, controls);
+  return ui;
+}
+
+/** One `.jhw-field` of the latest values. Under vmap `value` is the median over lanes and
+ * `span` its [min, max]. */
+function fieldItem(name, value, span) {
+  const item = element("span", "jhw-field");
+  item.dataset.field = name;
+  const shown = element("span", "jhw-field-value", formatValue(value));
+  shown.dataset.value = String(value ?? "");
+  item.append(element("span", "jhw-field-name", name), shown);
+  if (Array.isArray(span) && span.length === 2) {
+    shown.title = "median over lanes";
+    const text = ` [${formatValue(span[0])} … ${formatValue(span[1])}]`;
+    const spread = element("span", "jhw-field-range jhw-muted", text);
+    spread.title = "min … max over lanes";
+    item.append(spread);
+  }
+  return item;
+}
+
+/** What the panel shows, as plain data: the model's traits plus the view's own state
+ * (`kernelLost`, `stopping`, and the `stopMode` this browser can do). */
+function panelState(model, view) {
+  const get = (name) => model.get(name);
+  return {
+    status: get("status"),
+    title: get("title") || "",
+    step: get("step"),
+    maxSteps: get("max_steps"),
+    rate: get("rate"),
+    elapsed: get("elapsed"),
+    lanes: get("lanes"),
+    laneStatuses: get("lane_statuses"),
+    laneNames: get("lane_names"),
+    fields: get("fields") || [],
+    latest: get("latest") || {},
+    latestRange: get("latest_range") || {},
+    error: get("error") || "",
+    logY: Boolean(get("log_y")),
+    keepRuns: Boolean(get("keep_runs")),
+    stopMode: stopMode(model),
+    kernelLost: view.kernelLost,
+    stopping: view.stoppingRun !== null,
+  };
+}
+
+/** Applies the state `s` (from `panelState`) to the panel's DOM `ui` (from `buildPanel`). */
+function updatePanel(ui, s) {
+  const lost = Boolean(s.kernelLost);
+  ui.root.dataset.status = s.status;
+  ui.root.dataset.kernel = lost ? "dead" : "alive";
+  showText(ui.kernelNote, s.kernelLost || "");
+  ui.status.textContent = statusLabel(s.status);
+  ui.status.className = `jhw-status ${statusClass(s.status)}`;
+  ui.status.dataset.status = s.status;
+  showText(ui.title, s.title);
+
+  ui.bar.style.width = `${(100 * progressFraction(s.step, s.maxSteps, s.status)).toFixed(2)}%`;
+  ui.bar.className = progressClass(s.status);
+  ui.progress.setAttribute("aria-valuenow", String(s.step));
+  ui.progress.setAttribute("aria-valuemax", String(s.maxSteps));
+  ui.step.textContent = formatProgress(s.step, s.maxSteps);
+  ui.step.dataset.step = String(s.step);
+  ui.step.dataset.maxSteps = String(s.maxSteps);
+
+  // A lost kernel sends no more updates: a rate or an ETA would be stale.
+  showText(ui.rate, lost ? "" : formatRate(s.rate));
+  showText(ui.eta, lost ? "" : formatEta(etaSeconds(s.step, s.maxSteps, s.rate, s.status)));
+  ui.elapsed.textContent = formatDuration(s.elapsed);
+  const batched = s.lanes > 0;
+  showText(ui.lanes, batched ? `${s.lanes} lanes` : "");
+  showText(ui.laneStatus, batched ? laneSummary(s.laneStatuses, s.laneNames) : "");
+
+  ui.fields.replaceChildren(
+    ...s.fields.map((name) => fieldItem(name, s.latest[name], s.latestRange[name])),
+  );
+  showText(ui.error, s.error);
+
+  ui.stop.dataset.mode = s.stopMode;
+  ui.stop.disabled = lost || !isRunning(s.status) || s.stopping;
+  ui.stop.textContent = s.stopping ? "■ Stopping…" : "■ Stop";
+  ui.stop.title = lost
+    ? "The kernel is gone"
+    : s.stopMode === "interrupt"
+      ? "Stop the run after its current chunk (interrupts the kernel, like ■; " +
+        "the partial history is kept)"
+      : "Stop the run after its current chunk (the partial history is kept)";
+  for (const control of [ui.logY, ui.keep, ui.clear]) control.disabled = lost;
+  ui.logY.checked = s.logY;
+  ui.keep.checked = s.keepRuns;
+}
+
+function kernelOf(model) {
+  const manager = model.widget_manager;
+  return manager && manager.kernel ? manager.kernel : null;
+}
+
+/** "interrupt" only where the kernel connection can be asked for one; else "message". */
+function stopMode(model) {
+  const k = kernelOf(model);
+  const canInterrupt = k !== null && typeof k.interrupt === "function";
+  return model.get("stop_mode") === "interrupt" && canInterrupt ? "interrupt" : "message";
+}
+
+/** Adds one to the counter trait `name` (a counter, so every click is a change). */
+function bump(model, name) {
+  model.set(name, (model.get(name) || 0) + 1);
+  model.save_changes();
+}
+
+/** Connects the controls of `ui` to the model. `view` is the view's own state; `refresh`
+ * redraws at once. Returns a function that disconnects them. */
+function wireControls(ui, model, view, refresh) {
+  const onStop = () => {
+    if (view.kernelLost || !isRunning(model.get("status"))) return;
+    // Stays set (the button disabled, "stopping…") until that run ended, so a second click
+    // cannot turn into a second interrupt (which the kernel would take as "I insist": a
+    // KeyboardInterrupt).
+    view.stoppingRun = model.get("run_number");
+    if (stopMode(model) === "interrupt") {
+      // The cell holds the kernel: a widget message would wait until it ends. The interrupt
+      // (SIGINT, like ■) reaches the running loop at its next chunk.
+      Promise.resolve()
+        .then(() => kernelOf(model).interrupt())
+        .catch((e) => {
+          console.warn("jaxhist_widget: kernel interrupt failed, sending a stop message", e);
+          bump(model, "stop_clicks");
+        });
+    } else {
+      bump(model, "stop_clicks");
+    }
+    refresh();
+  };
+  const onClear = () => bump(model, "clear_clicks");
+  const onLogY = () => {
+    model.set("log_y", ui.logY.checked);
+    model.save_changes();
+  };
+  const onKeep = () => {
+    model.set("keep_runs", ui.keep.checked);
+    model.save_changes();
+  };
+  const listeners = [
+    [ui.stop, "click", onStop],
+    [ui.clear, "click", onClear],
+    [ui.logY, "change", onLogY],
+    [ui.keep, "change", onKeep],
+  ];
+  for (const [node, type, fn] of listeners) node.addEventListener(type, fn);
+  return () => {
+    for (const [node, type, fn] of listeners) node.removeEventListener(type, fn);
+  };
+}
+
+/** Calls `onLost(label)` when the model's kernel dies or restarts (see `kernelLostLabel`).
+ * A dead or restarted kernel takes the model's comm with it and sends nothing more, so
+ * without this the panel would say "running" with Stop enabled forever. (The model's
+ * comm_live flag is not exposed by anywidget's model proxy, and its change event does not
+ * say which way it changed.) Returns a function that stops watching. */
+function watchKernel(model, onLost) {
+  const kernel = kernelOf(model);
+  const signal = kernel && kernel.statusChanged;
+  if (!signal || typeof signal.connect !== "function") return () => {};
+  const onStatus = (_sender, kernelStatus) => {
+    const lost = kernelLostLabel(kernelStatus);
+    if (lost) onLost(lost);
+  };
+  signal.connect(onStatus);
+  onStatus(null, kernel.status);
+  return () => {
+    if (typeof signal.disconnect === "function") signal.disconnect(onStatus);
+  };
+}
+
+const TRAITS = [
+  "status", "title", "step", "max_steps", "rate", "elapsed", "lanes",
+  "fields", "latest", "error", "log_y", "keep_runs", "stop_mode", "run_number",
+  "lane_statuses", "lane_names", "latest_range",
+];
+
+function render({ model, el }) {
+  const ui = buildPanel();
+  el.append(ui.root);
+  // The view's own state. kernelLost: set once the kernel died or restarted (the model's
+  // comm is gone for good: nothing shown can change any more, no control can work).
+  // stoppingRun: the run number a Stop was sent for.
+  const view = { kernelLost: null, stoppingRun: null };
+
+  const refresh = () => {
+    const run = model.get("run_number");
+    const ended = !isRunning(model.get("status"));
+    if (view.stoppingRun !== null && (view.stoppingRun !== run || ended)) view.stoppingRun = null;
+    updatePanel(ui, panelState(model, view));
+  };
+  // One message from Python changes several traits at once, and each fires its own event:
+  // coalesce them into one redraw after the message is applied.
+  let pending = false;
+  let alive = true;
+  const schedule = () => {
+    if (pending) return;
+    pending = true;
+    queueMicrotask(() => {
+      pending = false;
+      if (alive) refresh();
+    });
+  };
+  for (const name of TRAITS) model.on(`change:${name}`, schedule);
+
+  const unwireControls = wireControls(ui, model, view, refresh);
+  const unwatchKernel = watchKernel(model, (lost) => {
+    // A crash shows as "restarting" then "autorestarting" (JupyterLab 4.6): let "kernel died"
+    // replace "kernel restarted", never the other way.
+    if (!view.kernelLost || (view.kernelLost !== lost && lost === "kernel died")) {
+      view.kernelLost = lost;
+      schedule();
+    }
+  });
+  refresh();
+  const removeHover = attachHover(model, el);
+
+  return () => {
+    alive = false;
+    removeHover();
+    for (const name of TRAITS) model.off(`change:${name}`, schedule);
+    unwatchKernel();
+    unwireControls();
+    ui.root.remove();
+  };
+}
+
+// ---- Hover read-out
+
 // Pixels from the pointer within which a drawn point is read out.
 const HOVER_RADIUS_PX = 12;
+
+// bqplot's internals were not as expected once on this page (one console error is enough).
+let mismatchReported = false;
+
+function reportMismatch(error) {
+  if (mismatchReported) return;
+  mismatchReported = true;
+  const why = `written for ${bqplot.checkedAgainst}`;
+  console.error(`jaxhist_widget: the hover read-out is turned off (${why}).`, error);
+}
+
+/** Shows `hit` (from `nearestOnLines`) in the read-out `tip` and marks its point with `dot`,
+ * both placed in `box`. */
+function showReadout(tip, dot, box, hit) {
+  const [name, stepText, valueText] = readoutLines(hit.name, hit.x, hit.y);
+  tip.replaceChildren(
+    element("div", "jhw-hover-name", name),
+    element("div", "jhw-hover-step", stepText),
+    element("div", "jhw-hover-value", valueText),
+  );
+  tip.dataset.name = name;
+  tip.dataset.step = String(hit.x);
+  tip.dataset.value = String(hit.y);
+  const r = box.getBoundingClientRect();
+  const x = hit.at.x - r.left - box.clientLeft;
+  const y = hit.at.y - r.top - box.clientTop;
+  dot.style.left = `${x}px`;
+  dot.style.top = `${y}px`;
+  dot.style.borderColor = hit.color || ""; // the line's own colour
+  dot.hidden = false;
+  tip.hidden = false;
+  const { left, top } = readoutPlacement(
+    x, y, tip.offsetWidth, tip.offsetHeight, box.clientWidth, box.clientHeight,
+  );
+  tip.style.left = `${left}px`;
+  tip.style.top = `${top}px`;
+}
 
 /**
  * The hover read-out of the LivePlot figure this panel belongs to (the `figure` trait): the
@@ -408,19 +796,12 @@ function attachHover(model, el) {
     shownKey = "";
   };
 
-  // The bqplot view of the `figure` model that sits in the same LivePlot box as this panel
-  // (a LivePlot displayed twice has two boxes, each with its own figure view).
+  // The bqplot view of the `figure` model in the same LivePlot box as this panel (a LivePlot
+  // displayed twice has two boxes, each with its own figure view).
   async function findFigureView() {
-    if (figureView && figureView.el && figureView.el.isConnected && box.contains(figureView.el)) {
-      return figureView;
+    if (!bqplot.isShownIn(figureView, box)) {
+      figureView = await bqplot.figureView(model.widget_manager, model.get("figure"), box);
     }
-    figureView = null;
-    const ref = model.get("figure");
-    const manager = model.widget_manager;
-    if (typeof ref !== "string" || !ref.startsWith("IPY_MODEL_") || !manager) return null;
-    const figure = await manager.get_model(ref.slice("IPY_MODEL_".length));
-    const views = await Promise.all(Object.values((figure && figure.views) || {}));
-    figureView = views.find((v) => v && v.el && box.contains(v.el)) || null;
     return figureView;
   }
 
@@ -429,61 +810,27 @@ function attachHover(model, el) {
     busy = true;
     try {
       const view = await findFigureView();
-      const marks = view && view.mark_views ? await Promise.all(view.mark_views.views) : [];
-      let best = null;
-      for (const mark of marks) {
-        const xs = mark && mark.scales && mark.scales.x;
-        const ys = mark && mark.scales && mark.scales.y;
-        const ctm = mark && mark.el && mark.el.getScreenCTM && mark.el.getScreenCTM();
-        if (!xs || !ys || !xs.scale || !ys.scale || !ctm) continue;
-        const p = new DOMPoint(pointer.x, pointer.y).matrixTransform(ctm.inverse());
-        const xPx = (x) => xs.scale(x) + (xs.offset || 0);
-        const yPx = (y) => ys.scale(y) + (ys.offset || 0);
-        const xData = (px) => xs.scale.invert(px - (xs.offset || 0));
-        for (const curve of mark.model.mark_data || []) {
-          const hit = nearestPoint(curve.values, p.x, p.y, xPx, yPx, xData, HOVER_RADIUS_PX);
-          if (hit && (best === null || hit.dist < best.dist)) best = { ...hit, curve, ctm, mark };
-        }
-      }
-      if (best === null || pointer === null) {
+      const sets = view ? await bqplot.lineSets(view) : [];
+      const hit = pointer && nearestOnLines(sets, pointer.x, pointer.y, HOVER_RADIUS_PX);
+      if (!hit) {
         hide();
         return;
       }
-      const point = best.curve.values[best.index];
-      const at = new DOMPoint(best.px, best.py).matrixTransform(best.ctm);
       // A still pointer over a still line (the refresh below): nothing to redo. (Placing the
       // box measures it, which makes the browser lay the page out.)
-      const key = `${best.curve.name}|${point.x}|${point.y}|${at.x}|${at.y}`;
-      if (key === shownKey) return;
-      shownKey = key;
-      const [name, stepText, valueText] = readoutLines(best.curve.name, point.x, point.y);
-      tip.replaceChildren(
-        element("div", "jhw-hover-name", name),
-        element("div", "jhw-hover-step", stepText),
-        element("div", "jhw-hover-value", valueText),
-      );
-      tip.dataset.name = name;
-      tip.dataset.step = String(point.x);
-      tip.dataset.value = String(point.y);
-      // Inside the box, beside the point: right of it unless that runs past the box's edge.
-      const r = box.getBoundingClientRect();
-      const x = at.x - r.left - box.clientLeft;
-      const y = at.y - r.top - box.clientTop;
-      dot.style.left = `${x}px`;
-      dot.style.top = `${y}px`;
-      // The line's own colour (bqplot cycles `colors` over the lines of a mark).
-      const colors = best.mark.model.get("colors") || [];
-      dot.style.borderColor = colors.length ? colors[best.curve.index % colors.length] : "";
-      dot.hidden = false;
-      tip.hidden = false;
-      const w = tip.offsetWidth;
-      const h = tip.offsetHeight;
-      const left = x + 12 + w <= box.clientWidth ? x + 12 : Math.max(0, x - 12 - w);
-      const top = Math.min(Math.max(0, y - h - 8), Math.max(0, box.clientHeight - h));
-      tip.style.left = `${left}px`;
-      tip.style.top = `${top}px`;
+      const key = `${hit.name}|${hit.x}|${hit.y}|${hit.at.x}|${hit.at.y}`;
+      if (key !== shownKey) {
+        shownKey = key;
+        showReadout(tip, dot, box, hit);
+      }
     } catch (e) {
-      hide(); // a figure being rebuilt (log y toggled) may have no views for a moment
+      hide();
+      // Anything but a mismatch is passing: a figure being rebuilt (log y toggled) may have no
+      // views for a moment, or a mark was removed meanwhile.
+      if (e instanceof BqplotMismatch) {
+        reportMismatch(e);
+        remove();
+      }
     } finally {
       busy = false;
     }
@@ -531,7 +878,7 @@ function attachHover(model, el) {
   model.on("change:figure", onFigure);
   onFigure();
 
-  return () => {
+  function remove() {
     disposed = true;
     model.off("change:figure", onFigure);
     clearTimeout(waitBox);
@@ -543,241 +890,8 @@ function attachHover(model, el) {
     }
     tip.remove();
     dot.remove();
-  };
-}
-
-function render({ model, el }) {
-  const root = element("div", "jhw-panel");
-  const style = element("style");
-  style.textContent = CSS;
-
-  const head = element("div", "jhw-row");
-  const title = element("span", "jhw-title");
-  const status = element("span", "jhw-status");
-  const progress = element("div", "jhw-progress");
-  progress.setAttribute("role", "progressbar");
-  progress.setAttribute("aria-valuemin", "0");
-  const bar = element("div", "jhw-progress-bar");
-  progress.append(bar);
-  const step = element("span", "jhw-step");
-  const rate = element("span", "jhw-rate jhw-muted");
-  const elapsed = element("span", "jhw-elapsed jhw-muted");
-  const eta = element("span", "jhw-eta jhw-muted");
-  const lanes = element("span", "jhw-lanes jhw-muted");
-  const laneStatus = element("span", "jhw-lane-status jhw-muted");
-  const kernelNote = element("span", "jhw-kernel");
-  kernelNote.hidden = true;
-  head.append(title, status, kernelNote, progress, step, rate, eta, elapsed, lanes, laneStatus);
-
-  const fields = element("div", "jhw-fields");
-  const error = element("pre", "jhw-error");
-
-  const controls = element("div", "jhw-row");
-  const stop = element("button", "jhw-stop", "■ Stop");
-  stop.type = "button";
-  const [logLabel, logY] = checkbox("jhw-logy", "log y");
-  // short labels: the four controls fit one row down to ~300 px of output width
-  const [keepLabel, keep] = checkbox("jhw-keep", "keep runs");
-  keepLabel.title = "Keep previous runs on the plot, faded";
-  const clear = element("button", "jhw-clear", "Clear");
-  clear.type = "button";
-  clear.title = "Forget previous runs and clear the plot";
-  controls.append(stop, logLabel, keepLabel, clear);
-
-  root.append(style, head, fields, error, controls);
-  el.append(root);
-
-  // Set once the kernel died or restarted: the model's comm is gone for good, so nothing this
-  // view shows can change any more and no control can work.
-  let kernelLost = null;
-  // The run number a Stop was sent for: the button stays disabled ("stopping…") until that
-  // run ended, so a second click cannot turn into a second interrupt (which the kernel would
-  // take as "I insist": a KeyboardInterrupt).
-  let stoppingRun = null;
-
-  function update() {
-    const s = model.get("status");
-    root.dataset.status = s;
-    root.dataset.kernel = kernelLost ? "dead" : "alive";
-    kernelNote.textContent = kernelLost || "";
-    kernelNote.hidden = !kernelLost;
-    status.textContent = statusLabel(s);
-    status.className = `jhw-status ${statusClass(s)}`;
-    status.dataset.status = s;
-
-    title.textContent = model.get("title") || "";
-    title.hidden = !title.textContent;
-
-    const k = model.get("step");
-    const m = model.get("max_steps");
-    const frac = progressFraction(k, m, s);
-    bar.style.width = `${(100 * frac).toFixed(2)}%`;
-    bar.className = progressClass(s);
-    progress.setAttribute("aria-valuenow", String(k));
-    progress.setAttribute("aria-valuemax", String(m));
-    step.textContent = formatProgress(k, m);
-    step.dataset.step = String(k);
-    step.dataset.maxSteps = String(m);
-
-    rate.textContent = kernelLost ? "" : formatRate(model.get("rate"));
-    rate.hidden = !rate.textContent;
-    eta.textContent = kernelLost ? "" : formatEta(etaSeconds(k, m, model.get("rate"), s));
-    eta.hidden = !eta.textContent;
-    elapsed.textContent = formatDuration(model.get("elapsed"));
-    const b = model.get("lanes");
-    lanes.textContent = b > 0 ? `${b} lanes` : "";
-    lanes.hidden = !(b > 0);
-    const summary = laneSummary(model.get("lane_statuses"), model.get("lane_names"));
-    laneStatus.textContent = b > 0 ? summary : "";
-    laneStatus.hidden = !laneStatus.textContent;
-
-    // Under vmap `latest` holds the median over lanes and `latest_range` its [min, max].
-    const latest = model.get("latest") || {};
-    const range = model.get("latest_range") || {};
-    fields.replaceChildren(
-      ...(model.get("fields") || []).map((name) => {
-        const item = element("span", "jhw-field");
-        item.dataset.field = name;
-        const value = element("span", "jhw-field-value", formatValue(latest[name]));
-        value.dataset.value = String(latest[name] ?? "");
-        item.append(element("span", "jhw-field-name", name), value);
-        const span = range[name];
-        if (Array.isArray(span) && span.length === 2) {
-          value.title = "median over lanes";
-          const text = ` [${formatValue(span[0])} … ${formatValue(span[1])}]`;
-          const spread = element("span", "jhw-field-range jhw-muted", text);
-          spread.title = "min … max over lanes";
-          item.append(spread);
-        }
-        return item;
-      }),
-    );
-
-    const message = model.get("error") || "";
-    error.textContent = message;
-    error.hidden = !message;
-
-    const run = model.get("run_number");
-    if (stoppingRun !== null && (stoppingRun !== run || !isRunning(s))) stoppingRun = null;
-    const mode = stopMode();
-    stop.dataset.mode = mode;
-    stop.disabled = Boolean(kernelLost) || !isRunning(s) || stoppingRun !== null;
-    stop.textContent = stoppingRun !== null ? "■ Stopping…" : "■ Stop";
-    stop.title = kernelLost
-      ? "The kernel is gone"
-      : mode === "interrupt"
-        ? "Stop the run after its current chunk (interrupts the kernel, like ■; " +
-          "the partial history is kept)"
-        : "Stop the run after its current chunk (the partial history is kept)";
-    for (const control of [logY, keep, clear]) control.disabled = Boolean(kernelLost);
-    logY.checked = Boolean(model.get("log_y"));
-    keep.checked = Boolean(model.get("keep_runs"));
   }
-
-  function kernel() {
-    const manager = model.widget_manager;
-    return manager && manager.kernel ? manager.kernel : null;
-  }
-
-  // "interrupt" only where the kernel connection can be asked for one; else the message.
-  function stopMode() {
-    const k = kernel();
-    const canInterrupt = k !== null && typeof k.interrupt === "function";
-    return model.get("stop_mode") === "interrupt" && canInterrupt ? "interrupt" : "message";
-  }
-
-  const sendStop = () => {
-    model.set("stop_clicks", (model.get("stop_clicks") || 0) + 1);
-    model.save_changes();
-  };
-  const onStop = () => {
-    if (kernelLost || !isRunning(model.get("status"))) return;
-    stoppingRun = model.get("run_number");
-    if (stopMode() === "interrupt") {
-      // The cell holds the kernel: a widget message would wait until it ends. The interrupt
-      // (SIGINT, like ■) reaches the running loop at its next chunk.
-      Promise.resolve()
-        .then(() => kernel().interrupt())
-        .catch((e) => {
-          console.warn("jaxhist_widget: kernel interrupt failed, sending a stop message", e);
-          sendStop();
-        });
-    } else {
-      sendStop();
-    }
-    update();
-  };
-  const onClear = () => {
-    model.set("clear_clicks", (model.get("clear_clicks") || 0) + 1);
-    model.save_changes();
-  };
-  const onLogY = () => {
-    model.set("log_y", logY.checked);
-    model.save_changes();
-  };
-  const onKeep = () => {
-    model.set("keep_runs", keep.checked);
-    model.save_changes();
-  };
-  stop.addEventListener("click", onStop);
-  clear.addEventListener("click", onClear);
-  logY.addEventListener("change", onLogY);
-  keep.addEventListener("change", onKeep);
-
-  const traits = [
-    "status", "title", "step", "max_steps", "rate", "elapsed", "lanes",
-    "fields", "latest", "error", "log_y", "keep_runs", "stop_mode", "run_number",
-    "lane_statuses", "lane_names", "latest_range",
-  ];
-  // One message from Python changes several traits at once, and each fires its own event:
-  // coalesce them into one redraw after the message is applied.
-  let pending = false;
-  let alive = true;
-  const schedule = () => {
-    if (pending) return;
-    pending = true;
-    queueMicrotask(() => {
-      pending = false;
-      if (alive) update();
-    });
-  };
-  for (const name of traits) model.on(`change:${name}`, schedule);
-
-  // A dead or restarted kernel takes the model's comm with it and sends nothing more: watch
-  // the kernel's status so the panel does not say "running" with Stop enabled forever.
-  // (The model's comm_live flag is not exposed by anywidget's model proxy, and its change
-  // event does not say which way it changed.)
-  const onKernelStatus = (_sender, kernelStatus) => {
-    const lost = kernelLostLabel(kernelStatus);
-    // A crash shows as "restarting" then "autorestarting" (JupyterLab 4.6): let "kernel died"
-    // replace "kernel restarted", never the other way.
-    if (lost && (!kernelLost || (kernelLost !== lost && lost === "kernel died"))) {
-      kernelLost = lost;
-      schedule();
-    }
-  };
-  const watched = kernel();
-  if (watched && watched.statusChanged && typeof watched.statusChanged.connect === "function") {
-    watched.statusChanged.connect(onKernelStatus);
-    onKernelStatus(null, watched.status);
-  }
-  update();
-  const removeHover = attachHover(model, el);
-
-  return () => {
-    alive = false;
-    removeHover();
-    for (const name of traits) model.off(`change:${name}`, schedule);
-    const signal = watched && watched.statusChanged;
-    if (signal && typeof signal.disconnect === "function") {
-      watched.statusChanged.disconnect(onKernelStatus);
-    }
-    stop.removeEventListener("click", onStop);
-    clear.removeEventListener("click", onClear);
-    logY.removeEventListener("change", onLogY);
-    keep.removeEventListener("change", onKeep);
-    root.remove();
-  };
+  return remove;
 }
 
 export default { render };

@@ -1,9 +1,12 @@
 // Tests of the pure helpers of panel.js (run with `node --test js/`).
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import panel, {
+  BqplotMismatch,
   bisectX,
+  bqplot,
   etaSeconds,
   formatCount,
   formatDuration,
@@ -16,10 +19,12 @@ import panel, {
   isRunning,
   kernelLostLabel,
   laneSummary,
+  nearestOnLines,
   nearestPoint,
   progressClass,
   progressFraction,
   readoutLines,
+  readoutPlacement,
   STATUS_LABELS,
   statusClass,
   statusLabel,
@@ -258,4 +263,150 @@ test("readoutLines: the line's name, the step and the value", () => {
     "step 12,345",
     "value 0.000123457",
   ]);
+});
+
+test("number formats: no negative zero, tiny values in exponent notation", () => {
+  assert.equal(formatNumber(-0), "0");
+  assert.equal(formatCount(-0.3), "0");
+  assert.equal(formatDuration(-0), "0.00 s");
+  assert.equal(formatNumber(4.5e-9), "4.5e-9");
+  assert.equal(formatRate(2e-7), "2e-7 steps/s");
+  assert.equal(formatNumber(-1234567), "-1.23M");
+  assert.equal(formatNumber(2.5e12), "2.5T");
+  // whole numbers are shown whole; others take 4 significant digits, without grouping
+  assert.equal(formatValue(12345), "12345");
+  assert.equal(formatValue(12345.6), "12350");
+  assert.equal(formatValue(99999.7), "100000");
+  assert.equal(formatValue(-123456), "-1.235e5");
+  assert.equal(formatReadout(999999.7), "1000000");
+  assert.equal(formatDuration(59.96), "60.0 s");
+  assert.equal(formatDuration(36_000), "10 h 00 m");
+});
+
+// Two lines sharing one frame, client pixels = line pixels + (100, 200).
+const frame = (lines) => ({
+  lines,
+  xPx,
+  yPx,
+  xData,
+  toLocal: (x, y) => ({ x: x - 100, y: y - 200 }),
+  toClient: (x, y) => ({ x: x + 100, y: y + 200 }),
+});
+
+test("nearestOnLines: the nearest drawn point over every line, in client pixels", () => {
+  const flat = { name: "loss · run 1", color: "red", values: [0, 1, 2].map((x) => ({ x, y: 0 })) };
+  const high = { name: "acc · run 1", color: "blue", values: [0, 1, 2].map((x) => ({ x, y: 5 })) };
+  const sets = [frame([flat]), frame([high])];
+  // (10, 95) in line pixels: step 1 of `flat` (y px 100) is 5 px away, of `high` 45 px.
+  assert.deepEqual(nearestOnLines(sets, 110, 295, 12), {
+    name: "loss · run 1",
+    color: "red",
+    x: 1,
+    y: 0,
+    at: { x: 110, y: 300 },
+  });
+  assert.equal(nearestOnLines(sets, 110, 255, 12).name, "acc · run 1");
+  assert.equal(nearestOnLines(sets, 110, 275, 12), null); // 25 px from both
+  assert.equal(nearestOnLines([], 0, 0, 12), null);
+});
+
+test("readoutPlacement: beside the point, inside the box", () => {
+  assert.deepEqual(readoutPlacement(100, 100, 80, 40, 500, 300), { left: 112, top: 52 });
+  // too close to the right edge: left of the point
+  assert.deepEqual(readoutPlacement(450, 100, 80, 40, 500, 300), { left: 358, top: 52 });
+  // near the top: not above the box; a box narrower than the read-out: at its left edge
+  assert.deepEqual(readoutPlacement(10, 20, 80, 40, 60, 300), { left: 0, top: 0 });
+  // a box lower than the read-out
+  assert.deepEqual(readoutPlacement(10, 20, 20, 40, 200, 30), { left: 22, top: 0 });
+});
+
+// Fakes of bqplot's front end, shaped as bqplot 0.13.1 has them (see `bqplot` in panel.js).
+function fakeScale(k, offset = 0) {
+  const scale = (x) => k * x;
+  scale.invert = (px) => px / k;
+  return { scale, offset };
+}
+const identity = { a: 1, b: 0, c: 0, d: 1, e: 0, f: 0 };
+function fakeMark({ scales, markData, ctm = identity, drawn = true } = {}) {
+  const matrix = ctm && { ...ctm, inverse: () => ({ ...ctm, e: -ctm.e, f: -ctm.f }) };
+  return {
+    scales: scales === undefined ? { x: fakeScale(10, 5), y: fakeScale(-10, 100) } : scales,
+    model: {
+      mark_data: markData === undefined ? [{ name: "loss", index: 1, values: [{ x: 2, y: 3 }] }]
+        : markData,
+      get: (name) => (name === "colors" ? ["red", "green"] : undefined),
+    },
+    el: {
+      getScreenCTM: () => matrix,
+      querySelector: (sel) => (drawn && sel === "path.line" ? {} : null),
+    },
+  };
+}
+const fakeFigureView = (marks, drawn = true) => ({
+  el: { querySelector: (sel) => (drawn && sel === "path.line" ? {} : null) },
+  mark_views: marks && { views: marks.map((m) => Promise.resolve(m)) },
+});
+
+test("bqplot adapter: reads lines, scales and frame of a figure view", async () => {
+  const translated = { ...identity, e: 100, f: 200 };
+  const [set] = await bqplot.lineSets(fakeFigureView([fakeMark({ ctm: translated })]));
+  assert.deepEqual(set.lines, [{ name: "loss", color: "green", values: [{ x: 2, y: 3 }] }]);
+  assert.equal(set.xPx(2), 25); // scale + offset, as bqplot's Lines draws
+  assert.equal(set.yPx(3), 70);
+  assert.equal(set.xData(25), 2);
+  assert.deepEqual(set.toLocal(125, 270), { x: 25, y: 70 });
+  assert.deepEqual(set.toClient(25, 70), { x: 125, y: 270 });
+  const hit = nearestOnLines([set], 126, 271, 12);
+  assert.deepEqual([hit.name, hit.x, hit.y, hit.at], ["loss", 2, 3, { x: 125, y: 270 }]);
+});
+
+test("bqplot adapter: a figure still being drawn gives nothing, without an error", async () => {
+  assert.deepEqual(await bqplot.lineSets(fakeFigureView(null, false)), []);
+  const pending = fakeMark({ scales: null, drawn: false });
+  const hidden = fakeMark({ ctm: null });
+  assert.deepEqual(await bqplot.lineSets(fakeFigureView([pending, hidden])), []);
+});
+
+test("bqplot adapter: internals not as expected throw BqplotMismatch", async () => {
+  const broken = {
+    "drawn figure without mark_views": fakeFigureView(null, true),
+    "mark_views without a views list": { el: fakeFigureView([]).el, mark_views: {} },
+    "drawn mark without scales": fakeFigureView([fakeMark({ scales: null })]),
+    "scale without invert": fakeFigureView([
+      fakeMark({ scales: { x: { scale: (x) => x, offset: 0 }, y: fakeScale(1) } }),
+    ]),
+    "scale without offset": fakeFigureView([
+      fakeMark({ scales: { x: { scale: fakeScale(1).scale }, y: fakeScale(1) } }),
+    ]),
+    "no mark_data": fakeFigureView([fakeMark({ markData: null })]),
+    "points not {x, y}": fakeFigureView([fakeMark({ markData: [{ values: [[1, 2]] }] })]),
+    "lines without values": fakeFigureView([fakeMark({ markData: [{ x: [1], y: [2] }] })]),
+  };
+  for (const [what, view] of Object.entries(broken)) {
+    await assert.rejects(bqplot.lineSets(view), BqplotMismatch, what);
+  }
+});
+
+test("bqplot adapter: finds the figure's view in the box", async () => {
+  const inBox = { el: "in" };
+  const elsewhere = { el: "out" };
+  const box = { contains: (el) => el === "in" };
+  const figure = { views: { a: Promise.resolve(elsewhere), b: Promise.resolve(inBox) } };
+  const manager = { get_model: async (id) => (id === "f1" ? figure : undefined) };
+  assert.equal(await bqplot.figureView(manager, "IPY_MODEL_f1", box), inBox);
+  assert.equal(await bqplot.figureView(manager, "IPY_MODEL_gone", box), null);
+  assert.equal(await bqplot.figureView(manager, null, box), null);
+  assert.equal(await bqplot.figureView(undefined, "IPY_MODEL_f1", box), null);
+  const noViews = { get_model: async () => ({}) };
+  await assert.rejects(bqplot.figureView(noViews, "IPY_MODEL_f1", box), BqplotMismatch);
+});
+
+test("the styles are in panel.css, not in the module", () => {
+  const css = readFileSync(new URL("./panel.css", import.meta.url), "utf8");
+  const js = readFileSync(new URL("./panel.js", import.meta.url), "utf8");
+  for (const selector of [".jhw-panel {", ".jhw-liveplot {", ".jhw-hover {", ".jhw-hover-dot {"]) {
+    assert.ok(css.includes(selector), selector);
+  }
+  assert.equal(css.split("{").length, css.split("}").length, "unbalanced braces");
+  assert.ok(!js.includes('element("style")') && !js.includes("border-radius"));
 });

@@ -32,6 +32,7 @@ class Execution:
     reply: dict[str, Any]
     reply_received: float
     messages: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+    queued: list[dict[str, Any]] = field(default_factory=list)  # replies to `then` cells
 
     @property
     def stdout(self) -> str:
@@ -69,26 +70,28 @@ class KernelDriver:
         code: str,
         timeout: float = 180,
         on_message: Callable[[dict[str, Any]], None] | None = None,
+        then: list[str] | None = None,
     ) -> Execution:
         """Run ``code``; collect iopub until the kernel is idle for it; call ``on_message`` on
-        each iopub message as it arrives (to react mid-cell: click Stop, interrupt, ...)."""
+        each iopub message as it arrives (to react mid-cell: click Stop, interrupt, ...).
+
+        ``then``: cells sent right behind it, as Run All sends them (``stop_on_error``); their
+        replies are in `Execution.queued`."""
         kc = self.client
-        msg_id = kc.execute(code)
-        reply = None
-        reply_received = 0.0
+        msg_id = kc.execute(code, stop_on_error=True)
+        later = [kc.execute(c, stop_on_error=True) for c in then or []]
+        replies: dict[str, tuple[float, dict[str, Any]]] = {}
         idle = False
         messages: list[tuple[float, dict[str, Any]]] = []
         deadline = time.monotonic() + timeout
-        while not (idle and reply is not None):
+        while not (idle and msg_id in replies and all(m in replies for m in later)):
             if time.monotonic() > deadline:
                 raise TimeoutError(f"cell did not finish in {timeout} s:\n{code}")
-            if reply is None:
-                try:
-                    r = kc.get_shell_msg(timeout=0)
-                    if r["parent_header"].get("msg_id") == msg_id:
-                        reply, reply_received = r, time.monotonic()
-                except queue.Empty:
-                    pass
+            try:
+                r = kc.get_shell_msg(timeout=0)
+                replies[r["parent_header"].get("msg_id")] = (time.monotonic(), r)
+            except queue.Empty:
+                pass
             try:
                 msg = kc.get_iopub_msg(timeout=0.02)
             except queue.Empty:
@@ -102,7 +105,8 @@ class KernelDriver:
                 and msg["parent_header"].get("msg_id") == msg_id
             ):
                 idle = True
-        return Execution(reply, reply_received, messages)
+        received, reply = replies[msg_id]
+        return Execution(reply, received, messages, [replies[m][1] for m in later])
 
     def send_comm_update(self, comm_id: str, state: dict[str, Any]) -> None:
         """Send what a view sends when the user changes a synced trait (e.g. clicks Stop)."""

@@ -9,6 +9,9 @@ import pytest
 
 from .conftest import ROOT
 
+# A fresh Python process per case: kept out of the quick subset (see pyproject.toml).
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize(
     ("script", "args", "expect"),

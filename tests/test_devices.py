@@ -21,6 +21,9 @@ import pytest
 
 from .conftest import ROOT
 
+# A fresh Python process per case: kept out of the quick subset (see pyproject.toml).
+pytestmark = pytest.mark.slow
+
 TIMEOUT = 150  # s; a deadlock aborts after ~40 s, a healthy case takes a few seconds
 
 # Shared by every case: the checks, and a problem whose lanes end at different steps.
@@ -36,8 +39,9 @@ _caught = warnings.catch_warnings(record=True)
 CAUGHT = _caught.__enter__()
 
 # The largest chunk the host received, in bytes: > 100 KiB takes the cut-in-pieces path.
-from jaxhist_widget import registry
-_receive, BIGGEST = registry.receive_chunk, [0]
+from jaxhist_widget._host import HUB
+
+_receive, BIGGEST = HUB.receive_chunk, [0]
 
 
 def _receive_chunk(layout, *args):
@@ -45,7 +49,7 @@ def _receive_chunk(layout, *args):
     return _receive(layout, *args)
 
 
-registry.receive_chunk = _receive_chunk
+HUB.receive_chunk = _receive_chunk
 
 
 def check(run, hist, lanes, status=None):

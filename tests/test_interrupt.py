@@ -21,6 +21,9 @@ import time
 
 import pytest
 
+# A fresh Python process per case: kept out of the quick subset (see pyproject.toml).
+pytestmark = pytest.mark.slow
+
 CHILD = textwrap.dedent(
     """
     import json, os, signal, sys, threading, time

@@ -233,11 +233,36 @@ def test_an_error_in_the_cell_fails_the_cell(session: KernelDriver) -> None:
     run = session.execute("%%jaxhist\nfinal, hist = short_run(x0)\nz = 1 / 0\nprint('on')")
     assert run.reply["content"]["status"] == "error"  # Run All stops here
     assert run.reply["content"]["ename"] == "ZeroDivisionError"
-    # The traceback shows the user's line, numbered as in the cell (the magic line is line 1).
-    text = ANSI.sub("", "\n".join(run.errors))
-    assert re.search(r"Cell In\[\d+\], line 3\n(.*\n)?----> 3 z = 1 / 0\n", text), text
     assert "on" not in run.stdout
-    assert "magics.py" not in text, "the magic's own frames are shown"
+    # The traceback names the cell as its prompt does, and the failing line by its number in
+    # the cell (the magic line is line 1), however many context lines IPython prints.
+    text = ANSI.sub("", "\n".join(run.errors))
+    number = run.reply["content"]["execution_count"]
+    assert re.findall(r"Cell In\[(\d+)\], line (\d+)", text) == [(str(number), "3")], text
+    assert re.search(r"^-+> 3 z = 1 / 0$", text, re.MULTILINE), text
+    assert "run_cell_magic" not in text and "_extension" not in text, "the magic's frames show"
+
+
+def test_a_cell_after_another_magic_still_names_its_own_number(session: KernelDriver) -> None:
+    # %%jaxhist called as a cell magic (here through run_cell_magic) runs its body itself.
+    run = session.execute(
+        "get_ipython().run_cell_magic('jaxhist', '', 'final, hist = short_run(x0)\\n1 / 0')"
+    )
+    assert run.reply["content"]["ename"] == "ZeroDivisionError"
+    text = ANSI.sub("", "\n".join(run.errors))
+    number = str(run.reply["content"]["execution_count"])
+    assert {n for n, _ in re.findall(r"Cell In\[(\d+)\], line (\d+)", text)} == {number}, text
+    assert "_extension" not in text
+
+
+def test_a_jaxhist_cell_can_await(session: KernelDriver) -> None:
+    run = session.execute(
+        "%%jaxhist -o awaited\nimport asyncio\n"
+        "final, hist = await asyncio.to_thread(short_run, x0)\nreport(awaited, final, hist)"
+    )
+    check_ok(run)
+    check_one_view_of_its_plot(run)
+    assert printed(run, "REPORT")["same_rows"]
 
 
 # --------------------------------------------------------------------------- auto mode
@@ -267,7 +292,7 @@ def test_auto_mode_plots_only_cells_with_a_run(session: KernelDriver) -> None:
     # A %%jaxhist cell in auto mode has one plot: its own, and only it is attached.
     magic = session.execute(
         "%%jaxhist -o own\nfinal, hist = short_run(x0)\nreport(own, final, hist)\n"
-        'print("ATTACHED", json.dumps([type(s).__name__ for s in jhw.registry.attached()]))'
+        'print("ATTACHED", json.dumps([type(s).__name__ for s in jhw._host.HUB.attached()]))'
     )
     check_ok(magic)
     check_one_view_of_its_plot(magic)
@@ -351,7 +376,14 @@ def test_a_stop_ends_the_loop_and_the_cell_goes_on(
     finally:
         if where != "magic":
             session.execute("%jaxhist off")
-    check_ok(run)
+    if how == "interrupt":
+        # The press stopped the loop; the cell ran to its end, then ends as interrupted so
+        # that Run All stops there (one line, no traceback).
+        assert run.reply["content"]["status"] == "error", run.reply["content"]
+        assert run.reply["content"]["ename"] == "CellStopped"
+        assert [e.count("\n") for e in run.errors] == [0], run.errors
+    else:  # a Stop click while the cell awaits is no interrupt: the cell is ok
+        check_ok(run)
     assert watcher.at is not None, "the loop never got under way"
     assert "AFTER" in run.stdout, "the rest of the cell did not run"
     report = printed(run, "REPORT")
@@ -366,6 +398,39 @@ def test_a_stop_ends_the_loop_and_the_cell_goes_on(
         f"cell done {took:.2f} s later"
     )
     assert took < 30.0
+
+
+@pytest.mark.parametrize("where", ["magic", "auto", "with"])
+def test_an_interrupt_during_run_all_stops_the_queued_cells(
+    session: KernelDriver, where: str
+) -> None:
+    # What Run All sends: every cell at once, each with stop_on_error. Without the package, ■
+    # fails the running cell and the kernel aborts the rest; so it must be with it, while the
+    # stopped cell's results stay assigned.
+    cell = "final, hist = long_run(x0)\nAFTER = int(hist.length)"
+    if where == "magic":
+        cell = "%%jaxhist -o plot\n" + cell
+    elif where == "with":
+        cell = "plot = jhw.LivePlot()\ndisplay(plot)\nwith plot:\n    " + cell.replace(
+            "\n", "\n    "
+        )
+    else:
+        check_ok(session.execute("%jaxhist on -o plot"))
+    kc = session.client
+    try:
+        watcher = ActAfter(session, "interrupt")
+        first = session.execute(cell, on_message=watcher, timeout=90, then=["NEXT = 1", "NEXT = 2"])
+    finally:
+        if where == "auto":
+            session.execute("%jaxhist off")
+    assert watcher.at is not None, "the loop never got under way"
+    assert first.reply["content"]["status"] == "error", first.reply["content"]
+    assert [r["content"]["status"] for r in first.queued] == ["aborted", "aborted"]
+    check = session.execute("print('STATE', AFTER == int(hist.length), 'NEXT' in dir())")
+    check_ok(check)
+    assert "STATE True False" in check.stdout, check.stdout
+    session.execute("del AFTER")
+    assert kc.is_alive()
 
 
 # ---------------------------------------------------------------------- plain IPython

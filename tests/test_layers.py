@@ -1,4 +1,12 @@
-"""The three layers import one way: the core runs with only jax and numpy installed."""
+"""The package's layers are directories, and imports point one way between them:
+
+    _device/ (traced JAX) -> _wire.py (contract) <- _host/ (runtime) <- ui/ <- _extension/
+
+The device code imports no threads, sockets or signals and nothing of the host; the host runtime
+imports no widget code; the widget stack loads lazily, so the core runs with only jax and numpy.
+Checked over every file in each directory, so a new module joins its layer's rules by where it
+is put.
+"""
 
 from __future__ import annotations
 
@@ -6,49 +14,102 @@ import ast
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+
+import pytest
 
 from .conftest import ROOT
 
 PACKAGE = ROOT / "jaxhist_widget"
-CORE = {"history", "loop", "lanes", "streaming", "hostcall"}
-HOST = {"registry", "runs", "sink", "recorder", "interrupts", "delivery", "backlog"}
-WIDGET = {"widget", "liveplot", "decimate", "magics", "series", "figure", "export"}
+LAYERS = {"_device": "device", "_host": "host", "ui": "ui", "_extension": "extension"}
+FILES = {"_wire.py": "wire", "__init__.py": "package"}
+# What each layer may import from the package (its own layer always).
+ALLOWED = {
+    "wire": set(),
+    "device": {"wire"},
+    "host": {"wire"},
+    "ui": {"wire", "host"},
+    "extension": {"wire", "host", "ui"},
+    "package": {"wire", "device", "host", "ui", "extension"},
+}
+CONCURRENCY = {"threading", "_thread", "socket", "signal", "selectors", "concurrent", "asyncio"}
 WIDGET_LIBS = {"anywidget", "ipywidgets", "bqplot", "traitlets", "IPython", "ipykernel"}
 
 
-def imports_of(module: str) -> set[str]:
-    """Top-level names a module imports (``.x`` -> ``x`` for package-relative imports)."""
-    tree = ast.parse((PACKAGE / f"{module}.py").read_text())
-    names = set()
+def layer_of(path: Path) -> str:
+    rel = path.relative_to(PACKAGE)
+    if len(rel.parts) > 1:
+        return LAYERS[rel.parts[0]]
+    return FILES[rel.name]
+
+
+def modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def imports_of(path: Path) -> tuple[set[str], set[str]]:
+    """(third-party top-level names, package layers) that a module imports anywhere in it."""
+    tree = ast.parse(path.read_text())
+    outside, layers = set(), set()
+    here = path.relative_to(PACKAGE).parts[:-1]
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names |= {a.name.split(".")[0] for a in node.names}
+            for a in node.names:
+                top = a.name.split(".")
+                if top[0] == "jaxhist_widget":
+                    layers.add(_layer_named(top[1:]))
+                else:
+                    outside.add(top[0])
         elif isinstance(node, ast.ImportFrom):
-            if node.level:  # from . import x / from .x import y
-                names |= (
-                    {node.module.split(".")[0]} if node.module else {a.name for a in node.names}
-                )
+            if node.level:
+                base = list(here[: len(here) - node.level + 1])
+                target = base + (node.module.split(".") if node.module else [])
+                if target:
+                    layers.add(_layer_named(target))
+                else:  # from . import x (at the top of the package)
+                    layers |= {_layer_named([a.name]) for a in node.names}
+            elif node.module.split(".")[0] == "jaxhist_widget":
+                layers.add(_layer_named(node.module.split(".")[1:]))
             else:
-                names.add(node.module.split(".")[0])
-    return names
+                outside.add(node.module.split(".")[0])
+    return outside, layers
 
 
-def test_every_module_belongs_to_a_layer():
-    modules = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__"}
-    assert modules == CORE | HOST | WIDGET
+def _layer_named(parts: list[str]) -> str:
+    if not parts:
+        return "package"
+    if parts[0] in LAYERS:
+        return LAYERS[parts[0]]
+    return FILES.get(parts[0] + ".py", "package")
 
 
-def test_core_and_host_never_import_widget_code():
-    for module in CORE | HOST:
-        bad = imports_of(module) & (WIDGET | WIDGET_LIBS)
-        assert not bad, f"{module}.py imports {bad}"
+def test_every_module_is_in_a_layer():
+    for path in modules():
+        layer_of(path)  # raises KeyError for a module outside every layer
 
 
-def test_core_imports_host_only_through_the_registry():
-    for module in CORE:
-        assert not imports_of(module) & (HOST - {"registry", "runs"}), module
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_point_one_way(path):
+    layer = layer_of(path)
+    outside, layers = imports_of(path)
+    wrong = layers - ALLOWED[layer] - {layer}
+    assert not wrong, f"{path.name} ({layer}) imports the {wrong} layer"
+    if layer in {"device", "wire"}:
+        assert not outside & CONCURRENCY, f"{path.name} imports {outside & CONCURRENCY}"
+    if layer in {"device", "wire", "host"}:
+        assert not outside & WIDGET_LIBS, f"{path.name} imports {outside & WIDGET_LIBS}"
 
 
+def test_internals_are_private():
+    # The public API is what `__init__` exports; every other module is private: `_`-prefixed
+    # itself or inside a `_`-prefixed subpackage (`ui/` holds only private modules).
+    for path in modules():
+        rel = path.relative_to(PACKAGE)
+        private = any(part.startswith("_") for part in rel.parts)
+        assert private, f"{rel} is a public module"
+
+
+@pytest.mark.slow  # a fresh Python process
 def test_core_runs_without_any_widget_library():
     # A fresh interpreter where every widget library fails to import, as on a machine with
     # only jax and numpy installed.

@@ -3,8 +3,8 @@
 `MinMaxBuckets` is checked against a reference computed from the whole line at the bucket size
 it ended with (every bucket's min, max and first gap, in step order), for many small appends and
 for one big one; `LivePlot` is checked on real `jhw.while_loop` runs (vmap lanes, a spike, NaN,
-resumed runs) and on a long run fed by hand, counting the work each update does (values
-reduced and buckets touched, not time).
+resumed runs) and on a long run fed by hand through the hub (`tests.synthetic`), counting the
+work each update does (values reduced and buckets touched, not time).
 """
 
 from __future__ import annotations
@@ -14,13 +14,18 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from ipywidgets.widgets.widget import _remove_buffers
 
 import jaxhist_widget as jhw
-from jaxhist_widget.decimate import MinMaxBuckets
-from jaxhist_widget.liveplot import MAX_LANES, LivePlot
+from jaxhist_widget.ui._decimate import MinMaxBuckets
+from jaxhist_widget.ui._drawing import MARK_POINTS, RunDrawing
+from jaxhist_widget.ui._liveplot import MAX_LANES, LivePlot
+from jaxhist_widget.ui._series import resolve
+
+from .synthetic import Capture, FakeLoop, layout
 
 KB64 = 64 * 1024
 
@@ -101,38 +106,44 @@ def test_a_spike_in_a_million_rows_is_drawn_at_its_step():
 
 
 # ----------------------------------------------------------------------------- work bound
-def fed_by_hand(fields: int = 3):
-    """A LivePlot on a `Run` whose rows the test appends (no JAX: many updates, exactly)."""
-    from jaxhist_widget.runs import Layout, Run
-
-    names = tuple(f"f{k}" for k in range(fields))
-    treedef = jax.tree_util.tree_structure(dict.fromkeys(names, 0))
-    run = Run(1, Layout(names, ((),) * fields, ("<f4",) * fields, treedef, 10**7, 1024, None))
-    run._ensure_lanes(None)
-    live = LivePlot()
-    live.on_start(run)
-    return live, run
-
-
 def test_each_update_reduces_only_the_new_rows():
-    live, run = fed_by_hand()
+    """A long run fed by hand (no JAX: many updates, exactly), drawn by a `RunDrawing` (what a
+    LivePlot does per run at each update) and by a LivePlot watching the same run."""
     rng = np.random.default_rng(0)
+    live, cap = LivePlot(), Capture()
     n, chunk, per_push = 0, 1000, []
-    for _ in range(300):  # 300,000 rows, one update per 1000
-        leaves = [rng.standard_normal(chunk).astype(np.float32) for _ in range(3)]
-        run.append(0, n, leaves)
-        n += chunk
-        before = sum(s.work for s in live._drawn[0].series.values())
-        live._push(final=False)
-        per_push.append(sum(s.work for s in live._drawn[0].series.values()) - before)
-    budget = live._drawn[0].series[0, 0].budget
+    with live, cap:
+        loop = FakeLoop(layout(("f0", "f1", "f2"), max_steps=10**7))
+        (run,) = cap.runs
+        drawing = RunDrawing(run, 1, resolve(run, None))
+        for _ in range(300):  # 300,000 rows, one update per 1000
+            leaves = {f"f{k}": rng.standard_normal(chunk) for k in range(3)}
+            loop.send(**leaves)
+            n += chunk
+            assert drawing.start(live.max_points)
+            before = drawing.work
+            drawing.ingest()
+            drawing.lines()
+            per_push.append(drawing.work - before)
+        loop.end("max_steps")
+    budget = min(live.max_points, MARK_POINTS)  # one lane: the whole mark budget, capped
+    assert {s.budget for s in drawing.series.values()} == {budget}
     # each update: the 3 x 1000 new values, plus a few passes over at most `budget` buckets
     # per series (merging, drawing); the same early and late in the run
     assert max(per_push) <= 3 * (chunk + 4 * budget), max(per_push)
     assert sum(per_push[-50:]) <= 1.2 * sum(per_push[50:100])
-    assert all(s.size == n for s in live._drawn[0].series.values())  # every row was seen
-    mark = live.figure.marks[0]
-    assert len(mark.x) <= budget and mark.x[-1] == n - 1
+    assert all(s.size == n for s in drawing.series.values())  # every row was seen
+    assert drawing.last_step == n - 1
+    for mark in live.figure.marks:
+        assert len(mark.x) <= budget and mark.x[-1] == n - 1
+
+
+def bucket_size(values: np.ndarray, budget: int) -> int:
+    """The bucket size a line of ``values`` ends with at ``budget`` points (appended whole or
+    in pieces: the same, see `test_incremental_decimation_equals_the_reference`)."""
+    line = MinMaxBuckets(budget)
+    line.extend(values)
+    return line.size
 
 
 # ------------------------------------------------------------------------- real runs
@@ -165,23 +176,23 @@ def lane_lines(mark, lanes: int):
     return [(x[k], y[k]) for k in range(lanes)]
 
 
+@pytest.mark.slow  # compiles several loops: kept out of the quick subset
 def test_vmap_lanes_are_each_drawn_as_their_own_reference():
     lanes, steps = 8, 20_000
     live = LivePlot()
     with live:
         _, _hist = spiky(lanes, steps)
-    d = live._drawn[-1]
     rows = live.history()
-    for i, (mark, name) in enumerate(zip(live.figure.marks, ("loss", "peak"), strict=True)):
+    budget = min(live.max_points, MARK_POINTS // lanes)  # the lanes share a mark's points
+    for mark, name in zip(live.figure.marks, ("loss", "peak"), strict=True):
         for lane, (x, y) in enumerate(lane_lines(mark, lanes)):
-            series = d.series[i, lane]
             ref = rows[lane][name].astype(np.float64)
-            xr, yr = reference(ref, series._line.size)
+            xr, yr = reference(ref, bucket_size(ref, budget))
             # the drawn line is the reference, padded with its last point to the widest lane
             n = len(xr)
             np.testing.assert_array_equal(x[:n], xr)
             np.testing.assert_array_equal(y[:n], yr)
-            assert (x[n:] == xr[-1]).all() and len(x) <= series.budget
+            assert (x[n:] == xr[-1]).all() and len(x) <= budget
     loss = lane_lines(live.figure.marks[0], lanes)
     x3, y3 = loss[3]
     assert y3.max() > 100 and x3[y3.argmax()] == 777  # the spike, at its step
@@ -190,6 +201,7 @@ def test_vmap_lanes_are_each_drawn_as_their_own_reference():
     assert live.panel.step == steps
 
 
+@pytest.mark.slow  # compiles several loops: kept out of the quick subset
 def test_64_lane_update_message_stays_under_64_kb():
     live = LivePlot()
     with live:
@@ -201,7 +213,7 @@ def test_64_lane_update_message_stays_under_64_kb():
         assert sent <= KB64, sent
         # and the worst case: every lane at its full budget, in the dtypes sent
         x, y = np.asarray(mark.x), np.asarray(mark.y)
-        budget = live._drawn[-1].series[0, 0].budget
+        budget = min(live.max_points, MARK_POINTS // MAX_LANES)
         worst = MAX_LANES * budget * (x.dtype.itemsize + y.dtype.itemsize) + len(str(state))
         assert worst <= KB64, (worst, x.dtype, y.dtype, budget)
         assert x.shape == y.shape and x.shape[0] == MAX_LANES
@@ -223,14 +235,15 @@ def test_resumed_long_runs_continue_on_one_step_axis_and_keep_their_spikes():
         for k in range(3):
             (_, x), _hist = jax.jit(chunk)(x, 5.0 * (k + 1))
     assert len(live.figure.marks) == 3
-    for k, (d, mark) in enumerate(zip(live._drawn, live.figure.marks, strict=True)):
+    for k, mark in enumerate(live.figure.marks):
         xs, ys = np.asarray(mark.x), np.asarray(mark.y)
         assert xs[0] == 10_000 * k and xs[-1] == 10_000 * (k + 1)  # one step axis
         v = live.runs[k].history()["v"].astype(np.float64)
-        xr, yr = reference(v, d.series[0, 0]._line.size)
+        xr, yr = reference(v, bucket_size(v, 200))
         np.testing.assert_array_equal(xs, xr + 10_000 * k)
         np.testing.assert_array_equal(ys, yr)
         assert len(xs) <= 200
         # the kick lands in the row after step 4321
         assert xs[np.argmax(np.diff(ys)) + 1] == 10_000 * k + 4322
-    assert (live._fig.x_scale.min, live._fig.x_scale.max) == (0.0, 30_000.0)
+    x_scale = live.figure.axes[0].scale
+    assert (x_scale.min, x_scale.max) == (0.0, 30_000.0)

@@ -42,6 +42,7 @@ def test_seed_cases(mode, x0, rows):
     assert float(final) == pytest.approx(rows[-1])
 
 
+@pytest.mark.slow  # compiles several loops: kept out of the quick subset
 def test_vmap_lanes_are_their_own_series():
     x0 = jnp.array([10.0, 0.5, 3.0, 1e9])
     _final, hist = jax.jit(jax.vmap(halve))(x0)
@@ -124,6 +125,7 @@ def test_bad_arguments_get_clear_errors():
         jhw.while_loop(lambda x: jnp.abs(x) > 1, lambda x: x / 2, jnp.complex64(4), max_steps=3)
 
 
+@pytest.mark.slow  # compiles several loops: kept out of the quick subset
 def test_nested_vmap_streaming_is_refused_clearly_and_works_without_streaming():
     x0 = jnp.array([[10.0, 100.0], [3.0, 1000.0]])
     with pytest.raises(NotImplementedError, match=r"one level of jax\.vmap"):
@@ -199,6 +201,7 @@ def test_masked_reductions_match_numpy(length):
     assert int(hist.steps) == length - 1
 
 
+@pytest.mark.slow  # compiles several loops: kept out of the quick subset
 def test_masked_reductions_are_differentiable():
     values = jnp.array([1.0, 2.0, 4.0, jnp.nan, jnp.nan])
 
@@ -214,6 +217,7 @@ def test_masked_reductions_are_differentiable():
     assert np.isfinite(np.asarray(g)).all()
 
 
+@pytest.mark.slow  # compiles several loops: kept out of the quick subset
 def test_tail_window_and_batched_helpers():
     _, hist = jax.vmap(halve)(jnp.array([10.0, 0.5]))
     rows, valid = hist.tail(3)
@@ -240,6 +244,7 @@ def test_restart_decision_inside_jit():
     assert float(best) < 1e-3
 
 
+@pytest.mark.slow  # a fresh Python process
 def test_the_size_warning_is_shown_by_default():
     # Python's default filters hide ResourceWarning; this warning must reach the user.
     import subprocess

@@ -1,8 +1,10 @@
-"""The panel's kernel side: Stop mode per runner, rate window, lanes summary, lane labels.
+"""The panel's kernel side: Stop mode per runner, lanes summary, lane labels, statuses.
 
 No frontend: widgets talk to `comm.DummyComm`; what a view would receive is read with
-``get_state()``. The view's own logic (formats, ETA, kernel-death state) is tested in
-``js/panel.test.mjs`` and, in a real browser, in ``tests/ui/test_panel_ui.py``.
+``get_state()``. Runs are synthetic (`tests.synthetic`) except where a real loop is the point
+(Stop). The pure rules (rate window, statuses, errors) are in ``test_panel_state.py``; the
+view's own logic (formats, ETA, kernel-death state) in ``js/panel.test.mjs`` and, in a real
+browser, in ``tests/ui/test_panel_ui.py``.
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ import warnings
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import jaxhist_widget as jhw
-from jaxhist_widget import liveplot
-from jaxhist_widget.liveplot import LivePlot
+from jaxhist_widget.ui._liveplot import LivePlot
+
+from .synthetic import FakeLoop, feed, layout
 
 
 def count_to(limit, max_steps=6):
@@ -86,12 +90,13 @@ def test_stop_mode_is_message_in_run_async_and_outside_the_main_thread():
 
 def test_vmap_lane_statuses_median_and_range():
     live = LivePlot(lane_labels=["lim=2", "lim=3", "lim=10"])
-    with live:
-        jax.jit(jax.vmap(count_to))(jnp.array([2.0, 3.0, 10.0]))
+    # Counting to 2, 3 and 10 with max_steps=6: the third lane hits the cap.
+    lanes = [np.arange(3.0), np.arange(4.0), np.arange(7.0)]
+    feed(live, {"value": lanes}, status=["converged", "converged", "max_steps"], lanes=3)
     state = live.panel.get_state(
-        ["status", "lane_statuses", "lane_names", "latest", "latest_range", "lanes"]
+        ["status", "lane_statuses", "lane_names", "latest", "latest_range", "lanes", "step"]
     )
-    assert state["status"] == "max_steps"
+    assert state["status"] == "max_steps" and state["step"] == 6
     assert state["lanes"] == 3
     assert state["lane_statuses"] == {"converged": 2, "max_steps": 1}
     # Only statuses held by at most two lanes are named, by the given labels.
@@ -105,8 +110,7 @@ def test_unbatched_run_has_no_lane_summary():
     live = LivePlot(lane_labels=["unused"])
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # labels are for vmapped runs: no lane-count warning
-        with live:
-            jax.jit(count_to)(3.0)
+        feed(live, {"value": np.arange(4.0)})
     state = live.panel.get_state(["lane_statuses", "lane_names", "latest", "latest_range"])
     assert state == {
         "lane_statuses": {},
@@ -118,9 +122,10 @@ def test_unbatched_run_has_no_lane_summary():
 
 def test_lane_labels_of_the_wrong_length_warn_and_fall_back():
     live = LivePlot(lane_labels=["only one"])
-    with pytest.warns(UserWarning, match="1 labels but the run has 2 vmap lanes"), live:
-        jax.jit(jax.vmap(count_to))(jnp.array([2.0, 3.0]))
+    with pytest.warns(UserWarning, match="1 labels but the run has 2 vmap lanes"):
+        feed(live, {"value": [np.arange(3.0), np.arange(4.0)]}, lanes=2)
     assert live.panel.lane_names == {"converged": ["lane 0", "lane 1"]}
+    assert "lane 0" in live.legend.value and "only one" not in live.legend.value
 
 
 @pytest.mark.parametrize(
@@ -134,8 +139,7 @@ def test_lane_labels_are_validated(labels, match):
 
 def test_zero_step_run_has_no_rate():
     live = LivePlot()
-    with live:
-        jax.jit(count_to)(0.0)  # cond false at once: zero steps
+    feed(live, {"value": [0.0]})  # cond false at once: zero steps
     assert live.panel.get_state(["status", "step", "rate"]) == {
         "status": "converged",
         "step": 0,
@@ -143,37 +147,30 @@ def test_zero_step_run_has_no_rate():
     }
 
 
-def test_rate_is_measured_over_a_window(monkeypatch):
-    """Rows arrive in bursts; the rate shown is steps over the last RATE_WINDOW_S seconds, not
-    over the time since the previous update. Driven with a fake clock."""
-    live = LivePlot()
-    clock = [100.0]
-    monkeypatch.setattr(liveplot.time, "perf_counter", lambda: clock[0])
-    monkeypatch.setattr(liveplot, "RATE_WINDOW_S", 4.0)
-
-    class FakeRun:
-        counts = (1,)
-        lanes = None
-        ended = None
-        status = "running"
-        elapsed = 0.0
-        layout = type("L", (), {"max_steps": 10_000})()
-
-    run = FakeRun()
-    d = liveplot._Drawn(run, 1, [])
-    live._rate_points.clear()
-    live._rate_points.append((100.0, 0))
-    rates = []
-    # One second per update; bursts of 2000 and 0 steps alternate (mean 1000 steps/s).
-    step = 0
-    for k in range(1, 11):
-        clock[0] = 100.0 + k
-        step += 2000 if k % 2 else 0
-        run.counts = [step + 1]
-        live._update_panel(d, final=False)
-        rates.append(live.panel.rate)
-    # Per-update rates would swing between 2000 and 0; over a >= 4 s window they stay near 1000.
-    assert all(800 <= r <= 1250 for r in rates[4:]), rates
+def test_a_run_shows_running_then_its_end_then_clear_shows_idle():
+    live = LivePlot(title="t")
+    with live:
+        loop = FakeLoop(layout(max_steps=50))
+        assert live.panel.get_state(["status", "run_number", "max_steps", "step"]) == {
+            "status": "running",
+            "run_number": 1,
+            "max_steps": 50,
+            "step": 0,
+        }
+        loop.send(value=np.arange(10.0))
+        assert live.panel.step == 9 and live.panel.latest == {"value": 9.0}
+        loop.end("stopped")
+    assert live.panel.status == "stopped" and live.panel.title == "t"
+    live.clear()
+    state = live.panel.get_state(["status", "step", "latest", "fields", "run_number", "title"])
+    assert state == {
+        "status": "idle",
+        "step": 0,
+        "latest": {},
+        "fields": [],
+        "run_number": 1,  # runs received: a Stop click names the run it was for
+        "title": "t",
+    }
 
 
 def test_stop_click_in_message_mode_stops_a_compute_bound_run():
@@ -198,6 +195,6 @@ def test_no_warning_for_a_clean_vmap_run():
     live = LivePlot()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with live:
-            jax.jit(jax.vmap(count_to))(jnp.array([2.0, 3.0]))
-    assert live.panel.lane_statuses == {"converged": 2}
+        feed(live, {"value": [np.arange(3.0), np.arange(4.0), [np.nan, np.nan]]}, lanes=3)
+    assert live.panel.lane_statuses == {"converged": 3}
+    assert live.panel.latest == {"value": 2.5}  # a lane ending in NaN: the median skips it

@@ -14,13 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jaxhist_widget as jhw
-from jaxhist_widget import runs
-from jaxhist_widget.runs import Layout, Run
+from jaxhist_widget._host import Run, _run
+from jaxhist_widget._wire import Layout
 
 
 @pytest.fixture
 def tiny_segments(monkeypatch):
-    monkeypatch.setattr(runs, "SEGMENT_BYTES", 1)  # the minimum: 16 rows a segment
+    monkeypatch.setattr(_run, "SEGMENT_BYTES", 1)  # the minimum: 16 rows a segment
     return 16
 
 
@@ -57,7 +57,7 @@ def test_rows_read_back_exactly_across_segments_and_lane_groups(rounds, lanes, r
     """Lanes appended together (a slice or a list of lanes) or alone, each group with its own
     row count, read back the same rows; arrays handed out earlier never change later."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(runs, "SEGMENT_BYTES", 1)  # 16-row segments: every read and write crosses
+        mp.setattr(_run, "SEGMENT_BYTES", 1)  # 16-row segments: every read and write crosses
         run = make_run(lanes)
     assert run._seg_rows == 16
     n_lanes = 1 if lanes is None else lanes

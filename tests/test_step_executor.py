@@ -1,4 +1,4 @@
-"""Issue 14, device side: the step runs in a computation of its own on CPU.
+"""The step runs in a computation of its own on CPU.
 
 XLA's CPU runtime runs a computation of more than 8 operations that do not form a chain with a
 dependency-graph executor (~1 µs a run); a cheap step that ``lax.while_loop`` runs in order
@@ -20,6 +20,9 @@ import pytest
 from jax import lax
 
 import jaxhist_widget as jhw
+
+# Sweeps of dtypes, transforms and compiled programs: kept out of the quick subset.
+pytestmark = pytest.mark.slow
 
 DIM = 32
 A = jax.random.normal(jax.random.key(3), (DIM, DIM), jnp.float32) * 0.6 / np.sqrt(DIM)

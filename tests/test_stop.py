@@ -15,26 +15,7 @@ import pytest
 
 import jaxhist_widget as jhw
 
-
-def slow_counter(step_seconds=0.01, max_steps=100_000):
-    """A jitted loop that would run for ``max_steps * step_seconds`` unless stopped."""
-
-    def sleep(x):
-        time.sleep(step_seconds)
-        return x
-
-    def body(c):
-        i, x = c
-        x = jax.pure_callback(
-            sleep, jax.ShapeDtypeStruct(x.shape, x.dtype), x, vmap_method="broadcast_all"
-        )
-        return i + 1, x + 1.0
-
-    @jax.jit
-    def solve(x0):
-        return jhw.while_loop(lambda c: c[0] >= 0, body, (jnp.int32(0), x0), max_steps=max_steps)
-
-    return solve
+from .loops import slow_counter
 
 
 class StopAfter(jhw.Recorder):
@@ -76,6 +57,7 @@ def test_stop_from_a_sink_ends_the_loop_with_the_partial_history():
     assert int(hist.length) < 5_000  # stopped at the first chunk flush after the request
 
 
+@pytest.mark.slow  # compiles several loops: kept out of the quick subset
 def test_stop_from_another_thread_reaches_a_slow_loop_quickly():
     solve = warm(slow_counter(step_seconds=0.02))
     rec = jhw.Recorder()

@@ -14,7 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jaxhist_widget as jhw
-from jaxhist_widget import registry
+from jaxhist_widget import _wire
+from jaxhist_widget._host import HUB
+
+from .loops import slow_counter
 
 
 def halve(x0, tol=1.0, max_steps=5, **kw):
@@ -26,31 +29,14 @@ def count_calls(monkeypatch):
     """Count host calls per registry entry point (patch before tracing: they are bound then)."""
     counts = {"open_run": 0, "receive_chunk": 0}
     for name in counts:
-        real = getattr(registry, name)
+        real = getattr(HUB, name)
 
         def wrapper(*args, _real=real, _name=name):
             counts[_name] += 1
             return _real(*args)
 
-        monkeypatch.setattr(registry, name, wrapper)
+        monkeypatch.setattr(HUB, name, wrapper)
     return counts
-
-
-def slow_step(seconds):
-    """A body that takes about ``seconds`` of host time per step (a stand-in for heavy compute)."""
-
-    def sleep(x):
-        time.sleep(seconds)
-        return x
-
-    def body(c):
-        i, x = c
-        x = jax.pure_callback(
-            sleep, jax.ShapeDtypeStruct(x.shape, x.dtype), x, vmap_method="broadcast_all"
-        )
-        return i + 1, x + 1.0
-
-    return body
 
 
 # ------------------------------------------------------------------------------ routing
@@ -64,7 +50,7 @@ def test_recorders_used_in_turn_get_their_own_rows_from_one_compiled_function():
     jax.effects_barrier()
     assert [r.history().tolist() for r in first.runs] == [[10.0, 5.0, 2.5, 1.25, 0.625]]
     assert [r.history().tolist() for r in second.runs] == [[3.0, 1.5, 0.75]]
-    assert registry.live_runs() == []  # every run was closed and forgotten
+    assert HUB.live_runs() == []  # every run was closed and forgotten
 
 
 def test_several_sinks_at_once_and_nested():
@@ -103,7 +89,7 @@ def test_fixed_chunks_one_host_call_per_chunk(count_calls):
     # 101 rows: six full chunks of 16 in the loop, then the flush on the last step, which
     # carries the end status and closes the run (no separate closing call)
     assert count_calls["receive_chunk"] == 7
-    assert rec.runs[-1].status == "max_steps" and registry.live_runs() == []
+    assert rec.runs[-1].status == "max_steps" and HUB.live_runs() == []
     np.testing.assert_array_equal(rec.history(), hist.to_numpy())
 
 
@@ -116,6 +102,7 @@ def test_auto_streaming_is_cheap_for_a_fast_loop(count_calls):
     assert count_calls["receive_chunk"] <= n // 512
 
 
+@pytest.mark.slow  # compiles several loops: kept out of the quick subset
 def test_auto_streaming_delivers_rows_of_a_slow_loop_promptly():
     arrivals = []
 
@@ -123,12 +110,12 @@ def test_auto_streaming_delivers_rows_of_a_slow_loop_promptly():
         def on_rows(self, run, lanes):
             arrivals.append((time.perf_counter(), run.counts[0]))
 
-    steps, dt = 12, 0.06
-    f = jax.jit(lambda c: jhw.while_loop(lambda c: c[0] < steps, slow_step(dt), c, max_steps=50))
-    f((0, jnp.float32(0)))  # compile outside the measurement
+    steps = 12
+    f = slow_counter(step_seconds=0.06, max_steps=50, steps=steps)
+    f(jnp.float32(0))  # compile outside the measurement
     with Clock() as rec:
         t0 = time.perf_counter()
-        f((0, jnp.float32(0)))
+        f(jnp.float32(0))
     assert len(rec.history()[1]) == steps + 1
     # With >= 50 ms steps every row is its own chunk, so each arrives right after its step.
     assert len(arrivals) >= steps - 1
@@ -224,6 +211,7 @@ def affine(x0, scale, shift, tol, max_steps, every):
     max_steps=st.sampled_from([1, 3, 17, 64]),
     every=st.sampled_from([0, 1, 4, 16]),
 )
+@pytest.mark.slow  # compiles several loops: kept out of the quick subset
 def test_streamed_rows_equal_device_rows_equal_python(x0, scale, shift, tol, max_steps, every):
     with jhw.Recorder() as rec:
         _, hist = affine(x0, scale, shift, tol, max_steps=max_steps, every=every)
@@ -243,6 +231,7 @@ def test_streamed_rows_equal_device_rows_equal_python(x0, scale, shift, tol, max
     max_steps=st.sampled_from([1, 9, 40]),
     every=st.sampled_from([0, 1, 7]),
 )
+@pytest.mark.slow  # compiles several loops: kept out of the quick subset
 def test_vmapped_lanes_stream_exactly_their_python_reference(x0, tol, max_steps, every):
     scale, shift = np.float32(0.5), np.float32(0.25)
     lanes = jnp.asarray(x0, jnp.float32)
@@ -327,7 +316,7 @@ def test_compiled_loop_holds_no_effectful_callback(lanes):
     with jhw.Recorder() as rec:
         f(x)
     run = rec.runs[-1]
-    assert run.status == "converged" and run.ended is not None and run not in registry.live_runs()
+    assert run.status == "converged" and run.ended is not None and run not in HUB.live_runs()
 
 
 @pytest.mark.parametrize("lanes", [None, 4])
@@ -354,7 +343,7 @@ def test_each_leaf_window_is_a_host_call_argument_of_its_own(lanes):
         for line in hlo.splitlines()
         if "xla_ffi_python_cpu_callback" in line
     ]
-    head = registry.HEADER + registry.LANE_FIELDS * b
+    head = _wire.HEADER + _wire.LANE_FIELDS * b
     assert [str(head), str(b * 8), str(b * 8 * 5)] in operands, operands  # window: 8 rows
     with jhw.Recorder() as rec:
         _, hist = f(jnp.ones((5,) if lanes is None else (lanes, 5)))
@@ -369,5 +358,5 @@ def test_a_run_with_no_step_is_closed_by_its_only_flush(count_calls, lanes):
         _, hist = f(x)
     assert count_calls == {"open_run": 1, "receive_chunk": 1}
     run = rec.runs[-1]
-    assert run.status == "converged" and run not in registry.live_runs()
+    assert run.status == "converged" and run not in HUB.live_runs()
     np.testing.assert_array_equal(rec.history(), hist.to_numpy())  # row 0 arrived

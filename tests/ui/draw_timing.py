@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from playwright.sync_api import Page
 
-#: Goal of issue 14: one update of 3 lines x 2000 points drawn within this many ms.
+#: The goal: one update of 3 lines x 2000 points drawn within this many ms.
 GOAL_MS = 50.0
 
 INIT_JS = r"""

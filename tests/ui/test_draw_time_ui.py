@@ -94,7 +94,7 @@ def test_every_update_arrives_and_is_drawn(
         full = [u for u in found if u.points >= MAX_POINTS // 2]
         assert len(full) >= 20, f"only {len(full)} updates of {MAX_POINTS // 2}+ points"
         assert max(u.points for u in found) <= MAX_POINTS
-        # The line messages stay small (issue 14: no message over 64 KB).
+        # The line messages stay small (no message over 64 KB).
         assert max(u.largest for u in found) <= 64 * 1024, max(u.largest for u in found)
         # The figure shows every line at its final size.
         vertices = page.evaluate(VERTICES_JS)

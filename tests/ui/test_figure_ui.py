@@ -255,7 +255,7 @@ def test_figure_ticks_and_legend_fit(
             vertex = page.evaluate(VERTEX_JS, ["grad_norm · lr=", 0.1])
             assert vertex is not None, "no grad_norm lane drawn"
             page.mouse.move(vertex["x"], vertex["y"])
-            page.wait_for_function(f"() => ({READOUT_JS})() !== null", timeout=10_000)
+            page.wait_for_function(f"() => ({READOUT_JS})() !== null", timeout=30_000)
             name, step, value = page.evaluate(READOUT_JS)["lines"]
             assert re.fullmatch(r"(grad_norm|loss) · lr=0\.\d{3} · run 1", name), name
             assert re.fullmatch(r"step \d+", step) and re.fullmatch(r"value \S+", value)

@@ -103,6 +103,32 @@ def six_digits(v: float) -> str:
     return str(float(f"{v:.6g}")) if v else "0"
 
 
+def hover_until_read_out(
+    page: Page, prefix: str, frac: float, timeout: float = 90.0
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Point at the vertex at ``frac`` of the line named ``prefix`` until a read-out shows;
+    return the vertex pointed at and the read-out.
+
+    The line moves while the run goes on (new rows, a rescaled axis): by the time the pointer
+    arrives, the vertex may have moved out of the read-out's radius, and a pointer that stays
+    still sends no more events. So each try looks the vertex up again and moves onto it anew.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    deadline = time.monotonic() + timeout
+    while True:
+        vertex = page.evaluate(VERTEX_JS, [prefix, frac])
+        assert vertex is not None, f"no drawn {prefix!r} line with points"
+        page.mouse.move(vertex["x"] + 3, vertex["y"] + 3)
+        page.mouse.move(vertex["x"], vertex["y"])
+        try:
+            page.wait_for_function(f"() => ({READOUT_JS})() !== null", timeout=2_000, polling=50)
+        except PlaywrightTimeout:
+            assert time.monotonic() < deadline, f"no read-out at {prefix!r} {frac} in {timeout} s"
+            continue
+        return vertex, page.evaluate(READOUT_JS)
+
+
 def test_hover_reads_out_step_and_value_while_the_kernel_is_busy(
     page: Page, browser_log: BrowserLog, jupyter_server: JupyterServer, tmp_path: Path
 ) -> None:
@@ -120,11 +146,7 @@ def test_hover_reads_out_step_and_value_while_the_kernel_is_busy(
         page.locator(".jhw-liveplot .jhw-legend").scroll_into_view_if_needed()
         # The kernel is busy in the `with live:` cell for every read-out below.
         for frac in (0.3, 0.55, 0.8, 0.97):
-            vertex = page.evaluate(VERTEX_JS, ["saw ·", frac])
-            assert vertex is not None, "no drawn 'saw' line with points"
-            page.mouse.move(vertex["x"], vertex["y"])
-            page.wait_for_function(f"() => ({READOUT_JS})() !== null", timeout=10_000, polling=50)
-            shown = page.evaluate(READOUT_JS)
+            vertex, shown = hover_until_read_out(page, "saw ·", frac)
             assert not run_all_done(page), "the run ended before the read-out: nothing proven"
             assert shown["status"] == "running", shown
             read.append({**shown, "at": vertex})
@@ -134,7 +156,7 @@ def test_hover_reads_out_step_and_value_while_the_kernel_is_busy(
         assert all(m["ratio"] >= MIN_CONTRAST for m in measured), measured
         # The pointer leaves the plot: the read-out goes.
         page.mouse.move(2, 2)
-        page.wait_for_function(f"() => ({READOUT_JS})() === null", timeout=10_000)
+        page.wait_for_function(f"() => ({READOUT_JS})() === null", timeout=30_000)
         # Stop the run (an interrupt, as ■ does); its history then holds every row.
         page.locator(".jhw-stop").click()
         deadline = time.monotonic() + 60
@@ -192,11 +214,11 @@ def test_hover_far_from_any_line_shows_nothing(
         vertex = page.evaluate(VERTEX_JS, ["value ·", 1.0])
         assert vertex is not None and vertex["points"] == 11, vertex
         page.mouse.move(vertex["x"], vertex["y"])
-        page.wait_for_function(f"() => ({READOUT_JS})() !== null", timeout=10_000)
+        page.wait_for_function(f"() => ({READOUT_JS})() !== null", timeout=30_000)
         shown = page.evaluate(READOUT_JS)
         assert shown["lines"] == ["value · run 1", "step 10", "value 0.975586"], shown
         area = page.locator(".jhw-figure .plotarea_background").bounding_box()
         assert area is not None
         page.mouse.move(area["x"] + area["width"] - 20, area["y"] + 20)
-        page.wait_for_function(f"() => ({READOUT_JS})() === null", timeout=10_000)
+        page.wait_for_function(f"() => ({READOUT_JS})() === null", timeout=30_000)
     assert browser_log.errors() == []

@@ -101,7 +101,7 @@ DEAD_CELLS = [
 #: ended with zero steps (no rate shown).
 BARS_CELLS = [
     "from IPython.display import display\n"
-    "from jaxhist_widget.widget import STATUSES, LivePanel\n"
+    "from jaxhist_widget.ui._panel import STATUSES, LivePanel\n"
     "for s in STATUSES:\n"
     '    display(LivePanel(title=f"status {s}", status=s, step=300, max_steps=1000,\n'
     '                      fields=["loss"], latest={"loss": 0.5}, rate=1074.4, elapsed=1.5,\n'
@@ -156,7 +156,7 @@ def test_stop_ends_a_compute_bound_run(
         # While running: an ETA and a rate in the one number format.
         page.wait_for_function(
             "() => /^≤ .+ left$/.test(document.querySelector('.jhw-eta').textContent)",
-            timeout=10_000,
+            timeout=30_000,
         )
         rate = page.locator(".jhw-rate").text_content() or ""
         assert re.fullmatch(r"(\d{1,3}(,\d{3})*|\d+(\.\d+)?[MBT]) steps/s", rate), rate
@@ -417,7 +417,7 @@ def test_vmap_panel_shows_lane_summary_and_median_range(
             vertex = page.evaluate(VERTEX_JS, ["scaled · limit=1000 ·", 0.5])
             assert vertex is not None and vertex["points"] == 61, vertex
             page.mouse.move(vertex["x"], vertex["y"])
-            page.wait_for_function(f"() => ({READOUT_JS})() !== null", timeout=10_000)
+            page.wait_for_function(f"() => ({READOUT_JS})() !== null", timeout=30_000)
             shown = page.evaluate(READOUT_JS)
             assert shown["lines"] == ["scaled · limit=1000 · run 1", "step 30", "value 3000"]
     finally:

@@ -1,0 +1,207 @@
+"""Argument checks of `while_loop`: each raises what ``lax.while_loop`` would, or says how to fix
+the call, at trace time.
+
+Layer 1 (pure JAX). `check_cond` and `check_carry` also run inside the loop's step, on what the
+user's functions return; `store_dtype` turns a recorded leaf into what the history stores.
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from .sizes import DEFAULT_WARN_BYTES
+
+__all__ = [
+    "as_carry",
+    "check_carry",
+    "check_cond",
+    "check_every",
+    "check_functions",
+    "check_max_steps",
+    "check_record",
+    "check_stream",
+    "check_warn_bytes",
+    "store_dtype",
+]
+
+
+def check_functions(cond_fun: Any, body_fun: Any) -> None:
+    if not callable(cond_fun) or not callable(body_fun):
+        raise TypeError(
+            "cond_fun and body_fun must be callables (carry -> bool scalar, carry -> carry), "
+            f"got {cond_fun!r} and {body_fun!r}."
+        )
+
+
+def check_record(record: Any) -> None:
+    if record is not None and not callable(record):
+        raise TypeError(f"record must be a callable carry -> pytree of arrays, got {record!r}.")
+
+
+def check_max_steps(max_steps: Any) -> int:
+    if isinstance(max_steps, jax.core.Tracer):
+        raise TypeError(
+            "max_steps must be a static Python int, but got a traced value. It sizes the history "
+            "buffer, so under jax.jit mark it static, e.g. "
+            "jax.jit(f, static_argnames=('max_steps',))."
+        )
+    if isinstance(max_steps, (bool, np.bool_)):
+        raise TypeError(f"max_steps must be a Python int > 0, got {max_steps!r}.")
+    try:
+        steps = operator.index(max_steps)
+    except TypeError:
+        raise TypeError(f"max_steps must be a Python int, got {max_steps!r}.") from None
+    if steps <= 0:
+        raise ValueError(f"max_steps must be > 0, got {steps}.")
+    return steps
+
+
+def check_every(stream_every: Any) -> int | None:
+    if isinstance(stream_every, (bool, np.bool_)):
+        raise TypeError(f"stream_every must be 'auto' or an int >= 1, got {stream_every!r}.")
+    if isinstance(stream_every, str):
+        if stream_every != "auto":
+            raise ValueError(f"stream_every must be 'auto' or an int >= 1, got {stream_every!r}.")
+        return None
+    try:
+        every = operator.index(stream_every)
+    except TypeError:
+        raise TypeError(
+            f"stream_every must be 'auto' or an int >= 1, got {stream_every!r}."
+        ) from None
+    if every < 1:
+        raise ValueError(f"stream_every must be 'auto' or an int >= 1, got {every}.")
+    return every
+
+
+def check_stream(stream: Any) -> bool:
+    if not isinstance(stream, (bool, np.bool_)):
+        raise TypeError(
+            f"stream must be True or False (a static Python bool), got {stream!r}; "
+            "stream=False records on the device only and makes no host calls."
+        )
+    return bool(stream)
+
+
+def check_warn_bytes(warn_bytes: Any) -> int | float | None:
+    if warn_bytes is None:
+        return None
+    if isinstance(warn_bytes, (bool, np.bool_)) or not isinstance(warn_bytes, numbers.Real):
+        raise TypeError(
+            f"warn_bytes must be a number of bytes (e.g. 2 << 30, or math.inf to never warn) "
+            f"or None for the default {DEFAULT_WARN_BYTES:,}, got {warn_bytes!r}."
+        )
+    if warn_bytes < 0:
+        raise ValueError(f"warn_bytes must be >= 0, got {warn_bytes!r}.")
+    return warn_bytes
+
+
+def check_cond(pred: Any) -> jax.Array:
+    pred = jnp.asarray(pred)
+    if pred.shape != ():
+        raise TypeError(
+            f"cond_fun must return a boolean scalar, got shape {pred.shape}; reduce it, "
+            "e.g. with jnp.all(...) or jnp.any(...)."
+        )
+    if pred.dtype != jnp.bool_:
+        # As in lax.while_loop: a float condition has no safe truth value (NaN would run to
+        # max_steps), so it is an error rather than a silent cast.
+        raise TypeError(
+            f"cond_fun must return a boolean scalar, got {pred.dtype}; compare explicitly, "
+            "e.g. `x > tol` or `n != 0`."
+        )
+    return pred
+
+
+def as_carry(body_fun: Callable[[Any], Any], init_val: Any) -> Any:
+    """``init_val`` as ``lax.while_loop`` sees it: leaves as arrays, weak types promoted.
+
+    A weakly typed leaf (a Python scalar) takes the dtype ``body_fun`` returns for it, so an
+    int ``0`` that the body turns into a float carries a float, as in ``lax.while_loop``.
+    """
+    leaves, tree = jax.tree_util.tree_flatten(init_val)
+    leaves = [x if isinstance(x, jax.Array) else jnp.asarray(x) for x in leaves]
+    init_val = tree.unflatten(leaves)
+    if not any(jax.typeof(x).weak_type for x in leaves):
+        return init_val
+    # Only here is the body traced once more (for its output types), like lax.while_loop.
+    out = jax.eval_shape(body_fun, init_val)
+    out_leaves, out_tree = jax.tree_util.tree_flatten(out)
+    if out_tree != tree:
+        check_carry(init_val, out)  # raises, naming the difference
+    promoted = [
+        lax.convert_element_type(x, jnp.result_type(x, o.dtype))
+        if jax.typeof(x).weak_type and x.dtype != o.dtype
+        else x
+        for x, o in zip(leaves, out_leaves, strict=True)
+    ]
+    return tree.unflatten(promoted)
+
+
+def check_carry(init: Any, out: Any) -> Any:
+    """``out`` (leaves as arrays) if it has ``init``'s structure, shapes and dtypes; else a
+    TypeError naming each leaf that differs (a weak type difference is not one)."""
+    in_leaves, in_tree = jax.tree_util.tree_flatten_with_path(init)
+    out_leaves, out_tree = jax.tree_util.tree_flatten(out)
+    if out_tree != in_tree:
+        raise TypeError(
+            "body_fun must return a carry with the structure of init_val, but init_val is "
+            f"{in_tree} and body_fun returned {out_tree}."
+        )
+    out_leaves = [jnp.asarray(x) for x in out_leaves]
+    diffs = [
+        f"init_val{jax.tree_util.keystr(path)} is {_aval(a)} but body_fun returned {_aval(b)}"
+        for (path, a), b in zip(in_leaves, out_leaves, strict=True)
+        if jnp.shape(a) != b.shape or jnp.result_type(a) != b.dtype
+    ]
+    if diffs:
+        raise TypeError(
+            "body_fun must return a carry with the same shapes and dtypes as init_val: "
+            + "; ".join(diffs)
+            + ". Make them match, e.g. with .astype(...) in body_fun or a matching init_val."
+        )
+    return out_tree.unflatten(out_leaves)
+
+
+def _aval(x: Any) -> str:
+    return f"{jnp.result_type(x)}{list(jnp.shape(x))}"
+
+
+def store_dtype(x: jax.Array, dtype: Any) -> jax.Array:
+    """The array stored for one recorded leaf (``dtype=`` applied to floating leaves)."""
+    if dtype is not None:
+        _check_storage_dtype(dtype)
+    if jnp.issubdtype(x.dtype, jax.dtypes.prng_key):
+        # A typed key has no numeric dtype to store or stream: keep its raw key data (uint32),
+        # which `jax.random.wrap_key_data` turns back into the same keys.
+        x = jax.random.key_data(x)
+    if jnp.iscomplexobj(x):
+        raise TypeError(
+            "complex leaves cannot be recorded; record their real and imaginary parts, "
+            "e.g. record=lambda c: (c.real, c.imag)."
+        )
+    if dtype is not None and jnp.issubdtype(x.dtype, jnp.floating):
+        return x.astype(dtype)
+    return x
+
+
+def _check_storage_dtype(dtype: Any) -> None:
+    try:
+        dt = jnp.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt is None or not jnp.issubdtype(dt, jnp.floating):
+        # A cast to an integer or bool type would silently truncate every float leaf.
+        raise TypeError(
+            f"dtype= sets the storage dtype of floating leaves and must be a floating dtype "
+            f"(e.g. jnp.bfloat16, jnp.float16, jnp.float8_e4m3fn), got {dtype!r}. To store "
+            "something else, convert it in record=, e.g. record=lambda c: c.astype(jnp.int8)."
+        )

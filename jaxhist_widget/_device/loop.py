@@ -1,0 +1,343 @@
+"""`while_loop`: ``lax.while_loop`` that also records every step.
+
+Layer 1 (pure JAX). The history lives in the loop carry as fixed-shape buffers (one row per step,
+``max_steps + 1`` rows). Two loops are built from the same parts:
+
+- `_run_plain` (``stream=False``): `_run_until` the cap, the inner loop over steps (`_step`);
+- `_run_streaming`: an outer loop over chunks (`_chunk`), each running the inner loop for up to
+  ``every`` steps and then flushing its rows to the host (`streaming`).
+
+Argument checks are in `checks`, what a row holds in `rows`, size warnings in `sizes`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, Literal, NamedTuple, TypeVar
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from .._wire import NEVER, Layout
+from . import checks, devices, lanes, rows, sizes, streaming
+from .history import History
+
+__all__ = ["while_loop"]
+
+Carry = TypeVar("Carry")
+
+# End status codes sent to the host (an index into the host runtime's `STATUSES`).
+_CONVERGED, _MAX_STEPS, _STOPPED = 1, 2, 3
+
+
+class _Loop(NamedTuple):
+    """The static parts of one loop: the user's functions and what a step records."""
+
+    cond_fun: Callable[[Any], Any]
+    body_fun: Callable[[Any], Any]
+    rows: rows.Rows
+    max_rows: int  #: ``max_steps + 1``
+
+
+class _State(NamedTuple):
+    """The loop carry: the user's carry, the history buffers and the bookkeeping."""
+
+    carry: Any
+    bufs: list[jax.Array]
+    n: jax.Array  # valid rows (steps + 1)
+    done: jax.Array  # set at the end of the chunk in which a lane ended
+    status: jax.Array
+    flushed: jax.Array  # rows already sent to the host
+    every: jax.Array  # rows per chunk (host-adapted; NEVER when nobody listens)
+    cont: jax.Array  # cond_fun(carry): computed once, right after the body made the carry
+    over: jax.Array  # no lane runs on (streaming: the chunk loop's predicate, never batched)
+
+
+def while_loop(
+    cond_fun: Callable[[Carry], Any],
+    body_fun: Callable[[Carry], Carry],
+    init_val: Carry,
+    *,
+    max_steps: int,
+    record: Callable[[Carry], Any] | None = None,
+    stream: bool = True,
+    stream_every: int | Literal["auto"] = "auto",
+    dtype: Any = None,
+    warn_bytes: int | None = None,
+) -> tuple[Carry, History]:
+    """Run ``body_fun`` while ``cond_fun`` holds, at most ``max_steps`` times, recording each step.
+
+    A drop-in for ``jax.lax.while_loop`` that returns ``(final_carry, history)``. Works eagerly,
+    under ``jax.jit`` and under ``jax.vmap``.
+
+    Parameters
+    ----------
+    cond_fun
+        ``carry -> bool scalar``; the loop continues while it is True.
+    body_fun
+        ``carry -> carry`` (same structure, shapes and dtypes).
+    init_val
+        The initial carry.
+    max_steps
+        Python int > 0, the static cap on steps; it sizes the device history
+        (``max_steps + 1`` rows). Under ``jax.jit`` mark it static (``static_argnames``).
+    record
+        ``carry -> pytree of arrays``: what to keep each step (default: the whole carry).
+        A typed PRNG key (``jax.random.key``) is kept as its key data (uint32,
+        ``jax.random.wrap_key_data`` turns it back); every other real dtype JAX has, float8,
+        float4 and int4 included, is kept and streamed as is.
+    stream
+        Send rows to the host sinks attached at call time (`Recorder`, `LivePlot`). With False
+        the loop makes no host calls at all (and cannot be stopped from the host).
+    stream_every
+        ``"auto"``: adapt the flush interval so rows reach the host every ~50 ms at negligible
+        cost; an int: flush every that many rows.
+    dtype
+        Storage dtype for floating leaves (e.g. ``jnp.bfloat16`` halves the memory of float32);
+        a floating dtype (an integer one would truncate them; convert in ``record`` instead).
+    warn_bytes
+        Warn (`HistorySizeWarning`) at trace time if the device history, all vmap lanes
+        together, exceeds this many bytes (default 1 GiB).
+
+    Returns
+    -------
+    final, history
+        The final carry, and a `History` whose ``values`` has ``record``'s structure with a
+        leading axis of ``max_steps + 1`` rows, of which ``history.length`` are valid.
+
+    Notes
+    -----
+    As in ``lax.while_loop``: ``init_val`` leaves may be Python scalars (a weakly typed leaf
+    takes the dtype ``body_fun`` gives it), ``cond_fun`` runs once per step (plus once on
+    ``init_val``), and forward-mode autodiff (``jax.jvp``, ``jax.jacfwd``) works, the History
+    included; the streamed rows carry no tangents. Eager calls compile once per
+    (``cond_fun``, ``body_fun``, ``record``, static options) and are cached on the identity of
+    the functions, so a function that reads a global changed since is not retraced (the same
+    holds for ``lax.while_loop``).
+
+    Examples
+    --------
+    >>> import jax
+    >>> import jaxhist_widget as jhw
+    >>> solve = jax.jit(
+    ...     lambda x: jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, x, max_steps=5)
+    ... )
+    >>> with jhw.Recorder() as rec:
+    ...     x, hist = solve(10.0)
+    >>> hist.to_numpy().tolist(), rec.history().tolist()
+    ([10.0, 5.0, 2.5, 1.25, 0.625], [10.0, 5.0, 2.5, 1.25, 0.625])
+    """
+    checks.check_functions(cond_fun, body_fun)
+    max_steps = checks.check_max_steps(max_steps)
+    every = checks.check_every(stream_every)
+    stream = checks.check_stream(stream)
+    warn_bytes = checks.check_warn_bytes(warn_bytes)
+    checks.check_record(record)
+    cached = _eager_loop(
+        cond_fun,
+        body_fun,
+        max_steps=max_steps,
+        record=record,
+        stream=stream,
+        stream_every=stream_every,
+        dtype=dtype,
+        warn_bytes=warn_bytes,
+    )
+    if cached is not None:
+        return cached(init_val)
+
+    init_val = checks.as_carry(body_fun, init_val)
+    plan = rows.plan(_identity if record is None else record, dtype, init_val)
+    loop = _Loop(cond_fun, body_fun, plan, max_steps + 1)
+    bufs = loop.rows.buffers(loop.max_rows)
+    lane_bytes = sizes.warn_if_large(bufs, warn_bytes)
+    cont = checks.check_cond(cond_fun(init_val))
+    if stream:
+        out = _run_streaming(loop, rows.layout(loop.rows, max_steps, every), init_val, bufs, cont)
+    else:
+        out = _run_plain(loop, init_val, bufs, cont)
+    if lane_bytes is not None:
+        sizes.warn_lanes(lane_bytes, warn_bytes, out.n)
+    return out.carry, loop.rows.history(out.bufs, out.n, loop.max_rows)
+
+
+def _run_plain(loop: _Loop, carry: Any, bufs: list[jax.Array], cont: jax.Array) -> _State:
+    """The loop without streaming: steps until no lane runs on; no host call at all."""
+    init = _initial_state(carry, bufs, cont, every=jnp.int32(NEVER))
+    return _run_until(loop, init, jnp.int32(loop.max_rows))
+
+
+def _run_streaming(
+    loop: _Loop, layout: Layout, carry: Any, bufs: list[jax.Array], cont: jax.Array
+) -> _State:
+    """The loop as chunks of steps, each ending in a flush, until no lane runs on."""
+    run_id, every = streaming.open_run(layout, loop.rows.first)
+    flush = streaming.make_flush(layout)
+    init = _initial_state(carry, bufs, cont, every=every)
+    # At least one chunk, even when no lane takes a step: its flush ends the run on the host.
+    return lax.while_loop(lambda s: ~s.over, functools.partial(_chunk, loop, flush, run_id), init)
+
+
+def _initial_state(carry: Any, bufs: list[jax.Array], cont: jax.Array, every: jax.Array) -> _State:
+    """The state before the first step: row 0 written, ``cont`` = ``cond_fun(init_val)``."""
+    zero = jnp.int32(0)
+    init = _State(
+        carry=carry,
+        bufs=bufs,
+        n=jnp.int32(1),
+        done=~cont,
+        status=jnp.where(cont, zero, _CONVERGED),
+        flushed=zero,
+        every=every,
+        cont=cont,
+        over=jnp.bool_(False),
+    )
+    # Under shard_map the bookkeeping varies per device as the carry does (`every` and `over`,
+    # the same on every device, never do).
+    rest, carry = devices.vary(
+        init._replace(carry=None, every=None, over=None), carry, (carry, bufs)
+    )
+    return rest._replace(carry=carry, every=every, over=init.over)
+
+
+def _running(s: _State, limit: jax.Array) -> jax.Array:
+    """Whether a lane takes another step: the user's condition, the cap, no stop."""
+    return ~s.done & s.cont & (s.n < limit)
+
+
+def _step(loop: _Loop, limit: jax.Array, s: _State) -> _State:
+    """One step: the body, ``cond_fun`` on its result, the row written.
+
+    Under vmap each step masks its own updates (see `jaxhist_widget._device.lanes`); unbatched,
+    the mask is unused and compiled away.
+    """
+    active = _running(s, limit)  # only read under vmap
+    carry = _body_alone(loop.body_fun, s.carry, lanes.any_lane(active))
+    cont = checks.check_cond(loop.cond_fun(carry))
+    bufs = [
+        lanes.write_row(b, s.n, x, active)
+        for b, x in zip(s.bufs, loop.rows.take(carry), strict=True)
+    ]
+    carry, n, cont = lanes.keep_done(active, (carry, s.n + 1, cont), (s.carry, s.n, s.cont))
+    return s._replace(carry=carry, bufs=bufs, n=n, cont=cont)
+
+
+def _run_until(loop: _Loop, s: _State, limit: jax.Array) -> _State:
+    """`_step` while running and fewer than ``limit`` rows exist.
+
+    The loop predicate reads the condition `_step` stored (``cond_fun`` runs once a step, so
+    its side effects happen once per step, as in ``lax.while_loop``). Under vmap the predicate
+    stays a scalar: any lane running.
+    """
+    step = functools.partial(_step, loop, limit)
+    return lax.while_loop(lambda s: lanes.any_lane(_running(s, limit)), step, s)
+
+
+def _chunk(loop: _Loop, flush: Callable, run_id: jax.Array, s: _State) -> _State:
+    """Up to ``every`` steps, then one flush of their rows (`streaming.make_flush`).
+
+    Flushing between two inner loops (not inside a `cond` in the step) keeps the history
+    buffers out of any conditional, so XLA updates them in place instead of copying them every
+    step.
+    """
+    zero = jnp.int32(0)
+    active = ~s.done  # False for vmap lanes that finished before this chunk
+    limit = jnp.minimum(s.flushed + jnp.minimum(s.every, loop.max_rows), loop.max_rows)
+    s = _run_until(loop, s, limit)
+    # The host gets values, not tangents: without stop_gradient, jvp/jacfwd would push
+    # tangents into the custom_vmap flush, whose batching rule cannot take them.
+    sent = lax.stop_gradient(s.bufs)
+    # Why a lane ended is decided once per chunk, not per step. The host learns it with the
+    # rows (0: running on, unless the host answers stop) and ends the run with the flush
+    # after which no lane runs, so no closing call is needed.
+    cont = s.cont
+    capped = s.n >= loop.max_rows
+    known = jnp.select([~cont, capped], [_CONVERGED, _MAX_STEPS], zero)
+    flushed, every, stop = flush(
+        streaming.FlushArgs(
+            run_id=run_id,
+            bufs=sent,
+            n=s.n,
+            flushed=s.flushed,
+            every=s.every,
+            status=jnp.where(active, known, s.status),
+        )
+    )
+    stopped = stop & cont & ~capped
+    status = jnp.where(stopped, _STOPPED, known)
+    done = s.done | (active & (~cont | capped | stopped))
+    return s._replace(
+        flushed=flushed,
+        every=every,
+        done=done,
+        status=jnp.where(active, status, s.status),
+        # every device runs chunks until all are done: a flush under shard_map holds
+        # collectives. The host's answer decides this, so XLA keeps every flush.
+        over=~devices.any_device(lanes.any_lane(~done)),
+    )
+
+
+def _body_alone(body_fun: Callable[[Carry], Carry], carry: Carry, go: jax.Array) -> Carry:
+    """``body_fun(carry)``; on CPU inside a conditional of its own (``go`` is always True).
+
+    XLA's CPU runtime runs each computation (a loop body, a branch) with a small executor: in
+    order on the calling thread when it has at most 8 operations or they form a chain, else as
+    a dependency graph (task queues, atomics), which costs more per run. A cheap step of 8
+    operations that ``lax.while_loop`` runs in order would cross that line once the loop's row
+    writes and counters join it, and every step would pay for it (the README's performance
+    notes have the numbers). In a branch of its own the step keeps the executor it has under
+    ``lax.while_loop``, and the loop's own work forms a second small one; a conditional costs
+    far less. ``go`` is the loop's predicate, unknown to the compiler, so the branch is not
+    inlined again. Other platforms (a GPU predicate would cost a device-to-host copy every
+    step) call ``body_fun`` inline.
+    """
+
+    def step(carry: Carry) -> Carry:
+        return checks.check_carry(carry, body_fun(carry))
+
+    def alone(carry: Carry, go: jax.Array) -> Carry:
+        return lax.cond(go, step, _identity, carry)
+
+    return lax.platform_dependent(carry, go, cpu=alone, default=lambda carry, go: step(carry))
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+# ------------------------------------------------------------------------------ eager cache
+def _eager_loop(cond_fun: Callable, body_fun: Callable, **options: Any) -> Callable | None:
+    """A cached ``jax.jit`` of the loop for an eager (un-traced) call, or None inside a trace.
+
+    Keyed on the identity of the callables and the static options, like ``lax.while_loop``'s
+    own cache: a function that reads a global changed since its first call is not retraced.
+    Streaming still reaches the sinks attached at each call, since the run id is asked for
+    at run time. Inside jit/vmap/grad nothing is cached: the enclosing trace owns the caching,
+    and the callables may close over its tracers.
+    """
+    if not _trace_state_clean() or jax.config.jax_disable_jit:
+        return None
+    key = (cond_fun, body_fun, *sorted(options.items()))
+    try:
+        hash(key)
+    except TypeError:  # an unhashable callable or option: run uncached
+        return None
+    return _jitted_loop(key)
+
+
+@functools.lru_cache(maxsize=32)
+def _jitted_loop(key: tuple) -> Callable[[Any], Any]:
+    """The loop compiled once per (functions, static options), like jit (thread-safe)."""
+    cond_fun, body_fun, *options = key
+    return jax.jit(functools.partial(while_loop, cond_fun, body_fun, **dict(options)))
+
+
+def _trace_state_clean() -> bool:
+    """True outside every JAX transformation (jit, vmap, grad, ...)."""
+    try:
+        from jax._src.core import trace_state_clean
+    except ImportError:  # pragma: no cover - private API moved: stay correct, just uncached
+        return False
+    return trace_state_clean()

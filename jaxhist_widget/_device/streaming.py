@@ -1,0 +1,255 @@
+"""Device side of streaming: pack chunks of rows and hand them to the host registry.
+
+Layer 1 (pure JAX) calling into layer 2 only through the three registry functions below, each
+given the static `Layout` by `functools.partial` (static facts of the trace, never a sink).
+
+Cost model: a host call (`hostcall.call`) has a fixed cost plus a smaller one per argument, and
+XLA copies every argument once into a numpy array for the host. So one call carries a whole
+chunk for every vmap lane, as one small uint32 array (``[header | per-lane words]``) and one
+window of rows per leaf (as uint32 words); how each is packed is the wire's (`_wire.pack_head`,
+`_wire.words`). The windows travel as arguments of their own: joined into one array, XLA fused
+the window slices into the join, an index computation per element, much slower than slicing
+them (the README's performance notes have the numbers).
+
+Under ``jax.vmap`` a plain callback runs once per lane. `flush` is therefore a
+``custom_vmap`` function whose batched rule makes one host call with all lanes; lanes that were
+already done (a vmapped loop still runs its body for them, on frozen values that it then
+discards) send nothing.
+
+Every call is a pure host call (`hostcall.call`) whose answer the loop needs (the run id,
+the next interval, the stop flag), so XLA keeps it; there is no closing
+``jax.debug.callback``: an effectful callback anywhere in the program makes XLA's CPU loop
+slower on every step. The last flush, which carries each lane's end status, ends the run on
+the host.
+
+Several devices (see `devices`): one host call per flush for all of them, made by the first
+device (under ``shard_map`` / ``pmap``) or by device 0 (sharded ``jax.jit``).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.custom_batching import custom_vmap
+
+from .. import _wire
+from .._wire import Layout
+from . import devices, hostcall
+from .lanes import as_bits
+
+_I32 = jax.ShapeDtypeStruct((2,), jnp.int32)
+
+
+class FlushArgs(NamedTuple):
+    """What the loop hands `make_flush`'s ``flush`` once per chunk.
+
+    Under vmap every field but ``run_id`` may carry a lane axis; `_flush_lanes` gets them all
+    with one (``bufs`` leaves ``(B, max_rows, ...)``, ``n``/``flushed``/``status`` ``(B,)``),
+    but ``run_id`` and ``every`` as scalars.
+    """
+
+    run_id: jax.Array  #: int32 scalar from `open_run`
+    bufs: list[jax.Array]  #: the history buffers (values only: the host gets no tangents)
+    n: jax.Array  #: valid rows
+    flushed: jax.Array  #: rows already sent to the host
+    every: jax.Array  #: rows per chunk (the host's last answer; the same in every lane)
+    status: jax.Array  #: end status as far as the device knows (0: running; the host may stop)
+
+
+#: The `FlushArgs` fields that hold one value per vmap lane.
+_PER_LANE = ("bufs", "n", "flushed", "status")
+
+
+def open_run(layout: Layout, init: list[jax.Array]) -> tuple[jax.Array, jax.Array]:
+    """Ask the host for a run id and the first flush interval (int32 scalars).
+
+    ``init`` (the initial record's leaves) only gives the host call a data dependence on the
+    loop's input. A callback with no operand that varies is loop-invariant to XLA, which hoists
+    it out of an enclosing ``scan`` / ``fori_loop`` / ``while_loop`` and runs it once for all of
+    that loop's iterations: every inner run would then share one id (jax-ml/jax#16637).
+    """
+
+    def call(token):
+        return hostcall.call(functools.partial(_wire.open_run, layout), _I32, token)
+
+    devices.check_mesh()
+    token = _lanes_token(_token(init))
+    out = devices.on_first_device(
+        jnp.bool_(True), call, lambda _: jnp.zeros(2, jnp.int32), token, axes=devices.manual_axes()
+    )
+    return out[0], out[1]
+
+
+def _token(leaves: list[jax.Array]) -> jax.Array:
+    """A few words that depend on every leaf (its first element), cheap whatever the sizes."""
+    first = lambda x: devices.unsharded(lax.stop_gradient(x)).reshape(-1)[:1]  # noqa: E731
+    words = [_wire.words(first(x)) for x in leaves if x.size]
+    return jnp.concatenate(words) if words else jnp.zeros(1, jnp.uint32)
+
+
+@custom_vmap
+def _lanes_token(token: jax.Array) -> jax.Array:
+    """``token``; under vmap, one unbatched token for all lanes (one run, one host call)."""
+    return token
+
+
+@_lanes_token.def_vmap
+def _lanes_token_rule(axis_size, in_batched, token):
+    return (token.reshape(-1) if in_batched[0] else token), False
+
+
+def _pack(
+    layout: Layout, batched: bool, args: FlushArgs, count: jax.Array, axes: tuple = ()
+) -> list[jax.Array]:
+    """Rows ``flushed[b] .. flushed[b]+count[b]`` of each lane as flat uint32 host-call arguments.
+
+    Returns ``[head, window of leaf 0, window of leaf 1, ...]``: ``head`` is the header and the
+    per-lane words; each window holds `_window` rows of every lane. ``args`` has a lane axis
+    (see `_flush_lanes`); ``count`` is ``(B,)``. With manual ``axes`` (shard_map, pmap) the
+    lanes of every device are gathered, in device order, into one batch of ``devices * B`` lanes.
+    """
+    first, status = args.flushed, args.status
+    lanes = first.shape[0]
+    max_rows = layout.max_steps + 1  # not from bufs: a record of only zero-size leaves has none
+    k = _window(layout, batched, lanes)
+    # Every lane with rows to send starts at the same row: the running lanes step in lockstep
+    # (see `lanes.write_row`). So one window start serves all lanes, a plain slice across
+    # lanes, where a start per lane would be a gather (slower on CPU). dynamic_slice clamps it
+    # so the window fits; the host undoes that with the start it is sent, and checks the rows.
+    shared = jnp.max(jnp.where(count > 0, first, 0), initial=0)
+    start = jnp.clip(shared, 0, max_rows - k)
+
+    def window(buf: jax.Array) -> jax.Array:
+        # Sliced (and gathered across devices) as bits: XLA's CPU backend slices float8 by way
+        # of float16, which loses NaN payloads (see `lanes.as_bits`); `words` keeps the bits.
+        return lax.dynamic_slice_in_dim(as_bits(buf), start, k, axis=1)
+
+    starts = jnp.broadcast_to(start, first.shape)
+    per_lane = _wire.lane_words(first, count, starts, status)
+    windows = [window(b) for b in args.bufs]
+    if axes:
+        # Only the windows travel between devices, never the history buffers.
+        per_lane = lax.all_gather(per_lane, axes, axis=0, tiled=True)
+        windows = [lax.all_gather(w, axes, axis=0, tiled=True) for w in windows]
+        lanes, batched = per_lane.shape[0], True
+    # Unbatched is told apart from a vmap over zero lanes, so that the latter still decodes.
+    # The window's rows travel too: decode must not guess the lanes' share of the budget.
+    head = _wire.pack_head(args.run_id, lanes if batched else None, k, per_lane)
+    return lax.stop_gradient([head] + [_wire.words(devices.unsharded(w)) for w in windows])
+
+
+def _window(layout: Layout, batched: bool, lanes: int) -> int:
+    """Rows per lane in one host call: the lanes of all devices share the byte budget."""
+    return layout.window(lanes * devices.manual_devices() if batched else None)
+
+
+def _flush_lanes(layout: Layout, batched: bool, args: FlushArgs, axes: tuple = ()):
+    """Send rows ``flushed[b] .. n[b]`` of every lane, and its status, in one host call.
+
+    ``args`` has a lane axis (see `FlushArgs`). Returns ``(flushed, every, stop)``: ``flushed``
+    per lane, the next interval and the stop request as scalars. Skips the call when nobody
+    listens, or when there is no row to send and some lane runs on (the host would learn
+    nothing); the call after which no lane runs always goes, as it ends the run.
+    """
+    n, flushed, every, status = args.n, args.flushed, args.every, args.status
+    # Unsent rows: new ones of running lanes, and row 0 of a lane that ended before its first
+    # step. A lane that ended earlier has sent all of its rows (its `n` stays frozen).
+    count = n - flushed
+    # Packed outside the cond, so the cond's operands are a chunk, never the history buffers
+    # (XLA copies a conditional's operands; inside the loop that would copy the history).
+    counts, host_args = devices.host_args(_pack(layout, batched, args, count, axes))
+    receive = functools.partial(devices.joined, _wire.receive_chunk, layout, counts)
+
+    def send(host_args):
+        return hostcall.call(receive, _I32, *host_args)
+
+    def skip(host_args):
+        return jnp.stack([jnp.int32(0), every])
+
+    if n.shape[0] == 0 and not axes:
+        # A vmap over no lanes returns only empty arrays, so XLA would drop every call whose
+        # answer nothing needs: an effectful one (always kept) tells the host the run ended.
+        def end(*host_args):
+            receive(*host_args)
+
+        jax.debug.callback(end, *host_args)
+        return flushed, every, jnp.bool_(False)
+
+    # The same on every device (see `on_first_device`): `every` is, and rows are any device's.
+    # `ending`: today a chunk in which a lane ends always has rows to send (its last step's, or
+    # row 0), so `count` decides; it is kept so that closing the run never rests on that.
+    ending = ~devices.any_device(jnp.any(status == 0), axes)
+    sent = (every < _wire.NEVER) & (devices.any_device(jnp.any(count > 0), axes) | ending)
+    out = devices.on_first_device(sent, send, skip, host_args, axes=axes)
+    # Never ask for more rows than a window carries (vmap lanes share it; the host may not know).
+    every = jnp.minimum(out[1], _window(layout, batched, n.shape[0]))
+    return jnp.where(sent, n, flushed), every, out[0] > 0
+
+
+def _one_lane(args: FlushArgs) -> FlushArgs:
+    """An unbatched flush's ``args`` with a lane axis of one on each per-lane field."""
+    lane = lambda x: jnp.expand_dims(x, 0)  # noqa: E731
+    return args._replace(**{f: jax.tree_util.tree_map(lane, getattr(args, f)) for f in _PER_LANE})
+
+
+def _all_lanes(axis_size: int, batched: FlushArgs, args: FlushArgs) -> FlushArgs:
+    """A batched flush's ``args`` with a lane axis on each per-lane field.
+
+    ``batched`` is the vmap rule's flags, a `FlushArgs` of bools (a list of them for ``bufs``):
+    an unbatched per-lane field is broadcast to every lane.
+    """
+    # identical in every lane; a batched carry just copies it
+    every = jnp.min(args.every) if batched.every else args.every
+
+    def lanes(x, b):
+        return x if b else jnp.broadcast_to(x, (axis_size, *jnp.shape(x)))
+
+    per_lane = {
+        f: jax.tree_util.tree_map(lanes, getattr(args, f), getattr(batched, f)) for f in _PER_LANE
+    }
+    per_lane["n"] = _one_vmap_level(per_lane["n"])
+    return args._replace(every=every, **per_lane)
+
+
+@custom_vmap
+def _one_vmap_level(x: jax.Array) -> jax.Array:
+    """Identity; raises if batched again, i.e. when a vmap wraps the vmap of a streaming loop.
+
+    A vmap rule's body is batched like any code by an enclosing vmap, which would turn the
+    chunk flush's ``cond`` into a ``select`` that runs the host call every time.
+    """
+    return x
+
+
+@_one_vmap_level.def_vmap
+def _nested_vmap(axis_size, in_batched, x):
+    raise NotImplementedError(
+        "jaxhist_widget.while_loop supports one level of jax.vmap while streaming. Flatten the "
+        "lanes into one axis (x.reshape(-1, ...)) and vmap once, or pass stream=False."
+    )
+
+
+def make_flush(layout: Layout):
+    """Build ``flush(args: FlushArgs) -> (flushed, every, stop)``.
+
+    Called once per chunk, between the loop's inner runs of ``every`` steps. Under vmap its
+    rule makes one host call for all lanes (`_all_lanes`).
+    """
+    axes = devices.manual_axes()
+
+    @custom_vmap
+    def flush(args: FlushArgs):
+        flushed, every, stop = _flush_lanes(layout, False, _one_lane(args), axes)
+        return flushed[0], every, stop
+
+    @flush.def_vmap
+    def flush_rule(axis_size, in_batched, args):
+        (batched,) = in_batched
+        out = _flush_lanes(layout, True, _all_lanes(axis_size, batched, args), axes)
+        return out, (True, False, False)
+
+    return flush

@@ -1,0 +1,125 @@
+"""The options of ``%%jaxhist`` and ``%jaxhist on``: parsed strictly, errors that name the fix."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from argparse import ArgumentTypeError
+from collections.abc import Callable
+from typing import Any
+
+from IPython.core import magic_arguments
+from IPython.core.error import UsageError
+from IPython.utils.process import arg_split
+
+from ..ui import MAX_POINTS_LIMIT
+
+
+# The option types raise ArgumentTypeError: argparse shows its text (for a ValueError it would
+# only say "invalid value").
+def _max_points(text: str) -> int:
+    # Checked while parsing, so a bad value is a usage error before any widget exists.
+    try:
+        value = int(text)
+    except ValueError:
+        raise ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not 5 <= value <= MAX_POINTS_LIMIT:
+        raise ArgumentTypeError(
+            f"must be in 5..{MAX_POINTS_LIMIT} (points per line per update), got {value}"
+        )
+    return value
+
+
+def _name(text: str) -> str:
+    if not text.isidentifier():
+        raise ArgumentTypeError(f"{text!r} is not a Python name")
+    return text
+
+
+# A comma splits fields, except inside brackets: "loss,x[0,1]" is two fields.
+_FIELD_SPLIT = re.compile(r",(?![^\[]*\])")
+
+
+def _fields(text: str) -> list[str]:
+    fields = [f.strip() for f in _FIELD_SPLIT.split(text)]
+    if not all(fields):
+        raise ArgumentTypeError(f"empty field name in {text!r}; write e.g. --fields loss,|x|")
+    return fields
+
+
+def _plot_options(args: Any) -> dict[str, Any]:
+    """`LivePlot` keyword arguments from parsed magic options (only those given)."""
+    options: dict[str, Any] = {}
+    if args.title is not None:
+        options["title"] = args.title
+    if args.log_y:
+        options["log_y"] = True
+    if args.keep_runs:
+        options["keep_runs"] = True
+    if args.fields is not None:
+        options["fields"] = args.fields
+    if args.max_points is not None:
+        options["max_points"] = args.max_points
+    return options
+
+
+def _describe(options: dict[str, Any], output: str | None) -> str:
+    parts = [f"{k}={v!r}" for k, v in options.items()]
+    if output:
+        parts.append(f"-o {output}")
+    return ", ".join(parts)
+
+
+def _plot_arguments(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The options both magics take (``%jaxhist on`` takes them as defaults)."""
+    for decorator in reversed(
+        [
+            magic_arguments.argument(
+                "-o",
+                dest="output",
+                metavar="NAME",
+                type=_name,
+                help="store the LivePlot in the user namespace as NAME",
+            ),
+            magic_arguments.argument("--title", metavar="TEXT", help="title of the plot"),
+            magic_arguments.argument(
+                "--log-y", action="store_true", help="start with a logarithmic y axis"
+            ),
+            magic_arguments.argument(
+                "--fields",
+                metavar="A,B",
+                type=_fields,
+                help="what to plot, comma-separated: leaf names, '|x|' (norm), 'x[3]'",
+            ),
+            magic_arguments.argument(
+                "--keep-runs", action="store_true", help="keep previous runs on the plot, faded"
+            ),
+            magic_arguments.argument(
+                "--max-points",
+                metavar="N",
+                type=_max_points,
+                help=f"points sent per line per update, 5..{MAX_POINTS_LIMIT}",
+            ),
+        ]
+    ):
+        func = decorator(func)
+    return func
+
+
+def _parse(func: Any, line: str) -> Any:
+    """Parse ``line`` strictly; on a bad option raise a `UsageError` with the usage."""
+    parser = func.parser
+    parser.allow_abbrev = False  # "--log" is not "--log-y": options are spelt out
+    try:
+        # posix splitting: --title "two words" is the text two words, without the quotes.
+        return parser.parse_args(arg_split(line, posix=True))
+    except ValueError as e:  # unbalanced quotes
+        raise UsageError(f"{e} in {line!r}\nusage: {_usage(func)}") from None
+    except UsageError as e:
+        raise UsageError(f"{e}\nusage: {_usage(func)}") from None
+
+
+def _usage(func: Any) -> str:
+    # IPython's help formatter starts the usage with a reST "::" line; a message needs none.
+    text = func.parser.format_usage().removeprefix("::").strip("\n")
+    return textwrap.dedent(text)

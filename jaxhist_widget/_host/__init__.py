@@ -1,0 +1,18 @@
+"""The host runtime: the hub that owns attached sinks and runs, run storage, `Sink`,
+`Recorder`, the one worker thread and the interrupt bridge.
+
+Importing it connects the hub to the device↔host contract (`jaxhist_widget._wire`), so the
+traced loop's host calls reach it. It imports no widget code.
+"""
+
+from __future__ import annotations
+
+from .. import _wire
+from ._hub import HUB, Hub
+from ._recorder import Recorder
+from ._run import Run
+from ._sink import Sink
+
+__all__ = ["HUB", "Hub", "Recorder", "Run", "Sink"]
+
+_wire.connect(HUB)

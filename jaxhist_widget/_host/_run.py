@@ -1,0 +1,210 @@
+"""`Run`: the rows the host received for one run.
+
+Host runtime: numpy only. A `Run` is shared by all sinks of that run; it is appended to by the
+hub (`_hub.Hub`) and read by sinks. Every array a reader gets is read-only (a view of the
+run's storage, or a copy): one sink editing its rows in place must not rewrite them for the
+others. Copy (``np.array(rows)``) to edit.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+from .._wire import Layout, np_dtype
+
+__all__ = ["FAILED", "SEGMENT_BYTES", "STATUSES", "Run", "lane_index"]
+
+#: A run stores its rows in segments of about this many bytes, all lanes together (see `Run`).
+#: Under 4 MiB on purpose: numpy asks Linux for huge pages for arrays of 4 MiB or more, and
+#: writing a run's rows into such fresh memory was several times slower (benchmarks/overhead.py
+#: prints the copy cost).
+SEGMENT_BYTES = 1 << 20
+
+
+STATUSES = ("running", "converged", "max_steps", "stopped", "failed")
+FAILED = STATUSES.index("failed")
+
+
+class Run:
+    """The host's copy of one run's streamed rows.
+
+    Attributes
+    ----------
+    id
+        The run id the registry handed to the traced program.
+    layout
+        The `Layout` of the rows.
+    lanes
+        Number of vmap lanes, or None for an unbatched run (known after the first chunk).
+    status
+        ``"running"``, then per lane at the end (`statuses`): ``"converged"`` (``cond_fun``
+        became False, whatever the reason your condition encodes), ``"max_steps"`` (the cap
+        was hit first), ``"stopped"`` (a host stop request) or ``"failed"`` (the computation
+        raised; the rows received so far are kept); `status` summarises them. A vmap over
+        zero lanes makes a run with no lanes and no rows that ends ``"converged"`` (no lane
+        had a step to take; `statuses` is empty).
+
+    Every array this class hands out is read-only; copy it to edit.
+    """
+
+    def __init__(self, run_id: int, layout: Layout) -> None:
+        self.id = run_id
+        self.layout = layout
+        self.lanes: int | None = None
+        self.started = time.perf_counter()
+        self.ended: float | None = None
+        self.statuses: list[str] = []
+        self._lock = threading.Lock()
+        # Rows live in segments of `_seg_rows` rows for all lanes: segment -> leaf -> (lanes,
+        # seg_rows, *shape). A chunk of all lanes is one copy per leaf (per-lane arrays cost
+        # Python per lane and leaf: most of a many-lane flush), and rows never move once
+        # written (a growing buffer would copy them again, into fresh memory), so a reader gets
+        # views wherever its rows lie in one segment (see `rows_since`).
+        self._segs: list[list[np.ndarray]] = []
+        self._seg_rows = 1
+        self._counts: list[int] = []
+
+    # ------------------------------------------------------------------------ writing
+    def _ensure_lanes(self, lanes: int | None) -> None:
+        if self.lanes is None and not self._counts:
+            self.lanes = lanes
+            n = 1 if lanes is None else lanes
+            self._counts = [0] * n
+            self.statuses = ["running"] * n
+            per_row = max(1, n * self.layout.row_nbytes)
+            self._seg_rows = min(max(SEGMENT_BYTES // per_row, 16), self.layout.max_steps + 1)
+
+    def append(self, lane: int, start: int, leaves: list[np.ndarray]) -> None:
+        """Append rows ``start ..`` of ``lane``; rows must arrive in order, each once."""
+        self.append_lanes([lane], start, [np.expand_dims(x, 0) for x in leaves])
+
+    def append_lanes(self, lanes: list[int], start: int, leaves: list[np.ndarray]) -> None:
+        """Append rows ``start ..`` of each of ``lanes`` (ascending; all at the same row).
+
+        ``leaves[i]`` has shape ``(len(lanes), rows, *shape)`` and is copied; rows arrive in
+        order, each once.
+        """
+        rows, at, size = leaves[0].shape[1], lane_index(lanes), self._seg_rows
+        with self._lock:
+            for lane in lanes:
+                if start != self._counts[lane]:
+                    expected = self._counts[lane]
+                    raise RuntimeError(
+                        f"run {self.id} lane {lane}: rows from {start}, not {expected}"
+                    )
+            done = 0
+            while done < rows:
+                seg, off = divmod(start + done, size)
+                while len(self._segs) <= seg:
+                    # np.empty: pages are touched only as rows arrive
+                    self._segs.append(
+                        [
+                            np.empty((len(self._counts), size, *s), np_dtype(d))
+                            for s, d in self._leaf_specs()
+                        ]
+                    )
+                take = min(rows - done, size - off)
+                for buf, leaf in zip(self._segs[seg], leaves, strict=True):
+                    buf[at, off : off + take] = leaf[:, done : done + take]
+                done += take
+            for lane in lanes:
+                self._counts[lane] = start + rows
+
+    def _finish(self, codes: list[int]) -> None:
+        with self._lock:
+            self.statuses = [STATUSES[c] if 0 <= c < len(STATUSES) else "stopped" for c in codes]
+            self.ended = time.perf_counter()
+
+    def _reopen(self) -> None:
+        """Undo `_finish` for a run given up for dead that turned out to be alive."""
+        with self._lock:
+            self.statuses = ["running"] * len(self.statuses)
+            self.ended = None
+
+    # ------------------------------------------------------------------------ reading
+    @property
+    def status(self) -> str:
+        """One word for the whole run: ``failed`` if the computation died (an exception), else
+        ``stopped`` if any lane stopped, else ``max_steps`` if any lane hit the cap, else
+        ``converged``; ``running`` until it ended."""
+        if self.ended is None:
+            return "running"
+        for s in ("failed", "stopped", "max_steps"):
+            if s in self.statuses:
+                return s
+        return "converged"
+
+    @property
+    def counts(self) -> list[int]:
+        """Rows received so far, per lane."""
+        with self._lock:
+            return list(self._counts)
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds from start to end (or to now, while running)."""
+        end = self.ended if self.ended is not None else time.perf_counter()
+        return end - self.started
+
+    def lane_rows(self, lane: int = 0) -> list[np.ndarray]:
+        """All rows of ``lane`` received so far, one read-only array per leaf (see `rows_since`)."""
+        return self.rows_since(lane, 0)
+
+    def rows_since(self, lane: int, start: int) -> list[np.ndarray]:
+        """Rows ``start ..`` of ``lane``, one read-only array per leaf (a view when they lie in
+        one storage segment, as a live view's new rows nearly always do).
+
+        A live view reads just what arrived since its last update, so each update costs the new
+        rows, not the whole run.
+        """
+        with self._lock:
+            if not self._counts:  # no chunk arrived yet
+                return [_empty(s, d) for s, d in self._leaf_specs()]
+            end, size = self._counts[lane], self._seg_rows
+            start = min(start, end)
+            first, last = start // size, -(-end // size)
+            pieces = [
+                [buf[lane, max(start - k * size, 0) : end - k * size] for buf in self._segs[k]]
+                for k in range(first, last)
+            ]
+        if not pieces:
+            return [_empty(s, d) for s, d in self._leaf_specs()]
+        out = [p[0] if len(p) == 1 else np.concatenate(p) for p in zip(*pieces, strict=True)]
+        for rows in out:
+            rows.setflags(write=False)  # shared by every sink: nobody edits it in place
+        return out
+
+    def _leaf_specs(self) -> list[tuple[tuple[int, ...], str]]:
+        return list(zip(self.layout.shapes, self.layout.dtypes, strict=True))
+
+    def history(self) -> Any:
+        """The streamed rows in the form of ``History.to_numpy()`` (a list per lane if batched).
+
+        The arrays are read-only views of the run's storage (shared by every sink); copy them
+        (``np.array(...)``) to edit.
+        """
+        lanes = 1 if self.lanes is None else self.lanes
+        trees = [self.layout.treedef.unflatten(self.lane_rows(i)) for i in range(lanes)]
+        return trees[0] if self.lanes is None else trees
+
+    def __repr__(self) -> str:
+        return (
+            f"Run(id={self.id}, status={self.status!r}, rows={self.counts}, "
+            f"fields={self.layout.names})"
+        )
+
+
+def lane_index(lanes: list[int]) -> slice | list[int]:
+    """Ascending ``lanes`` as a numpy index: a slice when consecutive (all lanes, in lockstep
+    under vmap), so that indexing with it is a plain strided copy rather than a gather."""
+    return slice(lanes[0], lanes[-1] + 1) if lanes[-1] - lanes[0] == len(lanes) - 1 else lanes
+
+
+def _empty(shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    out = np.zeros((0, *shape), np_dtype(dtype))
+    out.setflags(write=False)
+    return out

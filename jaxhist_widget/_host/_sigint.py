@@ -1,0 +1,371 @@
+"""`InterruptBridge`: Ctrl-C and the notebook's ■ while sinks are armed.
+
+What a press means, from the moment the first sink is armed until the last one is disarmed
+(one ``with`` block, one auto-mode cell):
+
+- the **first press**, while runs of armed sinks are in flight: those runs stop at their next
+  flush and their calls return the partial results; no exception;
+- **any further press** — while that stop is pending, or later in the same block — and a
+  first press while nothing of ours runs: what the handler installed before would do
+  (``KeyboardInterrupt`` by default; ``SIG_IGN`` ignores it; ``SIG_DFL`` ends the process). Runs
+  in flight are stopped too, so a call busy in XLA returns and the exception is raised then.
+
+Why bytes: a jitted loop whose step is pure XLA work keeps the main thread inside one C++ call,
+so a Python handler runs only when the call returns. CPython's C handler, though, writes one
+byte per signal at once to the file descriptor given to `signal.set_wakeup_fd`. While armed,
+the bridge owns that descriptor (a socket pair) and reads it on every flush (`poll`) and every
+`PUMP_S` on the worker, so presses are counted exactly, however fast they come (the Python
+handler runs once for all presses that arrived meanwhile). Bytes of other signals go on to the
+descriptor that was set before (asyncio's, say) within `PUMP_S`.
+
+The exception is never raised inside a host callback (XLA would turn it into a
+``JaxRuntimeError``), nor while a block of the package is being entered or left (`shielded`: it
+would leave a sink attached or the handler installed): it is raised as soon as the main thread
+is back in plain Python, and runs that start meanwhile are stopped at once (`aborting`).
+"""
+
+from __future__ import annotations
+
+import _thread
+import contextlib
+import os
+import signal
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._sink import Sink
+    from ._worker import Worker
+
+__all__ = ["InterruptBridge"]
+
+#: While armed, the worker reads the wakeup socket this often (seconds).
+PUMP_S = 0.02
+#: A press that could not be raised where it landed (in a host callback) is tried again after
+#: this long (seconds): at once, from the worker, so that the main thread finds it pending the
+#: moment XLA hands back control (CPython runs handlers right after a C call returns), before
+#: the user's next statement can start another run.
+RETRY_S = 0.0
+
+# Where the package's blocks are entered and left (see `_entering_or_leaving`).
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_EDGES = {"__enter__", "__exit__", "shielded", "attach", "detach"}
+# Frames of these files run host callbacks: an exception raised there reaches XLA.
+_CALLBACK_FILES = (
+    os.path.join("jax", "_src", "callback.py"),
+    os.path.join("jax", "_src", "debugging.py"),
+    os.path.join("jaxhist_widget", "_host", "_hub.py"),
+    os.path.join("jaxhist_widget", "_device", "hostcall.py"),
+)
+
+
+class InterruptBridge:
+    """Turns presses into stop requests or exceptions; see the module docstring.
+
+    ``on_press(abort)`` stops the runs in flight of the armed sinks (all of them when
+    ``abort``, else those not yet asked to stop) and says whether there were any.
+    """
+
+    def __init__(self, on_press: Callable[[bool], bool], worker: Worker) -> None:
+        self._on_press = on_press
+        self._worker = worker
+        # Reentrant: the Python handler runs on the main thread between any two bytecodes,
+        # also while the main thread holds this lock (arming, disarming).
+        self._lock = threading.RLock()
+        self._sinks: list[tuple[Sink, object]] = []  # (sink, token) per arm; blocks may nest
+        self._saved: dict[str, Any] = {}  # handler, wakeup fd and sockets while installed
+        self._busy = False  # the main thread is arming or disarming
+        self._shield = 0  # depth of `shielded` sections of the main thread
+        self._held = False  # someone is inside the lock
+        self._presses = 0  # SIGINT presses counted (from bytes) since installed
+        self._handled = 0  # presses the Python handler has accounted for
+        self._signalled = 0  # handler calls not yet settled
+        self._owed = 0  # bytes to skip: presses counted before their byte came
+        self._raise = False  # a press must reach the previous handler
+        self._pump: Any = None
+        #: Presses that stopped runs (ever): a cell compares it before and after it ran.
+        self.stops = 0
+
+    # -------------------------------------------------------------------------- public
+    def armed(self) -> list[Sink]:
+        with self._locked():
+            return list(dict.fromkeys(sink for sink, _ in self._sinks))
+
+    @contextlib.contextmanager
+    def shielded(self, undo: Callable[[], None] | None = None) -> Iterator[None]:
+        """A section of the main thread (entering or leaving a block) that no press may cut
+        short: presses meanwhile are counted, and the one to raise is raised at its end, after
+        ``undo()`` (which takes back what the section did, e.g. entering a block). An exception
+        inside the section also runs ``undo`` first."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        self._shield += 1
+        try:
+            yield
+        except BaseException:
+            if undo is not None:
+                undo()
+            raise
+        finally:
+            previous = self._settle_shield()
+            if previous is not _NONE and undo is not None:
+                undo()
+            self._shield -= 1
+        if previous is not _NONE:
+            _behave_as(previous, signal.SIGINT, None)
+
+    def arm(self, sink: Sink) -> object | None:
+        """Make presses stop ``sink``'s runs; a token for `disarm`, or None where that cannot
+        work (not the main thread, where signal handlers cannot be installed: there
+        ``sink.stop()`` is the way)."""
+        if threading.current_thread() is not threading.main_thread():
+            return None
+        with self._locked(busy=True):
+            if not self._saved and not self._install():
+                return None
+            token = object()
+            self._sinks.append((sink, token))
+            return token
+
+    def disarm(self, token: object | None) -> None:
+        """Undo the `arm` that gave ``token`` (nothing if it is not armed); the last one
+        restores the handler and the wakeup fd. A press to raise is left to `shielded`."""
+        with self._locked(busy=True):
+            self._sinks = [(s, t) for s, t in self._sinks if t is not token]
+            if self._sinks or not self._saved:
+                return
+            self._read()
+            if self._presses > self._handled:
+                # The handler of a press already read has not run yet: let it (it only counts,
+                # we are busy), or it would reach the restored handler as a fresh press.
+                _let_pending_handlers_run()
+            if self._account() is not _NONE:
+                self._raise = True  # for `_settle_shield`, once uninstalled
+            self._uninstall()
+
+    def poll(self) -> None:
+        """Count the presses that arrived (any thread; one non-blocking ``recv`` if none)."""
+        with self._locked():
+            if self._saved:
+                self._read()
+
+    # ----------------------------------------------------------------------- internals
+    @contextlib.contextmanager
+    def _locked(self, busy: bool = False) -> Iterator[None]:
+        with self._lock:
+            held, was_busy = self._held, self._busy
+            self._held, self._busy = True, busy or was_busy
+            try:
+                yield
+            finally:
+                self._held, self._busy = held, was_busy
+
+    def _read(self) -> None:
+        """Account for wakeup bytes; forward those of other signals (caller holds the lock)."""
+        data = _drain(self._saved["read"])
+        forward = bytearray()
+        for signum in data:
+            if signum != signal.SIGINT:
+                forward.append(signum)
+            elif self._owed:
+                self._owed -= 1
+            elif self._decide():  # the previous owner's press: its fd learns of it too
+                forward.append(signum)
+        if forward and self._saved["fd"] >= 0:
+            with contextlib.suppress(OSError):
+                os.write(self._saved["fd"], bytes(forward))
+
+    def _decide(self) -> bool:
+        """One more press (caller holds the lock); whether it goes to the previous handler."""
+        self._presses += 1
+        if self._presses == 1 and self._on_press(False):
+            self.stops += 1
+            return False  # a stop: the calls return their partial results
+        self._on_press(True)  # so that a call busy in XLA returns and the press can be raised
+        self._raise = True
+        return True
+
+    def _account(self) -> Any:
+        """Settle the handler's calls against the bytes (caller holds the lock); the handler
+        to behave as when a press must be raised, else `_NONE`."""
+        self._read()
+        if self._signalled and self._presses == self._handled:
+            self._owed += 1  # its byte has not come yet: count the press now
+            self._decide()
+        self._signalled = 0
+        self._handled = self._presses
+        if not self._raise:
+            return _NONE
+        self._raise = False
+        return self._saved["handler"]
+
+    def _settle_shield(self) -> Any:
+        """At the end of a shielded section: the handler to behave as for a press that came
+        meanwhile and must be raised, else `_NONE`."""
+        with self._locked(busy=True):
+            if self._saved:
+                return self._account()
+            # Not installed (any more): a press meanwhile is the current handler's.
+            pending = self._raise or self._signalled > 0
+            self._raise, self._signalled = False, 0
+            return signal.getsignal(signal.SIGINT) if pending else _NONE
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        """The Python-level SIGINT handler while installed (main thread)."""
+        self._signalled += 1
+        if self._busy or self._shield:  # settled where that section ends
+            return
+        if (
+            _in_callback(frame)
+            or _entering_or_leaving(frame)
+            or self._held
+            or not self._lock.acquire(blocking=False)
+        ):
+            # Inside a host callback (a raised exception would reach XLA) or the bridge's own
+            # bookkeeping: ask again shortly. Meanwhile the runs are stopped and new ones stop
+            # at once (`aborting`), so the main thread soon is back in plain Python.
+            self._retry_later()
+            return
+        try:
+            previous = self._account() if self._saved else _NONE
+        finally:
+            self._lock.release()
+        if previous is not _NONE:
+            _behave_as(previous, signum, frame)
+
+    @property
+    def aborting(self) -> bool:
+        """A press is to be raised: runs that start meanwhile are stopped at once."""
+        return self._raise
+
+    def _retry_later(self) -> None:
+        # Ask the main thread again shortly, by simulating a press (its byte is owed: it is
+        # not one of the user's presses).
+        def again() -> None:
+            with self._locked():
+                if not (self._saved and (self._signalled or self._raise)):
+                    return
+                self._owed += 1
+            _thread.interrupt_main(signal.SIGINT)
+
+        self._worker.later(RETRY_S, again)
+
+    def _pump_tick(self) -> None:
+        with self._locked():
+            if not self._saved:
+                return
+            self._read()
+            self._pump = self._worker.later(PUMP_S, self._pump_tick)
+
+    def _install(self) -> bool:
+        # Our handler first, then the wakeup fd: a press in between reaches our handler, which
+        # only counts it while arming; the other order could leave our fd set behind a raise.
+        try:
+            read, write = socket.socketpair()
+        except OSError:
+            return False
+        read.setblocking(False)
+        write.setblocking(False)
+        try:
+            previous = signal.signal(signal.SIGINT, self._on_sigint)
+        except ValueError:  # not the main interpreter
+            read.close()
+            write.close()
+            return False
+        try:
+            # With a Python-level handler installed, the C handler writes the byte.
+            old_fd = signal.set_wakeup_fd(write.fileno(), warn_on_full_buffer=False)
+        except (ValueError, OSError):
+            signal.signal(signal.SIGINT, previous)
+            read.close()
+            write.close()
+            return False
+        self._saved.update(handler=previous, fd=old_fd, read=read, write=write)
+        self._presses = self._handled = self._owed = 0
+        self._raise = False
+        self._pump = self._worker.later(PUMP_S, self._pump_tick)
+        return True
+
+    def _uninstall(self) -> None:
+        """Restore the handler and the wakeup fd (caller holds the lock)."""
+        saved = dict(self._saved)
+        self._saved.clear()
+        if self._pump is not None:
+            self._pump.cancel()
+        with contextlib.suppress(ValueError, OSError):
+            signal.set_wakeup_fd(saved["fd"])
+        with contextlib.suppress(ValueError, TypeError):
+            if signal.getsignal(signal.SIGINT) == self._on_sigint:
+                signal.signal(signal.SIGINT, saved["handler"])
+        # Bytes that came after the last read belong to the restored fd's owner now.
+        leftover = _drain(saved["read"])
+        if leftover and saved["fd"] >= 0:
+            with contextlib.suppress(OSError):
+                os.write(saved["fd"], leftover)
+        saved["read"].close()
+        saved["write"].close()
+
+
+_NONE = object()  # no press to raise
+
+
+def _let_pending_handlers_run() -> None:
+    # Pending Python signal handlers run at the next check of the main thread's eval loop,
+    # which a Python function call makes.
+    for _ in range(3):
+        _noop()
+
+
+def _noop() -> None:
+    pass
+
+
+def _behave_as(previous: Any, signum: int, frame: Any) -> None:
+    """Do what the handler ``previous`` would have done with this press."""
+    if previous is signal.SIG_IGN:
+        return
+    if previous is signal.SIG_DFL or previous is None:
+        # The default action: end the process, as without the package.
+        signal.signal(signum, signal.SIG_DFL)
+        signal.raise_signal(signum)
+        return
+    if callable(previous):
+        previous(signum, frame)
+        return
+    raise KeyboardInterrupt
+
+
+def _entering_or_leaving(frame: Any) -> bool:
+    """Whether the main thread is entering or leaving a block of the package's (its
+    ``__enter__`` / ``__exit__``, a shielded section): an exception there would leave the block
+    half set up or half torn down."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name in _EDGES and code.co_filename.startswith(_PACKAGE):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _in_callback(frame: Any) -> bool:
+    while frame is not None:
+        if frame.f_code.co_filename.endswith(_CALLBACK_FILES):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _drain(sock: socket.socket) -> bytes:
+    chunks = []
+    while True:
+        try:
+            data = sock.recv(4096)
+        except OSError:  # BlockingIOError: nothing (more) to read
+            break
+        if not data:
+            break
+        chunks.append(data)
+    return b"".join(chunks)

@@ -1,0 +1,278 @@
+"""`Sink`: the base every host-side receiver of streamed rows derives from.
+
+Host runtime. A sink is attached for the duration of a ``with`` block (or a `Sink.run` call);
+every `jaxhist_widget.while_loop` that *starts* while it is attached streams to it. The traced
+program never holds a sink: it holds a run id, and the hub (`_hub.Hub`) maps the id to the
+sinks that were attached when that run started (so the jit cache cannot keep a stale sink).
+
+Sinks also own the stop request. `stop()` sets a flag that the next chunk flush of every run
+streaming to this sink reads back into the loop, which then ends after the current step with its
+partial history intact. While attached in the main thread, a sink turns the first interrupt
+(Ctrl-C, the notebook's ■) during a run into such a stop instead of an exception (see
+`_sigint.InterruptBridge` for every press after it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ._hub import HUB
+from ._run import Run
+
+__all__ = ["Sink"]
+
+T = TypeVar("T")
+
+
+class Sink:
+    """Base class of host sinks: attach/detach, stop requests, and the run helpers.
+
+    Subclasses override any of `on_start`, `on_rows`, `on_end`; they are called from whatever
+    thread runs the loop's host callbacks, so they must be quick and thread-safe. An exception
+    they raise is reported (once per run) as a warning and never reaches the JAX computation;
+    a ``SystemExit`` or ``KeyboardInterrupt`` they raise stops their runs and is raised again
+    where the block (or `run`) ends.
+
+    A sink with an `on_rows` of its own (from its class, a mixin or set on the instance) sees
+    each chunk's rows before the loop goes on, so a stop it asks for there ends the loop right
+    after those rows (as in the example). Where no sink of a run needs that (`rows_can_wait`,
+    e.g. `Recorder`), the loop goes on at once and the rows are filed on the package's worker
+    thread meanwhile; either way every row is in when the call returns.
+
+    Examples
+    --------
+    A sink that stops the loop once the value drops below 1, from inside its callback:
+
+    >>> import jaxhist_widget as jhw
+    >>> class StopBelowOne(jhw.Sink):
+    ...     def on_rows(self, run, lanes):
+    ...         last = run.rows_since(0, run.counts[0] - 1)  # the newest row only: cheap
+    ...         if last[0][-1] < 1.0:
+    ...             self.stop()
+    >>> sink = StopBelowOne()
+    >>> final, hist = sink.run(
+    ...     jhw.while_loop, lambda x: x > 0, lambda x: x / 2, 100.0, max_steps=50, stream_every=1
+    ... )
+    >>> float(final), int(hist.length)
+    (0.78125, 8)
+    """
+
+    #: Whether the loop may go on before this sink has seen a chunk's rows (no stop it asks
+    #: for depends on them). None: decided from what the sink does — False when it has an
+    #: `on_rows` or `_should_stop` of its own (from its class, a mixin or the instance).
+    rows_can_wait: bool | None = None
+
+    @property
+    def _rows_can_wait(self) -> bool:
+        if self.rows_can_wait is not None:
+            return self.rows_can_wait
+        own = vars(self)
+        return (
+            type(self).on_rows is Sink.on_rows
+            and type(self)._should_stop is Sink._should_stop
+            and "on_rows" not in own
+            and "_should_stop" not in own
+        )
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._in_flight: set[int] = set()  # ids of runs streaming here that have not ended
+        self._stopping: set[int] = set()  # ids of those asked to stop
+        self._attach_depth = 0
+        self._armed = threading.local()  # per thread, per `with` level: did it arm?
+
+    # ----------------------------------------------------------------- sink callbacks
+    def on_start(self, run: Run) -> None:
+        """Called when a run starts streaming to this sink."""
+
+    def on_rows(self, run: Run, lanes: list[int]) -> None:
+        """Called after ``run`` received new rows for ``lanes`` (already appended to ``run``)."""
+
+    def on_end(self, run: Run) -> None:
+        """Called once when ``run`` ended (``run.status`` tells how)."""
+
+    # The hub's interface to a sink: the public hooks, with the bookkeeping every sink needs.
+    def _start(self, run: Run) -> None:
+        with self._lock:
+            self._in_flight.add(run.id)
+        self.on_start(run)
+
+    def _end(self, run: Run) -> None:
+        with self._lock:
+            self._in_flight.discard(run.id)
+            self._stopping.discard(run.id)  # a stop request ends with its run
+        self.on_end(run)
+
+    def _resume(self, run: Run) -> None:
+        """A run that was given up for dead (see `Hub.abandon_runs`) sent more rows."""
+        with self._lock:
+            self._in_flight.add(run.id)
+
+    def _should_stop(self, run: Run) -> bool:
+        return run.id in self._stopping
+
+    # --------------------------------------------------------------------- stopping
+    def stop(self) -> None:
+        """Ask every run streaming to this sink now to stop after its current step.
+
+        Safe from any thread. The loop sees the request at its next chunk flush; the call that
+        ran it returns normally with the partial history. The request applies to the runs in
+        flight when it is made and ends with them: a stop while nothing runs does nothing, and
+        a later run always starts fresh.
+        """
+        with self._lock:
+            self._stopping |= self._in_flight
+
+    @property
+    def stop_requested(self) -> bool:
+        """True once `stop` was called, until the runs it applies to have ended."""
+        with self._lock:
+            return bool(self._stopping)
+
+    @property
+    def running(self) -> bool:
+        """True while a run streaming to this sink has started and not ended."""
+        with self._lock:
+            return bool(self._in_flight)
+
+    @property
+    def attached(self) -> bool:
+        """True while attached (inside ``with sink:``, `run` or `run_async`)."""
+        with self._lock:
+            return self._attach_depth > 0
+
+    # ----------------------------------------------------------- attach / interrupts
+    def attach(self) -> None:
+        """Attach this sink: runs that start from now on stream to it. Prefer ``with sink:``."""
+        with self._lock:
+            self._attach_depth += 1
+            first = self._attach_depth == 1
+        if first:
+            HUB.attach(self)
+
+    def detach(self) -> None:
+        """Detach this sink. Runs already started keep streaming to it until they end; once the
+        last block that attached it ended, runs that can no longer end (their computation
+        raised) are closed as ``failed`` (see `Hub.abandon_runs`)."""
+        with self._lock:
+            self._attach_depth = max(0, self._attach_depth - 1)
+            last = self._attach_depth == 0
+        if last:
+            HUB.detach(self)
+            HUB.abandon_runs(self)
+
+    def __enter__(self) -> Any:
+        # In the main thread an interrupt (Ctrl-C, ■) during a run becomes a stop request;
+        # elsewhere interrupts are left alone. A press while entering cannot leave the sink
+        # half-entered: the section is shielded, and a press to raise undoes it first.
+        arms = self._arms()
+        depth = len(arms)
+
+        def undo() -> None:
+            while len(arms) > depth:
+                HUB.interrupts.disarm(arms.pop())
+                self.detach()
+
+        with HUB.interrupts.shielded(undo):
+            token = HUB.interrupts.arm(self)
+            arms.append(token)
+            self.attach()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        # Shielded too: a press while leaving is raised once nothing stays attached or armed.
+        with HUB.interrupts.shielded():
+            token = self._arms().pop() if self._arms() else None
+            try:
+                _effects_barrier()
+                HUB.drain(self)  # every row is in, and a slow sink has seen them
+            finally:
+                try:
+                    self.detach()
+                finally:
+                    HUB.interrupts.disarm(token)
+        raised = HUB.take_exit(self)
+        if raised is not None:
+            raise raised
+
+    @property
+    def _interrupts_armed(self) -> bool:
+        """Whether a press (Ctrl-C, ■) reaches this sink's runs (armed in the main thread)."""
+        return self in HUB.interrupts.armed()
+
+    def _arms(self) -> list[object | None]:
+        """This thread's arming tokens, one per open block (threads never share them)."""
+        arms = getattr(self._armed, "stack", None)
+        if arms is None:
+            arms = self._armed.stack = []
+        return arms
+
+    # ------------------------------------------------------------------------ runners
+    def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Call ``fn(*args, **kwargs)`` with this sink attached and return its result.
+
+        An interrupt (Ctrl-C / the notebook's ■) during a run stops the loop at its next
+        check and returns the partial result instead of raising.
+        """
+        with self:
+            result = fn(*args, **kwargs)
+            _block_until_ready(result)
+        return result
+
+    async def run_async(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Like `run`, but awaitable: the call runs in the event loop's executor while the
+        loop stays free, so widget messages (the Stop button) are handled during the run.
+
+        A cancellation of the awaiting task (how an interrupt reaches an awaiting cell) stops
+        the loop and still returns the partial result.
+        """
+
+        def work() -> T:
+            result = fn(*args, **kwargs)
+            _block_until_ready(result)
+            HUB.drain(self)
+            return result
+
+        self.attach()
+        try:
+            future = asyncio.get_running_loop().run_in_executor(None, work)
+            while not future.done():
+                try:
+                    # Wake up now and then: a signal taken by another thread reaches this
+                    # thread's handler (and so the task, as a cancellation) only when it runs
+                    # Python. A cancelled wait leaves the work running: it is stopped instead.
+                    await asyncio.wait({future}, timeout=0.02)
+                except asyncio.CancelledError:
+                    self.stop()
+            raised = HUB.take_exit(self)
+            if raised is not None:
+                raise raised
+            return future.result()
+        finally:
+            self.detach()
+
+
+def _effects_barrier() -> None:
+    """Wait until every host callback issued so far has run."""
+    import jax
+
+    jax.effects_barrier()
+
+
+def _block_until_ready(result: Any, poll: float = 0.01) -> None:
+    """Wait for ``result`` and for its callbacks, so a runner returns only when rows are in.
+
+    Polls instead of blocking in C++: where dispatch is asynchronous (GPU) the main thread keeps
+    running Python meanwhile, so an interrupt reaches the bridge's handler (a stop) at once.
+    On CPU a call with host callbacks has already finished when it returns.
+    """
+    import jax
+
+    arrays = [x for x in jax.tree_util.tree_leaves(result) if isinstance(x, jax.Array)]
+    while not all(x.is_ready() for x in arrays):
+        time.sleep(poll)
+    _effects_barrier()

@@ -1,0 +1,344 @@
+"""The device↔host contract: what one host call carries, and how each side reads it.
+
+The traced loop (the device side) and the host runtime agree here, and nowhere else, on:
+
+- `Layout`: what a row looks like (leaf names, shapes, dtypes), fixed at trace time;
+- the byte budgets that size a *window* (the static number of rows per lane one host call
+  carries: the loop sends a whole window per *flush*, only the rows new since the last flush
+  being valid) — `CHUNK_BYTES`, `LANES_CHUNK_BYTES`, `window_rows`;
+- the *header* of a flush — `HEADER` words (`Header`), then `LANE_FIELDS` words per lane
+  (`LaneWords`) — and the windows that follow it, one per leaf, as uint32 words: packed on the
+  device (`words`, `lane_words`, `pack_head`, traced JAX) and unpacked on the host (`decode`);
+- the host's answer — ``[stop, next_interval]`` (`answer`), the *interval* being the rows until
+  the next flush (`NEVER` when nobody listens);
+- the two host entry points the device calls (`open_run`, `receive_chunk`), served by whatever
+  host runtime `connect` was given (the device layer never imports the host's threads).
+
+Glossary: a *chunk* is the rows one flush delivers; a *window* is the static slice of the
+history buffer that carries them; the *interval* is how many steps pass between flushes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Sequence
+from typing import Any, NamedTuple, Protocol
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes  # also registers bfloat16, float8_*, int4, ... as numpy dtype names
+import numpy as np
+from jax import lax
+
+__all__ = [
+    "CHUNK_BYTES",
+    "HEADER",
+    "LANES_CHUNK_BYTES",
+    "LANE_FIELDS",
+    "NEVER",
+    "Chunk",
+    "Endpoint",
+    "Header",
+    "LaneWords",
+    "Layout",
+    "answer",
+    "connect",
+    "decode",
+    "element_words",
+    "itemsize_bits",
+    "lane_words",
+    "np_dtype",
+    "open_run",
+    "pack_head",
+    "receive_chunk",
+    "window_rows",
+    "words",
+]
+
+#: Auto streaming: one host call's window of rows holds at most this many packed bytes (one
+#: lane), but at least two rows. The window is static, so a flush of one row still sends a whole
+#: window: sizing it by bytes bounds that waste (a few MB/s at the ~20 flushes a second auto
+#: streaming aims for), and lets tiny rows use long windows (few calls).
+CHUNK_BYTES = 1 << 18
+
+#: The same budget for several vmap lanes (or devices), all of them together. Larger: a call
+#: has a fixed cost besides its bytes, and 64 lanes of 100 floats would otherwise get 10-row
+#: windows, a call every 10 steps (`benchmarks/overhead.py` problem (c) compares the budgets).
+LANES_CHUNK_BYTES = 1 << 20
+
+
+def np_dtype(name: str) -> np.dtype:
+    """The numpy dtype of a `Layout.dtypes` entry (a name such as ``"float8_e4m3fn"``)."""
+    return np.dtype(name)
+
+
+def itemsize_bits(dtype) -> int:
+    """Bits per element of ``dtype`` (4 for int4 / float4_e2m1fn, where ``itemsize`` says 1).
+
+    >>> itemsize_bits(jnp.int4), itemsize_bits(jnp.bfloat16), itemsize_bits(jnp.bool_)
+    (4, 16, 8)
+    """
+    public = getattr(jax.dtypes, "itemsize_bits", None)  # jax 0.8.0 lacks it, 0.8.1 has it
+    if public is not None:
+        return public(dtype)
+    dtype = np.dtype(dtype)
+    # ml_dtypes knows the widths below a byte (int2, int4, float4_e2m1fn) that numpy does not
+    if jnp.issubdtype(dtype, jnp.integer):
+        return ml_dtypes.iinfo(dtype).bits
+    if jnp.issubdtype(dtype, jnp.floating):
+        return ml_dtypes.finfo(dtype).bits
+    return 8 * dtype.itemsize
+
+
+def element_words(dtype) -> int:
+    """uint32 words one element takes on the wire: one up to 32 bits (narrower types are
+    zero-extended), two for a 64-bit type. See `words`.
+
+    >>> element_words("int4"), element_words("bfloat16"), element_words("float64")
+    (1, 1, 2)
+    """
+    return max(1, np_dtype(dtype).itemsize // 4)
+
+
+def window_rows(packed_row_bytes: int, max_rows: int, lanes: int = 1) -> int:
+    """Rows per lane in one auto-streaming host call: the byte budget shared by ``lanes``.
+
+    The first flush holds rows 0 and 1 together (there is none before the first step), hence
+    at least two rows.
+    """
+    budget = CHUNK_BYTES if lanes <= 1 else LANES_CHUNK_BYTES
+    share = budget // max(1, lanes * packed_row_bytes)
+    return int(min(max_rows, max(2, share)))
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """Static description of one row, fixed at trace time.
+
+    Attributes
+    ----------
+    names
+        One name per leaf of ``record(carry)``, e.g. ``("loss", "x")`` for a dict record.
+    shapes, dtypes
+        Shape and dtype name of each leaf's row (``"float32"``, ``"bfloat16"``,
+        ``"float8_e4m3fn"``, ``"int4"``, ...; `np_dtype` gives the numpy dtype).
+    treedef
+        The record's pytree structure, to rebuild rows in the same form as
+        ``History.to_numpy()``.
+    max_steps
+        The loop's static step cap.
+    chunk
+        The static number of rows one host call carries per lane (its window); under vmap
+        with auto streaming the lanes share the byte budget: see `window`.
+    every
+        The fixed flush interval in rows, or None for adaptive (``stream_every="auto"``).
+    """
+
+    names: tuple[str, ...]
+    shapes: tuple[tuple[int, ...], ...]
+    dtypes: tuple[str, ...]
+    treedef: Any
+    max_steps: int
+    chunk: int
+    every: int | None
+
+    @property
+    def row_nbytes(self) -> int:
+        return sum(
+            int(np.prod(s, dtype=np.int64)) * np_dtype(d).itemsize
+            for s, d in zip(self.shapes, self.dtypes, strict=True)
+        )
+
+    @property
+    def packed_row_nbytes(self) -> int:
+        """Bytes of one row as packed for the host (narrow types travel as 32-bit words)."""
+        return sum(
+            int(np.prod(s, dtype=np.int64)) * 4 * element_words(d)
+            for s, d in zip(self.shapes, self.dtypes, strict=True)
+        )
+
+    def window(self, lanes: int | None) -> int:
+        """Rows per lane one host call carries for ``lanes`` vmap lanes (None: unbatched).
+
+        `chunk`, except under vmap with auto streaming, where all lanes share the byte budget
+        (`LANES_CHUNK_BYTES`): 64 lanes of tiny rows must not send 64 windows of 256 KiB a call.
+        """
+        if lanes is None or self.every is not None:
+            return self.chunk
+        return min(self.chunk, window_rows(self.packed_row_nbytes, self.max_steps + 1, lanes))
+
+    @property
+    def scalar_fields(self) -> tuple[str, ...]:
+        """Names of the leaves whose rows are scalars (what a plot draws by default)."""
+        return tuple(n for n, s in zip(self.names, self.shapes, strict=True) if s == ())
+
+
+# ------------------------------------------------------------------------------- header
+#: Flush interval meaning "nobody is listening": larger than any run.
+NEVER = int(np.iinfo(np.int32).max)
+
+
+class Header(NamedTuple):
+    """The int32 words a flush starts with, in this order."""
+
+    run_id: int
+    lanes: int  #: -1: unbatched; 0: a vmap over no lanes
+    window: int  #: rows per lane in each window (see `Layout.window`)
+
+
+class LaneWords(NamedTuple):
+    """What a flush says of one lane: int32 words, in this order, after the `Header`."""
+
+    first: int  #: the lane's first row in this chunk
+    count: int  #: rows of the lane in this chunk (0: none new)
+    slice_start: int  #: the row the window starts at on the device (clamped near the end)
+    status: int  #: the lane's end status code as the device knows it (0: still running)
+
+
+#: int32 words before the per-lane words.
+HEADER = len(Header._fields)
+#: int32 words per lane.
+LANE_FIELDS = len(LaneWords._fields)
+
+
+class Chunk(NamedTuple):
+    """A decoded flush."""
+
+    run_id: int
+    lanes: int | None  #: None for an unbatched run; may be 0 (a vmap over an empty batch)
+    lane_words: list[LaneWords]
+    leaves: list[np.ndarray]  #: per leaf, shape ``(lanes_or_1, window, *leaf_shape)``
+
+    @property
+    def rows(self) -> int:
+        """Rows on the host once this chunk is filed (lanes with none new included)."""
+        return max((w.first + w.count for w in self.lane_words), default=0)
+
+
+def answer(stop: bool, interval: int) -> np.ndarray:
+    """The host's answer to a flush: stop the running lanes or not, rows until the next."""
+    return np.array([int(stop), interval], np.int32)
+
+
+# ------------------------------------------------------------------------- encode (device)
+# Traced JAX, called by the device layer while it builds a flush; `decode` below undoes each.
+_UNSIGNED = {2: jnp.uint2, 4: jnp.uint4, 8: jnp.uint8, 16: jnp.uint16}
+
+
+def words(x: jax.Array) -> jax.Array:
+    """Any array as flat uint32 words, bit-exact (`element_words` per element).
+
+    32-bit words, not bytes: XLA's bitcast to uint8 widens every element into a new minor axis,
+    which packs far slower than a same-size bitcast. Narrow types are zero-extended to a word
+    each; 64-bit types become two words.
+
+    >>> words(jnp.array([1.0, -2.0], jnp.bfloat16)).tolist(), words(jnp.int4(-1)).tolist()
+    ([16256, 49152], [15])
+    """
+    if x.dtype == jnp.bool_:
+        x = x.astype(jnp.uint8)
+    bits = itemsize_bits(x.dtype)
+    if bits < 32:
+        # Bitcast to the unsigned type of the same width (elementwise, even for 4- and 2-bit
+        # types such as int4 / float4_e2m1fn, where a bitcast to uint8 would pack elements),
+        # then zero-extend: bit-exact for every float8/float4/int4 type, and no float op
+        # touches a narrow float (see `lanes.as_bits` on why that matters).
+        return lax.bitcast_convert_type(x, _UNSIGNED[bits]).astype(jnp.uint32).reshape(-1)
+    # 4 bytes: one word per element; 8 bytes: a trailing axis of two words per element
+    return lax.bitcast_convert_type(x, jnp.uint32).reshape(-1)
+
+
+def lane_words(
+    first: jax.Array, count: jax.Array, slice_start: jax.Array, status: jax.Array
+) -> jax.Array:
+    """The `LaneWords` of every lane, as int32 ``(lanes, LANE_FIELDS)`` (each argument
+    ``(lanes,)``)."""
+    fields = LaneWords(first=first, count=count, slice_start=slice_start, status=status)
+    return jnp.stack(fields, axis=1).astype(jnp.int32)
+
+
+def pack_head(run_id: jax.Array, lanes: int | None, window: int, per_lane: jax.Array) -> jax.Array:
+    """A flush's first argument: the `Header` (``lanes`` None: unbatched), then ``per_lane``
+    (`lane_words`), as uint32 words."""
+    # Built from scalars: an array constant here would be hoisted into a const of the
+    # custom_vmap call, which vmap may batch (e.g. a cond turned into a select) and break.
+    header = Header(run_id, jnp.int32(-1 if lanes is None else lanes), jnp.int32(window))
+    return jnp.concatenate([words(jnp.stack(header)), words(per_lane)])
+
+
+# ------------------------------------------------------------------------- decode (host)
+def decode(layout: Layout, head: np.ndarray, windows: Sequence[np.ndarray]) -> Chunk:
+    """Unpack the host-call arguments made with `pack_head` and `words` (uint32 words).
+
+    ``head`` holds the `Header` and `LANE_FIELDS` words per lane; ``windows`` one window of
+    rows per leaf (``window``: `Layout.window` rows, sent in the header).
+    """
+    head = np.asarray(head).view(np.int32).reshape(-1)
+    run_id, lanes, k = Header(*head[:HEADER].tolist())
+    b = 1 if lanes < 0 else lanes
+    words = head[HEADER:].reshape(b, LANE_FIELDS).tolist()
+    leaves = []
+    sent = iter(windows)  # zero-size leaves have none: no buffer, no words
+    for shape, dt, elem_words in _leaf_plan(layout):
+        raw = np.asarray(next(sent)).reshape(-1) if elem_words else np.zeros(0, np.uint32)
+        if dt == np.bool_:
+            leaf = raw.astype(bool)
+        elif dt.itemsize < 4:
+            # Zero-extended on the device from the same-width unsigned bits: narrow back, then
+            # reinterpret (sub-byte types such as int4 occupy the low bits of one byte).
+            leaf = raw.astype(np.dtype(f"u{dt.itemsize}")).view(dt)
+        else:
+            leaf = raw.view(dt)
+        leaves.append(leaf.reshape(b, k, *shape))
+    lane_words = [LaneWords(*w) for w in words]
+    return Chunk(run_id, None if lanes < 0 else lanes, lane_words, leaves)
+
+
+@functools.lru_cache(maxsize=256)
+def _leaf_plan(layout: Layout) -> tuple[tuple[tuple[int, ...], np.dtype, int], ...]:
+    """Per leaf: shape, numpy dtype and uint32 words per row, worked out once per layout (a
+    chunk arrives every few ms, and redoing this per chunk was a large part of `decode`)."""
+    plan = []
+    for shape, dtype in zip(layout.shapes, layout.dtypes, strict=True):
+        dt = np_dtype(dtype)  # a name: ml_dtypes types (float8_*, int4, ...) keep their type
+        plan.append((tuple(shape), dt, math.prod(shape) * element_words(dt)))
+    return tuple(plan)
+
+
+# ---------------------------------------------------------------------------- endpoint
+class Endpoint(Protocol):
+    """The host runtime's side of the contract (see `connect`)."""
+
+    def open_run(self, layout: Layout, token: Any) -> np.ndarray: ...
+
+    def receive_chunk(
+        self, layout: Layout, head: np.ndarray, *windows: np.ndarray
+    ) -> np.ndarray: ...
+
+
+_endpoint: Endpoint | None = None
+
+
+def connect(endpoint: Endpoint) -> None:
+    """Serve the device's host calls with ``endpoint`` (the package does this on import)."""
+    global _endpoint
+    _endpoint = endpoint
+
+
+def open_run(layout: Layout, token: Any = None) -> np.ndarray:
+    """Start a run: int32 ``[run_id, first_interval]`` (`NEVER`: nobody listens).
+
+    ``token`` only ties the call to the loop's input (see ``streaming.open_run``).
+    """
+    if _endpoint is None:
+        return np.array([0, NEVER], np.int32)
+    return _endpoint.open_run(layout, token)
+
+
+def receive_chunk(layout: Layout, head: np.ndarray, *windows: np.ndarray) -> np.ndarray:
+    """Deliver one flush; returns `answer` ``[stop, next_interval]``."""
+    if _endpoint is None:
+        return answer(False, NEVER)
+    return _endpoint.receive_chunk(layout, head, *windows)

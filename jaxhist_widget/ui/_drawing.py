@@ -1,0 +1,166 @@
+"""What a `LivePlot` draws of one run: its series per lane, read from the run as rows arrive.
+
+Layer 3 (widget) by role, numpy only (no widgets): a `RunDrawing` reads the rows a run received
+since the last update, reduces them into its `LaneSeries`, and hands out each field's lines (for
+`jaxhist_widget.ui._figure.LiveFigure.set_lines`) and latest values (for the panel,
+`jaxhist_widget.ui._panel_state.panel_state`). `LaneNames` names a run's vmap lanes.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._host import Run
+from ._series import LaneSeries, Spec
+
+__all__ = ["MARK_POINTS", "MAX_LANES", "LaneNames", "RunDrawing", "check_lane_labels"]
+
+#: Lanes drawn per field under vmap (all lanes are recorded; `history` has them all).
+MAX_LANES = 64
+#: Points one mark (one field, all its lanes) sends per update: 4000 (int32 step, float64
+#: value) pairs are 48 KB, so no widget message exceeds 64 KB (steps past 2**31 travel as
+#: float64: 64,000 bytes). Under vmap the lanes share it (62 points each for 64 lanes).
+MARK_POINTS = 4000
+
+
+@dataclass
+class RunDrawing:
+    """The series of one run as a LivePlot draws it.
+
+    Attributes
+    ----------
+    run
+        The run drawn.
+    number
+        Its number in the LivePlot (1 for the first run it received).
+    specs
+        The plotted fields (empty when ``fields=`` named none of the run's leaves).
+    x0
+        The step its lines start at: where the previous run ended, with ``continue_steps``.
+    series
+        ``(field, lane) -> LaneSeries``, once the lane count is known (`start`).
+    last_step
+        The last step drawn (the largest over lanes).
+    """
+
+    run: Run
+    number: int
+    specs: list[Spec]
+    x0: int = 0
+    series: dict[tuple[int, int], LaneSeries] = field(default_factory=dict)
+    last_step: int = 0
+
+    @property
+    def fields(self) -> list[str]:
+        """The labels of the plotted fields, in legend order."""
+        return [s.label for s in self.specs]
+
+    @property
+    def lanes(self) -> int:
+        """Lanes drawn (0 before `start`; 1 for an unbatched run; at most `MAX_LANES`)."""
+        return len(self.series) // len(self.specs) if self.specs else 0
+
+    @property
+    def work(self) -> int:
+        """Values reduced and buckets touched so far, all series together."""
+        return sum(s.work for s in self.series.values())
+
+    def start(self, max_points: int) -> bool:
+        """Make the series once the run's lane count is known (its first rows arrived), at most
+        ``max_points`` points per line; False while there is nothing to draw yet."""
+        if self.series:
+            return True
+        counts = self.run.counts
+        if not counts or not self.specs:
+            return False
+        lanes = min(len(counts), MAX_LANES)
+        # The lanes of a mark share one message: at most MARK_POINTS points, 48 KB.
+        budget = min(max_points, MARK_POINTS // lanes)
+        for i in range(len(self.specs)):
+            for lane in range(lanes):
+                self.series[i, lane] = LaneSeries(budget)
+        return True
+
+    def ingest(self) -> None:
+        """Reduce the rows received since the last call (each row is read once)."""
+        counts = self.run.counts
+        if not self.series or not counts:
+            return
+        self.last_step = max(counts) - 1
+        for lane in range(self.lanes):
+            # Every series of a lane has the same length: read only the rows that are new.
+            rows = self.run.rows_since(lane, self.series[0, lane].size)
+            if len(rows[0]):
+                for i, spec in enumerate(self.specs):
+                    self.series[i, lane].extend(spec.values(rows))
+
+    def lines(self) -> list[tuple[list[np.ndarray], list[np.ndarray], tuple[float, float, float]]]:
+        """Per field: the points of each drawn lane (steps from `x0`) and their joint extent."""
+        out = []
+        for i in range(len(self.specs)):
+            xs, ys, lo, hi, lo_pos = [], [], np.inf, -np.inf, np.inf
+            for lane in range(self.lanes):
+                x, y, (a, b, c) = self.series[i, lane].points(self.x0)
+                xs.append(x)
+                ys.append(y)
+                lo, hi, lo_pos = min(lo, a), max(hi, b), min(lo_pos, c)
+            out.append((xs, ys, (lo, hi, lo_pos)))
+        return out
+
+    def last_values(self) -> list[list[float]]:
+        """Per field: the latest value of each drawn lane that has rows."""
+        return [
+            [self.series[i, lane].last for lane in range(self.lanes) if self.series[i, lane].size]
+            for i in range(len(self.specs))
+        ]
+
+
+class LaneNames:
+    """Names of a run's vmap lanes: ``LivePlot(lane_labels=...)``, or ``lane k`` when none were
+    given or their number does not match the run's lanes (warned once per run)."""
+
+    def __init__(self, labels: Any) -> None:
+        self.labels = check_lane_labels(labels)
+        self._checked: Run | None = None  # the run whose lane count was checked
+        self._ok = True
+
+    def __call__(self, run: Run) -> list[str]:
+        lanes = run.lanes or 0
+        labels = self.labels
+        if not lanes:  # an unbatched run names no lane; the labels wait for a vmapped one
+            return []
+        if labels is not None and self._checked is not run:
+            self._checked = run
+            self._ok = len(labels) == lanes
+            if not self._ok:
+                warnings.warn(
+                    f"LivePlot(lane_labels=...) has {len(labels)} labels but the run has "
+                    f"{lanes} vmap lanes; lanes are named 'lane k'. Pass one label per lane.",
+                    UserWarning,
+                    stacklevel=3,
+                )
+        if labels is not None and self._ok:
+            return list(labels)
+        return [f"lane {k}" for k in range(lanes)]
+
+
+def check_lane_labels(labels: Any) -> tuple[str, ...] | None:
+    """Validate ``LivePlot(lane_labels=...)``: None, or a sequence of str."""
+    if labels is None:
+        return None
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence):
+        raise TypeError(
+            "lane_labels must be a sequence of str, one per vmap lane (e.g. "
+            f"[f'lr={{lr}}' for lr in lrs]), got {labels!r}."
+        )
+    bad = [x for x in labels if not isinstance(x, str)]
+    if bad:
+        raise TypeError(
+            f"lane_labels must hold str only, got {bad[0]!r}; e.g. [str(v) for v in values]."
+        )
+    return tuple(labels)

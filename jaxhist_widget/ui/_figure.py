@@ -1,0 +1,340 @@
+"""`LiveFigure`: the bqplot figure of a `LivePlot`: its scales, axes, line marks and legend.
+
+Layer 3 (widget). This module only draws. It owns the marks of every run it is told about (one
+`Lines` mark per plotted field, one line per vmap lane inside it) and keeps, per run, what it
+needs to place the axes: where the run's steps start and end and the extent of its values. It
+computes no data (see `jaxhist_widget.ui._series`); axis arithmetic is in `._ticks`, colors and
+the legend's HTML in `._legend`.
+
+A `LivePlot` talks to it by run number: `add_run`, `add_marks`, `set_lines`, `fade_older`,
+`drop_runs`, `update_scales`, `set_log`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import bqplot
+import ipywidgets
+import numpy as np
+
+from . import _ticks as ticks
+from ._legend import LINE_STYLES, LegendLine, field_colors, lane_colors, legend_html
+
+__all__ = ["Extent", "LiveFigure"]
+
+#: Extent of a mark's finite values: min, max, smallest positive (for a log axis); ``inf`` /
+#: ``-inf`` when there is none.
+Extent = tuple[float, float, float]
+
+_FADED = 0.3  # opacity of the run before the latest one; older ones fade further
+_FADED_MIN = 0.12
+#: Axis text follows JupyterLab's theme (bqplot's own dark style made the label orange).
+_AXIS_TEXT = "var(--jp-ui-font-color1)"  # (bqplot refuses a var() with a fallback)
+
+
+@dataclass
+class _RunMarks:
+    """What the figure holds for one run: its marks and where its data lies."""
+
+    number: int
+    x0: int  # the step its line starts at (> 0 for a run continuing the previous one)
+    fields: list[str] = field(default_factory=list)  # one label per mark
+    lane_names: list[str] = field(default_factory=list)  # of the drawn lanes; [] unbatched
+    lanes: int = 0  # the run's lane count (more than drawn above the lane cap)
+    marks: list[bqplot.Lines] = field(default_factory=list)
+    extents: list[Extent] = field(default_factory=list)
+    last_step: int = 0
+    opacity: float = 1.0
+
+    @property
+    def batched(self) -> bool:
+        return bool(self.lane_names)
+
+
+class LiveFigure:
+    """The figure widgets of one `LivePlot` and the marks of the runs it draws.
+
+    Attributes
+    ----------
+    figure
+        The bqplot `Figure` (axes and the marks of every drawn run).
+    legend
+        An HTML row under the figure: one entry per field (and kept run), plus the lanes.
+    x_scale, y_lin, y_log
+        The step scale and the two y scales; the y axis and the marks use `y_scale`.
+    """
+
+    def __init__(self, log_y: bool) -> None:
+        self.log = log_y
+        self._runs: dict[int, _RunMarks] = {}  # by run number, oldest first
+        self.x_scale = bqplot.LinearScale(min=0.0, max=1.0)
+        # Limits from the start: fixed tick values on a scale without a domain sit at NaN.
+        self.y_lin = bqplot.LinearScale(min=0.0, max=1.0)
+        self.y_log = bqplot.LogScale(min=0.1, max=10.0)
+        # Tick values and formats are set here, not left to bqplot: its defaults mix formats on
+        # one axis and put as many x ticks on a 330 px plot as on a 1400 px one.
+        self.x_axis = bqplot.Axis(
+            scale=self.x_scale,
+            side="bottom",
+            label="step",
+            label_color=_AXIS_TEXT,
+            color=_AXIS_TEXT,
+            grid_lines="dashed",
+            tick_values=np.array([0.0, 1.0]),
+            tick_format=",.0f",
+        )
+        self._extent: Extent = (math.inf, -math.inf, math.inf)  # of every drawn line
+        self.y_axis = self._new_y_axis()
+        self.figure = bqplot.Figure(
+            marks=[],
+            axes=[self.x_axis, self.y_axis],
+            animation_duration=0,  # transitions would lag behind 20 updates per second
+            # The right margin holds half of the last x label ("100,000").
+            fig_margin={"top": 16, "bottom": 40, "left": 48, "right": 32},
+            layout=ipywidgets.Layout(width="100%", height="320px"),
+        )
+        self.figure.add_class("jhw-figure")
+        # The legend is a row of HTML under the figure, never inside the plot: it cannot cover
+        # a line or be covered by bqplot's toolbar, and it wraps instead of running off.
+        self.legend = ipywidgets.HTML(layout=ipywidgets.Layout(width="auto"))
+        self.legend.add_class("jhw-legend")
+        # No bqplot tooltip: the panel's view shows the hover read-out (field, lane, run, step
+        # and value of the point under the pointer) from these lines' points and `labels`.
+
+    @property
+    def y_scale(self) -> bqplot.Scale:
+        """The y scale in use (log or linear)."""
+        return self.y_log if self.log else self.y_lin
+
+    # ------------------------------------------------------------------ runs
+    def add_run(self, number: int, x0: int = 0) -> None:
+        """Draw run ``number`` (no marks until `add_marks`), its steps starting at ``x0``."""
+        self._runs[number] = _RunMarks(number, x0)
+
+    def add_marks(
+        self,
+        number: int,
+        fields: Sequence[str],
+        lane_names: Sequence[str] | None = None,
+        lanes: int = 0,
+    ) -> None:
+        """Create run ``number``'s marks: one per field, with one line per name in
+        ``lane_names`` (the drawn vmap lanes of a run of ``lanes``) or a single line when the
+        run is unbatched (None)."""
+        r = self._runs[number]
+        r.fields, r.lanes = list(fields), lanes
+        r.lane_names = list(lane_names or [])
+        colors_of_fields = field_colors(r.fields)
+        colors_of_lanes = lane_colors(len(r.lane_names))
+        for i, label in enumerate(r.fields):
+            # The labels are what the hover read-out shows: field, lane, run.
+            if r.batched:
+                # Color tells lanes apart (a ramp, lane 0 first), dash style tells fields apart.
+                labels = [f"{label} · {name} · run {number}" for name in r.lane_names]
+                colors, style = colors_of_lanes, LINE_STYLES[i % len(LINE_STYLES)]
+            else:
+                labels = [f"{label} · run {number}"]
+                colors, style = [colors_of_fields[i]], "solid"
+            mark = self._new_line(labels=labels, colors=colors, line_style=style)
+            if r.opacity < 1.0:  # faded before its first rows came (another thread's run)
+                mark.opacities = [r.opacity] * len(labels)
+            r.marks.append(mark)
+        r.extents = [(math.inf, -math.inf, math.inf)] * len(r.marks)
+        self._show()
+        self._update_legend()
+
+    def set_lines(
+        self,
+        number: int,
+        lines: Sequence[tuple[list[np.ndarray], list[np.ndarray], Extent]],
+        last_step: int,
+    ) -> None:
+        """Set the points of run ``number``'s marks, one ``(xs, ys, extent)`` per mark (one x
+        and one y array per lane), and the run's last step. Scales follow at `update_scales`."""
+        r = self._runs[number]
+        r.last_step = last_step
+        for i, (mark, (xs, ys, extent)) in enumerate(zip(r.marks, lines, strict=True)):
+            r.extents[i] = extent
+            if r.batched:
+                x, y = _pad(xs, 0), _pad(ys, np.nan)
+            else:
+                x, y = xs[0], ys[0]
+            with mark.hold_sync():  # x and y in one message, so a view never sees them mismatched
+                mark.x, mark.y = _step_array(x), y
+
+    def fade_older(self) -> None:
+        """Fade every run but the newest: the older, the fainter."""
+        for age, r in enumerate(reversed(list(self._runs.values()))):
+            if age:
+                r.opacity = max(_FADED_MIN, _FADED * 0.7 ** (age - 1))
+                for mark in r.marks:
+                    mark.opacities = [r.opacity] * max(1, len(r.lane_names))
+        self._update_legend()
+
+    def drop_runs(self, numbers: Iterable[int]) -> None:
+        """Stop drawing runs ``numbers`` and close their marks.
+
+        A widget lives, with its data, until closed (the kernel's widget registry holds it), so
+        unclosed marks of replaced runs would grow by one widget per field and run. They are
+        closed only once the figure no longer lists them.
+        """
+        dropped = [self._runs.pop(n) for n in list(numbers) if n in self._runs]
+        if not dropped:
+            return
+        self._show()
+        for r in dropped:
+            for mark in r.marks:
+                mark.close()
+        self._update_legend()
+
+    def set_log(self, log: bool) -> None:
+        """Switch the y axis to a log (or linear) scale, rebuilding the marks on it.
+
+        bqplot views do not follow a mark's or an axis's scale being swapped (seen in
+        JupyterLab 4.6: the Python side changed, the drawing stayed linear), so the marks and the
+        y axis are rebuilt on the other scale; their data is at most max_points.
+        """
+        self.log = log
+        self._set_y_limits()  # the scale now in use was not kept up to date
+        old = [self.y_axis]
+        for r in self._runs.values():
+            old += r.marks
+            r.marks = [
+                self._new_line(
+                    labels=list(m.labels),
+                    colors=list(m.colors),
+                    opacities=list(m.opacities),
+                    line_style=m.line_style,
+                    x=m.x,
+                    y=m.y,
+                )
+                for m in r.marks
+            ]
+        self.y_axis = self._new_y_axis()
+        with self.figure.hold_sync():
+            self._show()
+            self.figure.axes = [self.x_axis, self.y_axis]
+        for w in old:
+            w.close()
+        self._update_ticks()
+
+    # ------------------------------------------------------------ scales, ticks
+    def update_scales(self) -> None:
+        """Scales from the drawn runs' steps and extents, then the ticks."""
+        runs = list(self._runs.values())
+        first = min((r.x0 for r in runs), default=0)  # > 0: continued, earlier dropped
+        last = max((r.x0 + r.last_step for r in runs), default=first)
+        with self.x_scale.hold_sync():
+            self.x_scale.min, self.x_scale.max = ticks.x_limits(first, last)
+        extents = [e for r in runs for e in r.extents]
+        self._extent = (
+            min((e[0] for e in extents), default=math.inf),
+            max((e[1] for e in extents), default=-math.inf),
+            min((e[2] for e in extents), default=math.inf),
+        )
+        self._set_y_limits()
+        self._update_ticks()
+
+    def _set_y_limits(self) -> None:
+        """Limits of the y scale in use (the other one is set when the toggle selects it: one
+        message less per update)."""
+        lo, hi, lo_pos = self._extent
+        scale = self.y_scale
+        with scale.hold_sync():
+            scale.min, scale.max = (
+                ticks.log_limits(lo_pos, hi) if self.log else ticks.linear_limits(lo, hi)
+            )
+
+    def _update_ticks(self) -> None:
+        """Round tick values and one compact format per axis; the left margin fits the labels."""
+        x_ticks = ticks.linear_ticks(
+            float(self.x_scale.min), float(self.x_scale.max), 4, integer=True
+        )
+        lo, hi = float(self.y_scale.min), float(self.y_scale.max)
+        y_ticks = ticks.log_ticks(lo, hi) if self.log else ticks.linear_ticks(lo, hi, 6)
+        y_format, width = ticks.tick_format(y_ticks, log=self.log)
+        for axis, values, fmt in (
+            (self.x_axis, x_ticks, ticks.tick_format(x_ticks)[0]),
+            (self.y_axis, y_ticks, y_format),
+        ):
+            if list(axis.tick_values) != values or axis.tick_format != fmt:
+                with axis.hold_sync():
+                    axis.tick_values = np.array(values, float)
+                    axis.tick_format = fmt
+        left = ticks.left_margin(width)
+        if self.figure.fig_margin.get("left") != left:
+            self.figure.fig_margin = {**self.figure.fig_margin, "left": left}
+
+    # ------------------------------------------------------------------ helpers
+    def _show(self) -> None:
+        """Make the figure list exactly the marks of the drawn runs."""
+        self.figure.marks = [m for r in self._runs.values() for m in r.marks]
+
+    def _update_legend(self) -> None:
+        """The legend row: one entry per field (and per kept run), plus the latest run's lanes."""
+        lines = [
+            LegendLine(
+                label,
+                r.number,
+                "currentColor" if r.batched else mark.colors[0],
+                mark.line_style,
+                r.opacity,
+            )
+            for r in self._runs.values()
+            for label, mark in zip(r.fields, r.marks, strict=False)
+        ]
+        latest = next((r for r in reversed(self._runs.values()) if r.marks), None)
+        names, lanes = (latest.lane_names, latest.lanes) if latest is not None else ([], 0)
+        self.legend.value = legend_html(lines, names, lanes)
+
+    def _new_y_axis(self) -> bqplot.Axis:
+        return bqplot.Axis(
+            scale=self.y_scale,
+            side="left",
+            color=_AXIS_TEXT,
+            grid_lines="dashed",
+            # Never a tick at 0 on a log scale (a NaN position); `_update_ticks` sets the real ones.
+            tick_values=np.array([0.1, 1.0, 10.0] if self.log else [0.0, 0.5, 1.0]),
+            tick_format=",~g",
+        )
+
+    def _new_line(self, **traits: Any) -> bqplot.Lines:
+        traits.setdefault("x", np.zeros(0))
+        traits.setdefault("y", np.zeros(0))
+        return bqplot.Lines(
+            scales={"x": self.x_scale, "y": self.y_scale},
+            stroke_width=1.5,
+            display_legend=False,  # the legend is the HTML row under the figure
+            # The scales' limits are always set here (`update_scales`), so a mark's own data
+            # range never decides them: without this the browser recomputes every line's min
+            # and max at each update only to find the limits unchanged.
+            preserve_domain={"x": True, "y": True},
+            **traits,
+        )
+
+
+def _pad(arrays: list[np.ndarray], empty: float) -> np.ndarray:
+    """Stack lines of unequal length into one 2-d array, each padded with its own last point.
+
+    Not NaN: bqplot places each line's label at its last point, and NaN there is an invalid
+    SVG transform. Repeating the last point draws nothing extra. A line with no point at all is
+    filled with ``empty``.
+    """
+    dtype = np.result_type(*arrays)
+    out = np.full((len(arrays), max(len(a) for a in arrays)), empty, dtype=dtype)
+    for k, a in enumerate(arrays):
+        out[k, : len(a)] = a
+        if len(a):
+            out[k, len(a) :] = a[-1]
+    return out
+
+
+def _step_array(x: np.ndarray) -> np.ndarray:
+    """Steps as int32 when they fit (4 bytes a point on the wire instead of 8)."""
+    if x.dtype.kind in "iu" and (not x.size or int(x.max()) < 2**31):
+        return x.astype(np.int32, copy=False)
+    return x

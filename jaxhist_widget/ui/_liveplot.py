@@ -1,0 +1,299 @@
+"""`LivePlot`: a sink that draws every streamed run live in Jupyter, and records it.
+
+Layer 3 (widget). A `LivePlot` owns a `LivePanel` (status, progress, rate, latest values,
+controls) and a `LiveFigure` (the bqplot figure: one `Lines` mark per plotted field and run; one
+line per vmap lane inside it). All drawn state lives in those widgets' traits, so a view opened
+late, shown twice or after a page reload shows everything; without a frontend the widgets talk
+to nobody and the plot still records.
+
+This module is what a user holds: the options, display, data access, exports, runners and the
+panel's controls. Turning runs into widget state (the hooks, the throttle, each update) is its
+base class, `._updates.LiveUpdates`.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import ipywidgets
+
+from .._host import Run, Sink
+from . import _export as export
+from ._drawing import MAX_LANES, check_lane_labels
+from ._figure import LiveFigure
+from ._panel import LivePanel
+from ._series import check_fields
+from ._updates import MAX_UPDATES_PER_SECOND, PUSH_BUDGET, LiveUpdates
+
+T = TypeVar("T")
+
+__all__ = [
+    "MAX_LANES",
+    "MAX_POINTS_LIMIT",
+    "MAX_UPDATES_PER_SECOND",
+    "PUSH_BUDGET",
+    "LivePlot",
+]
+
+#: Upper bound on ``max_points``.
+MAX_POINTS_LIMIT = 4000
+
+_OPTIONS = (
+    "fields",
+    "log_y",
+    "keep_runs",
+    "title",
+    "max_points",
+    "lane_labels",
+    "continue_steps",
+)
+
+
+class LivePlot(LiveUpdates):
+    """Plot every `jaxhist_widget.while_loop` run started while attached, live, and record it.
+
+    Display it (last expression of a cell, or ``display(live)``), then run loops inside
+    ``with live:`` (or ``live.run(fn, ...)``, or ``await live.run_async(fn, ...)``). The Stop
+    button ends the run after its current chunk and keeps the partial history in both: in a
+    normal cell it interrupts the kernel, as the notebook's ■ does (the kernel handles no widget
+    message before the cell ends, and the interrupt becomes a stop of this plot's run); in an
+    async cell it sends a message, handled while the cell awaits.
+
+    Parameters
+    ----------
+    fields
+        What to plot, by leaf name of ``record(carry)``. Default: every scalar leaf, and the L2
+        norm of every other leaf (labelled ``|x|``). Entries: ``"loss"`` (a scalar leaf; a
+        vector leaf gives all its components, at most 32), ``"|x|"`` (norm), ``"x[3]"`` (one
+        flat component).
+    log_y
+        Start with a logarithmic y axis (there is a toggle in the panel).
+    keep_runs
+        Keep previous runs on the plot, faded, and in `runs` (there is a toggle). When False
+        only the latest run is kept, which also bounds memory.
+    title
+        Shown at the top of the panel.
+    max_points
+        Points sent per line per update (min/max decimated), 5..4000.
+    lane_labels
+        Names of the vmap lanes (e.g. ``[f"lr={lr}" for lr in lrs]``), used wherever the plot
+        names a lane; one per lane (a run with another lane count warns and uses ``lane k``).
+    continue_steps
+        Draw each run from the step where the previous one ended (a loop resumed from its last
+        carry, e.g. in chunks of ``max_steps``), so the step axis counts the whole optimisation;
+        best with ``keep_runs=True``. Host rows (`history`) keep each run's own steps.
+
+    Examples
+    --------
+    >>> import jax, jaxhist_widget as jhw
+    >>> live = jhw.LivePlot(title="halving")
+    >>> def solve(x):
+    ...     return jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, x, max_steps=9)
+    >>> with live:  # in a notebook: display(live) first
+    ...     x, hist = jax.jit(solve)(10.0)
+    >>> live.panel.get_state(["status", "step", "max_steps"])
+    {'status': 'converged', 'step': 4, 'max_steps': 9}
+    >>> live.history().tolist() == hist.to_numpy().tolist()
+    True
+    """
+
+    def __init__(
+        self,
+        *,
+        fields: str | Sequence[str] | None = None,
+        log_y: bool = False,
+        keep_runs: bool = False,
+        title: str | None = None,
+        max_points: int = 2000,
+        lane_labels: Sequence[str] | None = None,
+        continue_steps: bool = False,
+        **unknown: Any,
+    ) -> None:
+        if unknown:
+            raise TypeError(
+                f"LivePlot() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
+                f"allowed: {', '.join(_OPTIONS)}."
+            )
+        fields = check_fields(fields)
+        if not isinstance(max_points, int) or isinstance(max_points, bool):
+            raise TypeError(f"max_points must be an int, got {max_points!r}.")
+        if not 5 <= max_points <= MAX_POINTS_LIMIT:
+            raise ValueError(
+                f"max_points must be in 5..{MAX_POINTS_LIMIT} (points per line per update), "
+                f"got {max_points}."
+            )
+        if title is not None and not isinstance(title, str):
+            raise TypeError(f"title must be a str or None, got {title!r}.")
+        if not isinstance(continue_steps, bool):
+            raise TypeError(f"continue_steps must be True or False, got {continue_steps!r}.")
+        check_lane_labels(lane_labels)
+        fig = LiveFigure(log_y=bool(log_y))
+        super().__init__(
+            LivePanel(title=title or "", log_y=bool(log_y), keep_runs=bool(keep_runs)),
+            fig,
+            fields=fields,
+            max_points=max_points,
+            lane_labels=lane_labels,
+            continue_steps=continue_steps,
+        )
+        self._async_runs = 0  # run_async calls in progress (their Stop is a message)
+        self._container: ipywidgets.VBox | None = None
+        self._displayed = False
+        #: The bqplot figure (axes and one `Lines` mark per plotted series and run).
+        self.figure = fig.figure
+        self.panel.figure = self.figure  # the panel's view reads it out on hover (in the browser)
+        #: The legend row under the figure (HTML).
+        self.legend = fig.legend
+        self.panel.observe(self._on_stop_click, "stop_clicks")
+        self.panel.observe(self._on_clear_click, "clear_clicks")
+        self.panel.observe(self._on_log_y, "log_y")
+        self.panel.observe(self._on_keep_runs, "keep_runs")
+
+    # ------------------------------------------------------------------ display
+    @property
+    def widget(self) -> ipywidgets.VBox:
+        """The displayed widget: the panel above the figure (made on first use)."""
+        if self._container is None:
+            self._container = ipywidgets.VBox(
+                [self.panel, self.figure, self.legend], layout=ipywidgets.Layout(width="100%")
+            )
+            self._container.add_class("jhw-liveplot")
+        return self._container
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        self._displayed = True
+        display(self.widget)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        self._displayed = True
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    # ------------------------------------------------------------------ options
+    @property
+    def log_y(self) -> bool:
+        """Whether the y axis is logarithmic (synced with the panel's toggle)."""
+        return self.panel.log_y
+
+    @log_y.setter
+    def log_y(self, value: bool) -> None:
+        self.panel.log_y = bool(value)
+
+    @property
+    def keep_runs(self) -> bool:
+        """Whether previous runs stay on the plot and in `runs` (synced with the toggle)."""
+        return self.panel.keep_runs
+
+    @keep_runs.setter
+    def keep_runs(self, value: bool) -> None:
+        self.panel.keep_runs = bool(value)
+
+    # --------------------------------------------------------------------- data
+    def history(self, run: int = -1) -> Any:
+        """Rows of run number ``run`` (default: the latest), like ``History.to_numpy()``.
+
+        Examples
+        --------
+        >>> import jaxhist_widget as jhw
+        >>> live = jhw.LivePlot()
+        >>> with live:
+        ...     _, hist = jhw.while_loop(lambda x: x < 8, lambda x: x * 2, 1, max_steps=5)
+        >>> live.history().tolist()
+        [1, 2, 4, 8]
+        """
+        return self._run(run).history()
+
+    def to_pandas(self, run: int = -1) -> Any:
+        """Run ``run`` as a `pandas.DataFrame`: a ``step`` column (and ``lane`` under vmap),
+        then one column per scalar leaf and per component of other leaves (``x[0]``, ...)."""
+        return export.to_pandas(self._run(run))
+
+    def to_csv(self, path: str | Path, run: int = -1) -> Path:
+        """Write run ``run`` as CSV (the columns of `to_pandas`; no pandas needed)."""
+        return export.to_csv(self._run(run), path)
+
+    def save_png(self, path: str | Path, scale: float | None = None) -> concurrent.futures.Future:
+        """Ask the frontend showing this plot to render it to PNG and write it to ``path``.
+
+        The browser renders the figure, so this needs a live Jupyter frontend that displays
+        the plot. The file is written when the frontend answers: after the current cell ends,
+        or while an async cell awaits (``await asyncio.wrap_future(live.save_png(p))``).
+
+        Returns
+        -------
+        concurrent.futures.Future
+            Resolves to the written `Path`.
+
+        Raises
+        ------
+        RuntimeError
+            Without a frontend (plain Python, or a plot never displayed).
+        """
+        return export.save_png(self.figure, self._displayed, path, scale)
+
+    def clear(self) -> None:
+        """Forget previous runs and their lines (a running run stays), and reset the panel."""
+        self._forget_ended()
+
+    # ---------------------------------------------------------------- runners
+    # The view sends a Stop click as a widget message, which a kernel handles only while a cell
+    # awaits (run_async); a normal cell (`with live:`, `run`) holds the kernel until it ends.
+    # There the view asks for a kernel interrupt instead, which the interrupt bridge turns into
+    # a stop of the armed sink's run: `stop_mode` tells the view which applies.
+
+    def __enter__(self) -> LivePlot:
+        super().__enter__()
+        self._sync_stop_mode()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            super().__exit__(*exc)
+        finally:
+            self._sync_stop_mode()
+
+    async def run_async(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        self._async_runs += 1
+        self._sync_stop_mode()
+        try:
+            return await super().run_async(fn, *args, **kwargs)
+        finally:
+            self._async_runs -= 1
+            self._sync_stop_mode()
+
+    run_async.__doc__ = Sink.run_async.__doc__
+
+    def _sync_stop_mode(self) -> None:
+        # Armed in the main thread only; elsewhere an interrupt would not reach the run.
+        interrupt = self._interrupts_armed and self._async_runs == 0
+        self.panel.stop_mode = "interrupt" if interrupt else "message"
+
+    # --------------------------------------------------------------- controls
+    def _on_stop_click(self, change: dict[str, Any]) -> None:
+        # A click that arrives after the run ended must not stop the next run.
+        if self.running:
+            self.stop()
+
+    def _on_clear_click(self, change: dict[str, Any]) -> None:
+        self.clear()
+
+    def _on_log_y(self, change: dict[str, Any]) -> None:
+        self._set_log(bool(change["new"]))
+
+    def _on_keep_runs(self, change: dict[str, Any]) -> None:
+        if not change["new"]:
+            self._keep_latest_only()
+
+    # ---------------------------------------------------------------- helpers
+    def _run(self, index: int) -> Run:
+        runs = self.runs
+        if not runs:
+            raise LookupError(
+                "This LivePlot has received no run yet: call a jhw.while_loop inside "
+                "`with live:` or via live.run(fn, ...)."
+            )
+        return runs[index]

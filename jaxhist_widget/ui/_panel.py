@@ -1,0 +1,103 @@
+"""`LivePanel`: the status/progress/controls strip of a `LivePlot`, as an anywidget.
+
+Layer 3 (widget). This class holds only synced traits: every piece of state a view shows lives
+here (not in JavaScript), so a view opened late, displayed twice or after a page reload shows
+the same thing. What the run-state traits hold is `._panel_state.panel_state`; `LivePlot` sets
+them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anywidget
+import ipywidgets
+import traitlets
+
+__all__ = ["CSS_PATH", "ESM_PATH", "STATUSES", "STOP_MODES", "LivePanel"]
+
+
+def _front_end_path(name: str) -> Path:
+    # A wheel ships the front end inside the package (pyproject force-includes js/panel.js and
+    # js/panel.css there); an editable/source checkout uses the repository's js/ folder.
+    package = Path(__file__).resolve().parents[1]
+    installed = package / "static" / name
+    return installed if installed.exists() else package.parent / "js" / name
+
+
+#: The JavaScript module of the panel.
+ESM_PATH = _front_end_path("panel.js")
+#: The panel's styles (anywidget puts them into the page once, for every view).
+CSS_PATH = _front_end_path("panel.css")
+
+#: Values of `LivePanel.status`.
+STATUSES = ("idle", "running", "converged", "max_steps", "stopped", "error")
+
+#: Values of `LivePanel.stop_mode`: how a Stop click reaches the kernel.
+STOP_MODES = ("message", "interrupt")
+
+
+class LivePanel(anywidget.AnyWidget):
+    """Synced state of the panel. Python writes the run state; the view writes the controls.
+
+    Examples
+    --------
+    >>> panel = LivePanel(status="running", step=5, max_steps=10)
+    >>> panel.get_state(["status", "step", "max_steps"])
+    {'status': 'running', 'step': 5, 'max_steps': 10}
+    """
+
+    _esm = ESM_PATH
+    _css = CSS_PATH
+
+    # ---- written by Python (the run)
+    title = traitlets.Unicode("").tag(sync=True)
+    #: One of `STATUSES`.
+    status = traitlets.Enum(STATUSES, default_value="idle").tag(sync=True)
+    #: Steps done in the current run (rows - 1; the largest over vmap lanes).
+    step = traitlets.Int(0).tag(sync=True)
+    max_steps = traitlets.Int(0).tag(sync=True)
+    #: Steps per second: the rate over the last few seconds while running, the run's average
+    #: once it ended (0 when no step was taken).
+    rate = traitlets.Float(0.0).tag(sync=True)
+    #: Seconds since the run started (to its end once it ended).
+    elapsed = traitlets.Float(0.0).tag(sync=True)
+    #: Number of vmap lanes; 0 for an unbatched run.
+    lanes = traitlets.Int(0).tag(sync=True)
+    #: Runs this plot has received (1 for the first).
+    run_number = traitlets.Int(0).tag(sync=True)
+    #: Names of the plotted series, in legend order.
+    fields = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    #: Latest value per series (the median over lanes under vmap). A float, or the string
+    #: "nan" / "inf" / "-inf": JSON has no non-finite numbers.
+    latest = traitlets.Dict().tag(sync=True)
+    #: Under vmap: per series, ``[min, max]`` of the latest values over lanes; else empty.
+    latest_range = traitlets.Dict().tag(sync=True)
+    #: Under vmap, once the run ended: number of lanes per end status, e.g.
+    #: ``{"converged": 5, "max_steps": 1}``; else empty.
+    lane_statuses = traitlets.Dict().tag(sync=True)
+    #: Under vmap, once the run ended: the labels of the lanes of each status (``lane k`` or
+    #: the LivePlot's ``lane_labels``), for naming the few lanes that ended differently.
+    lane_names = traitlets.Dict().tag(sync=True)
+    #: How a Stop click reaches the kernel (one of `STOP_MODES`). "interrupt" while a normal
+    #: cell runs the loop (``with live:``, `LivePlot.run`): the kernel handles no widget message
+    #: before the cell ends, so the view asks for a kernel interrupt, as the notebook's stop
+    #: button does, and the interrupt bridge turns it into a stop. "message" otherwise
+    #: (``await live.run_async(...)``: the event loop is free and handles the click).
+    stop_mode = traitlets.Enum(STOP_MODES, default_value="message").tag(sync=True)
+    #: Error text shown under the status (status is "error" while it applies).
+    error = traitlets.Unicode("").tag(sync=True)
+    #: The LivePlot's bqplot figure, or None. The view reads the points its lines already hold
+    #: to show the step and value under the pointer (the hover read-out): in the browser, so it
+    #: needs no kernel round trip and works while a cell keeps the kernel busy.
+    figure = traitlets.Instance(ipywidgets.DOMWidget, allow_none=True).tag(
+        sync=True, **ipywidgets.widget_serialization
+    )
+
+    # ---- written by the view (the controls); Python observes them
+    log_y = traitlets.Bool(False).tag(sync=True)
+    keep_runs = traitlets.Bool(False).tag(sync=True)
+    #: Incremented by the view on each Stop click (a counter, so two clicks are two changes).
+    stop_clicks = traitlets.Int(0).tag(sync=True)
+    #: Incremented by the view on each Clear click.
+    clear_clicks = traitlets.Int(0).tag(sync=True)

@@ -1,0 +1,243 @@
+"""`LiveUpdates`: the part of a `LivePlot` that turns its runs into widget state.
+
+Layer 3 (widget). It keeps the runs drawn (a `RunDrawing` each), decides when to update, and
+hands each widget its inputs: the figure is told what to draw by run number (it owns its marks),
+and the panel's traits come from one pure function (`._panel_state.panel_state`) applied in one
+place (`_sync_panel`). The host runtime calls the hooks from its callback threads; one lock
+keeps an update whole.
+
+Updates are throttled to at most `MAX_UPDATES_PER_SECOND` whatever the step rate, with a
+trailing flush (`._flusher`) so a pause never hides the latest rows, and the final state is
+always sent when a run ends. Each update reduces only the rows that arrived since the last one
+and sends at most ``max_points`` points per line. Any exception in this path is caught and shown
+in the panel (status ``"error"``); it never reaches the run.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+import traceback
+import warnings
+from collections.abc import Sequence
+
+from .._host import Run, Sink
+from ._drawing import LaneNames, RunDrawing
+from ._figure import LiveFigure
+from ._flusher import Flusher
+from ._panel import LivePanel
+from ._panel_state import RateWindow, panel_state, run_step
+from ._series import resolve
+
+__all__ = ["MAX_UPDATES_PER_SECOND", "PUSH_BUDGET", "LiveUpdates"]
+
+#: Cap on frontend updates per second (each update: the panel, every line of the current run,
+#: and the scales, all at once).
+MAX_UPDATES_PER_SECOND = 20.0
+#: An update may take at most 1/PUSH_BUDGET of the time between updates (see `on_rows`).
+PUSH_BUDGET = 10.0
+
+
+class LiveUpdates(Sink):
+    """Draws every run it is handed into ``panel`` and ``fig`` (the base of `LivePlot`, which
+    adds the options, display, data access and controls)."""
+
+    def __init__(
+        self,
+        panel: LivePanel,
+        fig: LiveFigure,
+        *,
+        fields: tuple[str, ...] | None,
+        max_points: int,
+        lane_labels: Sequence[str] | None,
+        continue_steps: bool,
+    ) -> None:
+        super().__init__()
+        self.panel = panel
+        self._fig = fig
+        self._fields = fields
+        self.max_points = max_points
+        self.continue_steps = continue_steps
+        #: Names of the vmap lanes (checked against each vmapped run's lane count).
+        self._lane_names = LaneNames(lane_labels)
+        self._state_lock = threading.RLock()
+        self._drawn: list[RunDrawing] = []  # oldest first; the last one is the panel's
+        self._runs_seen = 0
+        # An error this plot hit (a bad fields= entry, a failed update) and the run it is about:
+        # the panel says "error" for that run until the next run starts.
+        self._error: tuple[Run | None, str] | None = None
+        self._last_push = -math.inf
+        self._push_cost = 0.0  # smoothed seconds per update, for the adaptive throttle
+        self._ingest_s = 0.0  # of the current update: reducing new rows (not throttled)
+        self._rate = RateWindow()
+        self._flusher = Flusher(self._flush_pending)  # the trailing flush
+
+    @property
+    def runs(self) -> list[Run]:
+        """The runs this plot holds, oldest first: the latest, plus previous ones if kept."""
+        with self._state_lock:
+            return [d.run for d in self._drawn]
+
+    def _forget_ended(self) -> None:
+        """Drop the runs that ended, their lines and, when none is left, the panel's run."""
+        with self._state_lock:
+            ended = [d for d in self._drawn if d.run.ended is not None]
+            self._drawn = [d for d in self._drawn if d.run.ended is None]
+            self._fig.drop_runs(d.number for d in ended)
+            if not self._drawn:
+                self._error = None
+            self._fig.update_scales()
+            self._sync_panel(time.perf_counter())
+
+    # -------------------------------------------------------------- sink hooks
+    def on_start(self, run: Run) -> None:
+        with self._state_lock:
+            self._flusher.cancel()
+            self._runs_seen += 1
+            try:
+                specs, error = resolve(run, self._fields), ""
+            except ValueError as e:  # a bad fields= entry: record anyway, say why nothing plots
+                specs, error = [], str(e)
+            # A resumed run's row 0 is the previous run's last row: continue from its step
+            # (known before the previous run's lines may be dropped just below).
+            prev = self._drawn[-1] if self._drawn and self.continue_steps else None
+            x0 = prev.x0 + prev.last_step if prev is not None else 0
+            dropped = []
+            if not self.panel.keep_runs:
+                dropped = [d.number for d in self._drawn if d.run.ended is not None]
+                self._drawn = [d for d in self._drawn if d.run.ended is None]
+            drawing = RunDrawing(run, self._runs_seen, specs, x0=x0)
+            self._drawn.append(drawing)
+            self._error = (run, error) if error else None
+            now = time.perf_counter()
+            self._rate.restart(now)
+            try:
+                self._fig.drop_runs(dropped)
+                self._fig.add_run(drawing.number, x0)
+                self._fig.fade_older()
+                self._fig.update_scales()
+                self._sync_panel(now)
+            except Exception as e:
+                self._show_error(e, run)
+
+    # Rows are filed in the chunk's call, not on the worker (see `Sink`), although on_rows
+    # never stops: a push then pauses the loop rather than competing with it for the cores,
+    # and each push's measured cost (which spaces the updates) stays its own. With deferred
+    # filing a long run in JupyterLab got a fraction of its updates on a machine of few cores.
+    rows_can_wait = False
+
+    def on_rows(self, run: Run, lanes: list[int]) -> None:
+        with self._state_lock:
+            now = time.perf_counter()
+            # At most MAX_UPDATES_PER_SECOND, and slower when an update itself is costly (long
+            # runs, many lanes): drawing never takes more than ~1/PUSH_BUDGET of the loop's time.
+            interval = max(1.0 / MAX_UPDATES_PER_SECOND, PUSH_BUDGET * self._push_cost)
+            wait = self._last_push + interval - now
+            if wait <= 0:
+                self._flusher.cancel()
+                self._push(final=False)
+            elif not self._flusher.pending:
+                # Trailing flush: if no further rows come soon (a slow step), these still show.
+                self._flusher.schedule(wait)
+
+    def on_end(self, run: Run) -> None:
+        with self._state_lock:
+            self._flusher.cancel()
+            self._push(final=True, ended=run)  # never throttled: the last rows always show
+
+    # ------------------------------------------------------------------ updates
+    def _flush_pending(self) -> None:
+        with self._state_lock:
+            self._push(final=False)
+
+    def _push(self, final: bool, ended: Run | None = None) -> None:
+        """Send the current state of every run with new rows, and the panel (caller holds lock).
+
+        ``final`` marks the update that ends a run; the panel does not read it (it asks the run
+        whether it ended, so a trailing flush after the end shows the same). It stays in this
+        signature and `_push_now`'s because ``benchmarks/liveview.py`` calls and wraps them.
+        """
+        start = time.perf_counter()
+        self._ingest_s = 0.0
+        try:
+            self._push_now(final, ended)
+        finally:
+            self._last_push = time.perf_counter()
+            # Reducing the new rows is not counted: it is the same work per row whenever it is
+            # done, so spacing updates out would not save it (it would only make each update
+            # reduce more rows and look costlier, spacing them further: ever fewer updates).
+            cost = max(0.0, self._last_push - start - self._ingest_s)
+            self._push_cost = cost if self._push_cost == 0 else 0.7 * self._push_cost + 0.3 * cost
+
+    def _push_now(self, final: bool, ended: Run | None) -> None:
+        current = self._drawn[-1].run if self._drawn else None
+        try:
+            for d in self._drawn:
+                if d.run.ended is None or d.run is ended:
+                    self._draw(d)
+            self._fig.update_scales()
+            if current is not None:
+                now = time.perf_counter()
+                if current.ended is None:
+                    self._rate.add(now, run_step(current))
+                self._sync_panel(now)
+        except Exception as e:
+            self._show_error(e, current)
+
+    def _draw(self, d: RunDrawing) -> None:
+        if not d.series:  # the first rows: the lane count is known, make the marks
+            if not d.start(self.max_points):
+                return
+            batched = d.run.lanes is not None
+            names = self._lane_names(d.run)[: d.lanes] if batched else None
+            self._fig.add_marks(d.number, d.fields, names, d.run.lanes or 0)
+        start = time.perf_counter()
+        d.ingest()
+        self._ingest_s += time.perf_counter() - start
+        self._fig.set_lines(d.number, d.lines(), d.last_step)
+
+    def _sync_panel(self, now: float) -> None:
+        """Set every run-state trait of the panel from `panel_state`, in one message.
+
+        The title, the controls and ``stop_mode`` are not run state: the title is the user's
+        (constructor or ``panel.title``), the controls the view's, ``stop_mode`` the runner's
+        (`_sync_stop_mode`).
+        """
+        d = self._drawn[-1] if self._drawn else None
+        run = d.run if d is not None else None
+        error = self._error[1] if self._error is not None and self._error[0] is run else ""
+        state = panel_state(
+            run,
+            now=now,
+            run_number=self._runs_seen,
+            fields=d.fields if d is not None else (),
+            last_values=d.last_values() if d is not None else (),
+            rate_samples=self._rate.samples,
+            lane_names=self._lane_names(run) if run is not None else (),
+            error=error,
+        )
+        with self.panel.hold_sync():
+            for name, value in state.items():
+                setattr(self.panel, name, value)
+
+    def _show_error(self, error: BaseException, run: Run | None) -> None:
+        # The update path must never raise into the run: show the error instead.
+        frames = traceback.format_exception(type(error), error, error.__traceback__, limit=-3)
+        text = f"{type(error).__name__}: {error}\n\n{''.join(frames)}"
+        self._error = (run, text)
+        try:
+            self._sync_panel(time.perf_counter())
+        except Exception:  # even the panel failed; fall back to a warning
+            warnings.warn(f"LivePlot update failed: {text}", RuntimeWarning, stacklevel=2)
+
+    # ------------------------------------------------------------------ options
+    def _set_log(self, log: bool) -> None:
+        with self._state_lock:
+            self._fig.set_log(log)
+
+    def _keep_latest_only(self) -> None:
+        with self._state_lock:
+            dropped, self._drawn = self._drawn[:-1], self._drawn[-1:]
+            self._fig.drop_runs(d.number for d in dropped)
+            self._fig.update_scales()
