@@ -28,7 +28,9 @@ pytestmark = pytest.mark.slow
 
 CHILD = textwrap.dedent(
     """
-    import asyncio, json, os, signal, sys, time
+    import faulthandler, sys
+    faulthandler.dump_traceback_later(120, exit=True)  # a hang shows its stacks, then ends
+    import asyncio, json, os, signal, time
     import jax, jax.numpy as jnp
     import jaxhist_widget as jhw
     from jaxhist_widget._host import HUB
@@ -188,11 +190,14 @@ CLEAN = {"handler": True, "fd": True, "attached": 0, "armed": 0}
 @pytest.mark.parametrize("step", ["xla", "python"])
 def test_two_quick_presses_raise_a_real_keyboard_interrupt(gap, step):
     on_line, sent = presses_at_first_run(gap)
-    report, _rc, err = drive(step, on_line)
-    assert report.get("outcome") == "KeyboardInterrupt", (report, err[-2000:])
+    report, rc, err = drive(step, on_line)
+    assert report.get("outcome") == "KeyboardInterrupt", (rc, report, err[-4000:])
     # The second press aborted the run it met: the first run, or (when the first press's stop
-    # landed within the gap and the sweep went on) the next, the first one's result kept.
-    assert len(report["results"]) <= 1 and set(report["statuses"]) == {"stopped"}, report
+    # landed within the gap and the sweep went on) the next, the first one's result kept. Runs
+    # the sweep starts before the exception reaches plain Python stop at their first flush.
+    results = report["results"]
+    assert set(report["statuses"]) == {"stopped"}, report
+    assert all(length < 50 for length, _ in results[1:]), report
     assert report["at"] - sent["at"] < 10, "the abort waited for the run to end"
     assert {k: report[k] for k in CLEAN} == CLEAN
 

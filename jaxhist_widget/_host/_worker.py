@@ -57,7 +57,9 @@ class Worker:
 
     def _reset(self) -> None:
         self._pid = os.getpid()
-        self._cond = threading.Condition()
+        # Reentrant: the interrupt bridge's signal handler schedules retries (`later`) on the
+        # main thread, which may be inside `submit` or `later` already when the signal lands.
+        self._cond = threading.Condition(threading.RLock())
         self._tasks: collections.deque[tuple[Hashable, Callable[..., Any], tuple[Any, ...]]]
         self._tasks = collections.deque()
         self._unfinished: collections.Counter[Hashable] = collections.Counter()
