@@ -26,19 +26,36 @@ from jaxhist_widget.ui._panel import ESM_PATH, LivePanel
 from jaxhist_widget.ui._series import LaneSeries
 
 
+# Module-level step functions: eager calls of the same functions reuse one compiled loop.
+def _above_one(x):
+    return x > 1.0
+
+
+def _half(x):
+    return x / 2
+
+
 def halve(x, max_steps=50):
-    return jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, x, max_steps=max_steps)
+    return jhw.while_loop(_above_one, _half, x, max_steps=max_steps)
+
+
+def _loss_above(c):
+    return c["loss"] > 1e-4
+
+
+def _shrink(c):
+    x = c["x"] * 0.9
+    return {"loss": jnp.sum(x**2), "x": x}
 
 
 def descent(x0, max_steps=200):
     """Gradient descent on |x|^2 recording a scalar loss and the vector x."""
-
-    def body(c):
-        x = c["x"] * 0.9
-        return {"loss": jnp.sum(x**2), "x": x}
-
     init = {"loss": jnp.sum(x0**2), "x": x0}
-    return jhw.while_loop(lambda c: c["loss"] > 1e-4, body, init, max_steps=max_steps)
+    return jhw.while_loop(_loss_above, _shrink, init, max_steps=max_steps)
+
+
+jit_halve = jax.jit(halve)
+jit_descent = jax.jit(descent, static_argnames="max_steps")
 
 
 def assert_tree_equal(a, b):
@@ -52,7 +69,7 @@ def assert_tree_equal(a, b):
 def test_panel_state_after_jit_run():
     live = LivePlot(title="descent")
     with live:
-        _, hist = jax.jit(descent)(jnp.array([3.0, 4.0]))
+        _, hist = jit_descent(jnp.array([3.0, 4.0]))
     rows = hist.to_numpy()
     state = live.panel.get_state()
     assert state["status"] == "converged"
@@ -133,7 +150,7 @@ def test_strict_keywords():
 # ------------------------------------------------------------------------- history
 @pytest.mark.parametrize("mode", ["eager", "jit"])
 def test_history_equals_device_history(mode):
-    fn = descent if mode == "eager" else jax.jit(descent)
+    fn = descent if mode == "eager" else jit_descent
     live = LivePlot()
     with live:
         _, hist = fn(jnp.array([3.0, 4.0, 1.0]))
@@ -145,7 +162,7 @@ def test_history_by_run_index_with_kept_runs():
     live = LivePlot(keep_runs=True)
     with live:
         _, first = halve(10.0)
-        _, second = jax.jit(halve)(1000.0)
+        _, second = jit_halve(1000.0)
     assert len(live.runs) == 2
     assert_tree_equal(live.history(0), first.to_numpy())
     assert_tree_equal(live.history(-1), second.to_numpy())
@@ -327,7 +344,7 @@ def test_error_in_update_path_shows_error_and_run_completes(monkeypatch):
     monkeypatch.setattr(LaneSeries, "points", broken)
     live = LivePlot()
     with live:
-        final, hist = jax.jit(halve)(1000.0)
+        final, hist = jit_halve(1000.0)
     assert float(final) == pytest.approx(1000.0 / 2**10)
     assert live.panel.status == "error"
     assert "decimation exploded" in live.panel.error

@@ -35,6 +35,8 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from ._agreement import PressAgreement
+
 if TYPE_CHECKING:
     from ._sink import Sink
     from ._worker import Worker
@@ -85,6 +87,7 @@ class InterruptBridge:
         self._owed = 0  # bytes to skip: presses counted before their byte came
         self._raise = False  # a press must reach the previous handler
         self._pump: Any = None
+        self._agreement = PressAgreement()  # across the processes of a jax.distributed job
         #: Presses that stopped runs (ever): a cell compares it before and after it ran.
         self.stops = 0
 
@@ -181,7 +184,13 @@ class InterruptBridge:
     def _decide(self) -> bool:
         """One more press (caller holds the lock); whether it goes to the previous handler."""
         self._presses += 1
-        if self._presses == 1 and self._on_press(False):
+        stop = self._agreement.follow(self._presses)  # another process decides, if any
+        if stop is None:
+            stop = self._presses == 1 and self._on_press(False)
+            self._agreement.publish(self._presses, stop)
+        elif stop:
+            self._on_press(False)  # its runs, if any: the decider's stop reaches them anyway
+        if stop:
             self.stops += 1
             return False  # a stop: the calls return their partial results
         self._on_press(True)  # so that a call busy in XLA returns and the press can be raised
@@ -285,6 +294,7 @@ class InterruptBridge:
             return False
         self._saved.update(handler=previous, fd=old_fd, read=read, write=write)
         self._presses = self._handled = self._owed = 0
+        self._agreement.begin_block()
         self._raise = False
         self._pump = self._worker.later(PUMP_S, self._pump_tick)
         return True
