@@ -24,6 +24,8 @@ import time
 
 import pytest
 
+from .signals import press
+
 pytestmark = pytest.mark.slow
 
 CHILD = textwrap.dedent(
@@ -175,31 +177,6 @@ def drive(mode: str, on_line, *args: str, timeout: float = 150) -> tuple[dict, i
             proc.kill()
             proc.wait()
     return report, proc.returncode, proc.stderr.read()  # type: ignore[union-attr]
-
-
-def press(proc: subprocess.Popen) -> None:
-    """Press Ctrl-C in ``proc``, and return once the signal was delivered to it.
-
-    Linux keeps one pending instance of a signal: a second SIGINT sent while the first is still
-    pending (on a loaded machine the child may not run for milliseconds) is merged into it by
-    the kernel, and no program can count it. Waiting until the first one left the pending set
-    keeps every press of a burst a press the child receives, however short the gap after it.
-    """
-    proc.send_signal(signal.SIGINT)
-    deadline = time.monotonic() + 2.0
-    while time.monotonic() < deadline and _sigint_pending(proc.pid):
-        time.sleep(0.0002)
-
-
-def _sigint_pending(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith("ShdPnd:"):  # signals pending for the whole process
-                    return bool(int(line.split()[1], 16) >> (signal.SIGINT - 1) & 1)
-    except OSError:  # gone, or no /proc: nothing to wait for
-        pass
-    return False
 
 
 def presses_at_first_run(*gaps: float):

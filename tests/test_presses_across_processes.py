@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -21,6 +20,7 @@ import time
 import pytest
 
 from .conftest import ROOT
+from .signals import press_group
 
 pytestmark = pytest.mark.slow
 
@@ -123,10 +123,10 @@ def press_the_group(mode: str, gaps: tuple[float, ...]) -> list[dict]:
         for line in procs[0].stdout:  # type: ignore[union-attr]
             if line.strip() == "RUNNING":
                 time.sleep(0.5)
-                os.killpg(procs[0].pid, signal.SIGINT)
+                press_group(procs[0], procs)
                 for gap in gaps:
                     time.sleep(gap)
-                    os.killpg(procs[0].pid, signal.SIGINT)
+                    press_group(procs[0], procs)
             elif line.startswith("REPORT "):
                 reports[0] = json.loads(line.removeprefix("REPORT "))
         for line in procs[1].stdout:  # type: ignore[union-attr]
