@@ -21,6 +21,7 @@ pytestmark = pytest.mark.slow
         ("devices.py", ["--quick"], "one run per call, every row of every lane on the host"),
         ("interrupt.py", ["--quick"], "every interrupt stopped its run with all its rows"),
         ("liveview.py", ["--quick"], "updates/s over the whole run"),
+        ("store.py", ["--quick"], "rows read back"),
     ],
 )
 def test_benchmark_script_runs(script, args, expect):

@@ -60,6 +60,8 @@ def _plot_options(args: Any) -> dict[str, Any]:
         options["fields"] = args.fields
     if args.max_points is not None:
         options["max_points"] = args.max_points
+    if args.store is not None:
+        options["store"] = args.store
     return options
 
 
@@ -99,6 +101,11 @@ def _plot_arguments(func: Callable[..., Any]) -> Callable[..., Any]:
                 metavar="N",
                 type=_max_points,
                 help=f"points sent per line per update, 5..{MAX_POINTS_LIMIT}",
+            ),
+            magic_arguments.argument(
+                "--store",
+                metavar="PATH",
+                help="also append every run to the SQLite store at PATH (jhw.load_runs reads it)",
             ),
         ]
     ):

@@ -1,5 +1,5 @@
 """The host runtime: the hub that owns attached sinks and runs, run storage, `Sink`,
-`Recorder`, the one worker thread and the interrupt bridge.
+`Recorder`, `Store` (runs on disk), the one worker thread and the interrupt bridge.
 
 Importing it connects the hub to the device↔host contract (`jaxhist_widget._wire`), so the
 traced loop's host calls reach it. It imports no widget code.
@@ -12,7 +12,9 @@ from ._hub import HUB, Hub
 from ._recorder import Recorder
 from ._run import Run
 from ._sink import Sink
+from ._store import Store
+from ._stored import StoredRun, load_runs
 
-__all__ = ["HUB", "Hub", "Recorder", "Run", "Sink"]
+__all__ = ["HUB", "Hub", "Recorder", "Run", "Sink", "Store", "StoredRun", "load_runs"]
 
 _wire.connect(HUB)

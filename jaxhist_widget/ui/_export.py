@@ -1,7 +1,8 @@
-"""Getting a `LivePlot`'s data and picture out: a table per run (pandas, CSV) and a PNG.
+"""Getting a `LivePlot`'s data and picture out: a table per run (pandas, CSV), an SVG, a PNG.
 
 Layer 3 (widget) by role; the tables need only numpy (pandas when asked for a DataFrame), the
-PNG needs a frontend showing the figure.
+SVG (the complete static picture, `._static`) nothing more, the PNG a frontend showing the
+figure (bqplot rasterizes it in the browser).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
     from .._host import Run
 
-__all__ = ["save_png", "table", "to_csv", "to_pandas"]
+__all__ = ["save_png", "save_svg", "table", "to_csv", "to_pandas"]
 
 
 def table(run: Run) -> dict[str, np.ndarray]:
@@ -81,8 +82,9 @@ def save_png(
     if not displayed or not has_kernel_comm(figure):
         raise RuntimeError(
             "LivePlot.save_png needs a Jupyter frontend showing this plot (the browser "
-            "renders the PNG): display(live) in a notebook first. Without a frontend, export "
-            "the data with live.to_csv(path) / live.history() and plot it with matplotlib."
+            "renders the PNG): display(live) in a notebook first. Without a frontend, "
+            "live.save_svg(path) writes the complete picture, and live.to_csv(path) / "
+            "live.history() export the data."
         )
     path = Path(path)
     future: concurrent.futures.Future = concurrent.futures.Future()
@@ -96,6 +98,13 @@ def save_png(
 
     figure.get_png_data(write, scale=scale)
     return future
+
+
+def save_svg(svg: str, path: str | Path) -> Path:
+    """Write the SVG document ``svg`` to ``path`` (UTF-8)."""
+    path = Path(path)
+    path.write_text(svg, encoding="utf-8")
+    return path
 
 
 def has_kernel_comm(widget: ipywidgets.Widget) -> bool:

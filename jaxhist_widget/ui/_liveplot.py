@@ -14,13 +14,17 @@ base class, `._updates.LiveUpdates`.
 from __future__ import annotations
 
 import concurrent.futures
+import os
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import ipywidgets
 
-from .._host import Run, Sink
+from .._host import Run, Sink, Store
+from .._host._report import report
+from . import _display as outputs
 from . import _export as export
 from ._drawing import MAX_LANES, check_lane_labels
 from ._figure import LiveFigure
@@ -49,6 +53,7 @@ _OPTIONS = (
     "max_points",
     "lane_labels",
     "continue_steps",
+    "store",
 )
 
 
@@ -85,6 +90,10 @@ class LivePlot(LiveUpdates):
         Draw each run from the step where the previous one ended (a loop resumed from its last
         carry, e.g. in chunks of ``max_steps``), so the step axis counts the whole optimisation;
         best with ``keep_runs=True``. Host rows (`history`) keep each run's own steps.
+    store
+        Also append every run this plot draws to the SQLite store at this path (or this
+        `jaxhist_widget.Store`), chunk by chunk, so a killed kernel keeps them; read them back
+        with `jaxhist_widget.load_runs`.
 
     Examples
     --------
@@ -110,6 +119,7 @@ class LivePlot(LiveUpdates):
         max_points: int = 2000,
         lane_labels: Sequence[str] | None = None,
         continue_steps: bool = False,
+        store: str | os.PathLike[str] | Store | None = None,
         **unknown: Any,
     ) -> None:
         if unknown:
@@ -140,8 +150,12 @@ class LivePlot(LiveUpdates):
             continue_steps=continue_steps,
         )
         self._async_runs = 0  # run_async calls in progress (their Stop is a message)
+        # Handed this plot's hooks (not attached itself): it files exactly the runs drawn here,
+        # whether the plot is attached or fed by a cell of %jaxhist auto mode.
+        self._store = store if isinstance(store, Store) or store is None else Store(store)
         self._container: ipywidgets.VBox | None = None
         self._displayed = False
+        self._outputs = outputs.Outputs()  # the display ids of the outputs showing this plot
         #: The bqplot figure (axes and one `Lines` mark per plotted series and run).
         self.figure = fig.figure
         self.panel.figure = self.figure  # the panel's view reads it out on hover (in the browser)
@@ -163,15 +177,34 @@ class LivePlot(LiveUpdates):
             self._container.add_class("jhw-liveplot")
         return self._container
 
+    # The output: the widget's view and a static picture of it, updated when a run ends
+    # (`._display`).
+
     def _ipython_display_(self) -> None:
-        from IPython.display import display
+        self._outputs.show(self._repr_mimebundle_())
 
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         self._displayed = True
-        display(self.widget)
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        bundle.update(self._static_bundle())
+        return bundle
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        self._displayed = True
-        return self.widget._repr_mimebundle_(**kwargs)
+    def _static_bundle(self) -> dict[str, str]:
+        return outputs.picture_bundle(self._fig, self.panel, self._state_lock)
+
+    def _update_static(self) -> None:
+        """Replace the picture wherever the plot is shown. Never raises: a failed picture
+        must not fail the run (this runs on the run's thread when it ends)."""
+        if not self._displayed:
+            return
+        try:
+            self._outputs.update(self._repr_mimebundle_)
+        except Exception as e:
+            warnings.warn(f"LivePlot: the static picture was not updated: {e!r}", stacklevel=2)
+
+    def on_end(self, run: Run) -> None:
+        super().on_end(run)
+        self._update_static()
 
     # ------------------------------------------------------------------ options
     @property
@@ -223,6 +256,12 @@ class LivePlot(LiveUpdates):
         the plot. The file is written when the frontend answers: after the current cell ends,
         or while an async cell awaits (``await asyncio.wrap_future(live.save_png(p))``).
 
+        It is bqplot's picture of the figure alone (no panel, no legend row). `save_svg`
+        writes the complete picture (title, status, final values, figure, legend) without a
+        frontend: the one a notebook shows where the widget cannot be drawn. (No PNG is
+        rasterized in the kernel: that would need a rasterizer such as cairosvg as a
+        dependency.)
+
         Returns
         -------
         concurrent.futures.Future
@@ -235,9 +274,71 @@ class LivePlot(LiveUpdates):
         """
         return export.save_png(self.figure, self._displayed, path, scale)
 
+    def save_svg(self, path: str | Path) -> Path:
+        """Write the plot's complete static picture to ``path`` as SVG, now, with no frontend.
+
+        The picture the notebook output carries for readers without the widget (exported
+        HTML, GitHub, nbviewer): title, status, steps, final values, the figure's lines, ticks
+        and log/linear axis as the widget draws them, and the legend.
+        """
+        return export.save_svg(self._static_bundle()["image/svg+xml"], path)
+
     def clear(self) -> None:
         """Forget previous runs and their lines (a running run stays), and reset the panel."""
         self._forget_ended()
+        self._update_static()
+
+    def add_run(self, run: Run) -> None:
+        """Draw a run that has ended, e.g. one read back from a store (`jaxhist_widget.load_runs`),
+        as if it had just ended on this plot: runs that come next are drawn beside it, it fades
+        like a kept run, and it is in `runs` (and `history`). Turns `keep_runs` on, so that it
+        stays (a baseline next to today's run).
+
+        Examples
+        --------
+        >>> import os, tempfile, jaxhist_widget as jhw
+        >>> path = os.path.join(tempfile.mkdtemp(), "runs.db")
+        >>> def halve(x):
+        ...     return jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, x, max_steps=9)
+        >>> with jhw.Store(path, name="baseline"):
+        ...     _ = halve(10.0)
+        >>> live = jhw.LivePlot()
+        >>> live.add_run(jhw.load_runs(path)[0])
+        >>> with live:
+        ...     _ = halve(40.0)
+        >>> [len(r.history()) for r in live.runs]
+        [5, 7]
+        """
+        if run.ended is None:
+            raise ValueError("add_run draws a run that has ended; attach the plot to see one live.")
+        if self.running:
+            raise RuntimeError("add_run while a run streams to this plot: add it before or after.")
+        self.keep_runs = True
+        # The hooks a run that started and ended here gets: it is drawn the same way.
+        self.on_start(run)
+        self.on_end(run)
+
+    # The store (``store=``) gets each hook first, so a chunk is on disk before it is drawn;
+    # its failure is reported and never stops the drawing or the run.
+    def _start(self, run: Run) -> None:
+        self._to_store("_start", run)
+        super()._start(run)
+
+    def on_rows(self, run: Run, lanes: list[int]) -> None:
+        self._to_store("on_rows", run, lanes)
+        super().on_rows(run, lanes)
+
+    def _end(self, run: Run) -> None:
+        self._to_store("_end", run)
+        super()._end(run)
+
+    def _to_store(self, hook: str, run: Run, *args: Any) -> None:
+        if self._store is None:
+            return
+        try:
+            getattr(self._store, hook)(run, *args)
+        except Exception as e:
+            report(e, f"Store.{hook.lstrip('_')}", once=(id(self._store), run.id, hook))
 
     # ---------------------------------------------------------------- runners
     # The view sends a Stop click as a widget message, which a kernel handles only while a cell
@@ -283,6 +384,7 @@ class LivePlot(LiveUpdates):
 
     def _on_log_y(self, change: dict[str, Any]) -> None:
         self._set_log(bool(change["new"]))
+        self._update_static()  # the saved picture shows what the widget shows
 
     def _on_keep_runs(self, change: dict[str, Any]) -> None:
         if not change["new"]:

@@ -1,0 +1,383 @@
+"""A static picture of a `LivePlot`: an SVG and a one-line text summary, drawn in the kernel.
+
+Layer 3 (widget) by role, numpy only: no widgets and no browser. A notebook read without its
+kernel (exported by nbconvert, shown by GitHub / nbviewer / docs builders, or saved without
+widget state) has no widget to draw, so the LivePlot's output also carries this picture. It is
+drawn from what the widget draws: `snapshot` copies the figure's decimated lines, colors, dash
+styles, scale limits, tick values and tick formats, its legend entries, and the panel's run
+state (`._panel_state.panel_state`); `render_svg` and `summary` are pure functions of that copy.
+
+SVG rather than PNG: it needs no rasterizer (no new dependency), its text stays crisp at any
+zoom, and a browser shows it offline (nbconvert embeds it as a ``data:`` image).
+
+`fallback_html` is the same picture for a second output after the widget's: JupyterLab and
+Notebook 7 draw the widget view even when its model is gone ("model not found"), never the next
+mimetype, so the picture is shown there by CSS when the view before it holds no live plot.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+import numpy as np
+
+from ._legend import LANE_RAMP, LEGEND_LANES, LegendLine, lane_colors
+from ._static_text import (
+    STATUS_LABELS,
+    d3_format,
+    first_line,
+    format_count,
+    lane_summary,
+    latest_values,
+    summary,
+)
+
+__all__ = ["WIDTH", "Picture", "StaticLine", "fallback_html", "render_svg", "snapshot", "summary"]
+
+#: Width of the picture in pixels (a notebook's output column); the height follows the content.
+WIDTH = 720
+_PLOT_HEIGHT = 320  # as the widget's figure (`LiveFigure`'s layout)
+_FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
+_TEXT, _MUTED, _GRID, _AXIS = "#212121", "#616161", "#e0e0e0", "#9e9e9e"
+_CHAR_PX = 7.0  # rough advance of one 12 px character, for wrapping the legend
+#: Status badge colors: the panel's (``js/panel.css``) defaults outside JupyterLab's theme.
+_STATUS_COLORS = {
+    "running": ("#1976d2", "#fff"),
+    "converged": ("#388e3c", "#000"),
+    "max_steps": ("#f57c00", "#000"),
+    "stopped": ("#ffa726", "#000"),
+    "error": ("#d32f2f", "#fff"),
+}
+_DASHES = {"solid": "", "dashed": "6,3", "dotted": "2,2", "dash_dotted": "6,2,2,2"}
+
+
+@dataclass(frozen=True)
+class StaticLine:
+    """One drawn line: the points of one field (one lane, one run) as the widget holds them."""
+
+    x: np.ndarray
+    y: np.ndarray
+    color: str
+    style: str  #: a `._legend.LINE_STYLES` name
+    opacity: float
+    label: str  #: the hover label: ``"loss · run 1"``, ``"loss · lane 0 · run 1"``
+
+
+@dataclass(frozen=True)
+class Picture:
+    """Everything the static picture shows, copied from the widgets (see `snapshot`)."""
+
+    title: str = ""
+    #: The panel's run state (`._panel_state.panel_state`; the keys it lacks read as idle).
+    state: Mapping[str, Any] = field(default_factory=dict)
+    log_y: bool = False
+    x_limits: tuple[float, float] = (0.0, 1.0)
+    y_limits: tuple[float, float] = (0.0, 1.0)
+    x_ticks: tuple[float, ...] = ()
+    x_format: str = ",.0f"
+    y_ticks: tuple[float, ...] = ()
+    y_format: str = ",~g"
+    left: int = 48  #: the figure's left margin (fits the widest y label)
+    lines: tuple[StaticLine, ...] = ()
+    legend: tuple[LegendLine, ...] = ()
+    lane_names: tuple[str, ...] = ()  #: of the latest batched run's drawn lanes
+    lanes: int = 0  #: that run's lane count
+
+
+def snapshot(fig: Any, panel: Any) -> Picture:
+    """Copy what a `LiveFigure` and its `LivePanel` show now (the caller holds the plot's lock).
+
+    Reads their attributes only: the marks' points, colors, styles and opacities, the scales'
+    limits, the axes' tick values and formats, and the panel's synced traits.
+    """
+    lines, legend = [], []
+    runs = list(fig._runs.values())
+    for r in runs:
+        for label, mark in zip(r.fields, r.marks, strict=False):
+            color = "currentColor" if r.batched else mark.colors[0]
+            legend.append(LegendLine(label, r.number, color, mark.line_style, r.opacity))
+        for mark in r.marks:
+            xs, ys = np.atleast_2d(mark.x), np.atleast_2d(mark.y)
+            labels = list(mark.labels)
+            for k in range(min(len(xs), len(ys), len(labels))):
+                x, y = _unpad(np.asarray(xs[k], float), np.asarray(ys[k], float))
+                color = mark.colors[k % len(mark.colors)] if len(mark.colors) else "#1f77b4"
+                lines.append(StaticLine(x, y, color, mark.line_style, r.opacity, labels[k]))
+    latest = next((r for r in reversed(runs) if r.marks), None)
+    names = tuple(latest.lane_names) if latest is not None else ()
+    # The panel's run state (`panel_state`'s keys): its synced traits but the widget plumbing.
+    keys = [k for k, t in panel.traits().items() if t.metadata.get("sync") and k[0] != "_"]
+    state = {k: getattr(panel, k) for k in keys if k not in ("figure", "layout", "tooltip")}
+    return Picture(
+        title=panel.title,
+        state=state,
+        log_y=bool(fig.log),
+        x_limits=(float(fig.x_scale.min), float(fig.x_scale.max)),
+        y_limits=(float(fig.y_scale.min), float(fig.y_scale.max)),
+        x_ticks=tuple(float(t) for t in fig.x_axis.tick_values),
+        x_format=str(fig.x_axis.tick_format),
+        y_ticks=tuple(float(t) for t in fig.y_axis.tick_values),
+        y_format=str(fig.y_axis.tick_format),
+        left=int(fig.figure.fig_margin.get("left", 48)),
+        lines=tuple(lines),
+        legend=tuple(legend),
+        lane_names=names,
+        lanes=latest.lanes if latest is not None else 0,
+    )
+
+
+def _unpad(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A vmap lane's own points: the figure pads shorter lanes by repeating their last point
+    (steps only grow, so a repeated step is padding)."""
+    end = len(x)
+    while end > 1 and x[end - 1] == x[end - 2] and (y[end - 1] == y[end - 2]):
+        end -= 1
+    return x[:end], y[:end]
+
+
+# -------------------------------------------------------------------------------- svg
+
+
+def render_svg(p: Picture, width: int = WIDTH) -> str:
+    """The picture as a standalone SVG document: a header (title, status badge, steps, time,
+    latest values), the figure (grid, tick labels, the lines clipped to the plot area, log or
+    linear y) and the legend rows under it, on a white background."""
+    out: list[str] = []
+    y = 8.0
+    if p.title:
+        y += 18
+        out.append(_text(12, y, p.title, size=15, weight="bold"))
+    y = _header(out, p, y + 24)
+    plot_top = y + 16  # the widget figure's margins
+    plot_h = _PLOT_HEIGHT - 16 - 40
+    x0, x1 = float(p.left), width - 32.0
+    y0, y1 = plot_top + plot_h, plot_top
+    fx, fy = _scale(p.x_limits, (x0, x1), False), _scale(p.y_limits, (y0, y1), p.log_y)
+    _axes(out, p, fx, fy, (x0, x1, y0, y1))
+    out.append('<g clip-path="url(#jhw-plot)" fill="none" stroke-width="1.5">')
+    out += [_path(line, fx, fy) for line in p.lines]
+    out.append("</g>")
+    y = _legend(out, p, y0 + 40 + 4, width)
+    height = math.ceil(y + 8)
+    head = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="{_FONT}" class="jhw-static">'
+        f"<title>{escape(summary(p.title, p.state))}</title>"
+        f'<defs><clipPath id="jhw-plot"><rect x="{x0}" y="{y1 - 1}" width="{x1 - x0}" '
+        f'height="{y0 - y1 + 2}"/></clipPath></defs>'
+        f'<rect width="100%" height="100%" fill="#fff"/>'
+    )
+    return head + "".join(out) + "</svg>"
+
+
+def _header(out: list[str], p: Picture, y: float) -> float:
+    """The panel's facts in two rows: badge, steps, time, rate; then the latest values."""
+    s = p.state
+    status = str(s.get("status", "idle"))
+    label = STATUS_LABELS.get(status, status)
+    fill, ink = _STATUS_COLORS.get(status, ("#757575", "#fff"))
+    w = 12 + _CHAR_PX * len(label)
+    out.append(
+        f'<g class="jhw-status" data-status="{escape(status)}">'
+        f'<rect x="12" y="{y - 13}" width="{w:.0f}" height="18" rx="9" fill="{fill}"/>'
+        + _text(12 + w / 2, y, label, size=12, fill=ink, anchor="middle")
+        + "</g>"
+    )
+    facts = []
+    if s.get("max_steps"):
+        facts.append(f"{format_count(s.get('step', 0))} / {format_count(s['max_steps'])} steps")
+        if s.get("elapsed"):
+            facts.append(f"{float(s['elapsed']):.2f} s")
+        if s.get("lanes"):
+            lanes = lane_summary(s.get("lane_statuses") or {}, s.get("lane_names") or {})
+            facts.append(f"{s['lanes']} lanes" + (f": {lanes}" if lanes else ""))
+    elif status == "idle":
+        facts.append("no run yet")
+    out.append(_text(20 + w, y, "  ·  ".join(facts), size=12, fill=_MUTED, cls="jhw-facts"))
+    values = "  ·  ".join(f"{k} {v}" for k, v in latest_values(s))
+    if values:
+        y += 20
+        out.append(_text(12, y, values, size=12, cls="jhw-values"))
+    if s.get("error"):
+        y += 18
+        out.append(_text(12, y, first_line(s["error"])[:110], size=12, fill="#d32f2f"))
+    return y + 4
+
+
+def _scale(limits: tuple[float, float], pixels: tuple[float, float], log: bool) -> Any:
+    """Data -> pixel as the widget's bqplot scale maps it (NaN for what cannot be drawn)."""
+    lo, hi = limits
+    if log:
+        lo, hi = math.log10(max(lo, 1e-300)), math.log10(max(hi, 1e-300))
+    span = (hi - lo) or 1.0
+    a, b = pixels
+
+    def f(v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v, float)
+        if log:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                v = np.where(v > 0, np.log10(np.where(v > 0, v, 1.0)), np.nan)
+        return a + (v - lo) / span * (b - a)
+
+    return f
+
+
+def _axes(out: list[str], p: Picture, fx: Any, fy: Any, box: tuple[float, ...]) -> None:
+    x0, x1, y0, y1 = box
+    out.append(f'<g class="jhw-axes" font-size="11" fill="{_TEXT}">')
+    for t in p.x_ticks:
+        px = float(fx(t))
+        if x0 - 0.5 <= px <= x1 + 0.5:
+            out.append(_grid(px, y1, px, y0))
+            out.append(_text(px, y0 + 16, d3_format(p.x_format, t), anchor="middle", cls="x"))
+    for t in p.y_ticks:
+        py = float(fy(t))
+        if math.isfinite(py) and y1 - 0.5 <= py <= y0 + 0.5:
+            out.append(_grid(x0, py, x1, py))
+            out.append(_text(x0 - 6, py + 4, d3_format(p.y_format, t), anchor="end", cls="y"))
+    out.append(
+        f'<path d="M{x0},{y1}V{y0}H{x1}" fill="none" stroke="{_AXIS}"/>'
+        + _text((x0 + x1) / 2, y0 + 34, "step", anchor="middle", cls="x-label")
+        + "</g>"
+    )
+
+
+def _grid(a: float, b: float, c: float, d: float) -> str:
+    return (
+        f'<line x1="{a:.1f}" y1="{b:.1f}" x2="{c:.1f}" y2="{d:.1f}" stroke="{_GRID}" '
+        'stroke-dasharray="4,3"/>'
+    )
+
+
+def _path(line: StaticLine, fx: Any, fy: Any) -> str:
+    """One line as an SVG path; a NaN (or, on a log axis, a value <= 0) leaves a gap."""
+    px, py = fx(line.x), fy(line.y)
+    ok = np.isfinite(px) & np.isfinite(py)
+    parts = []
+    start = True
+    for x, y, good in zip(px.tolist(), py.tolist(), ok.tolist(), strict=True):
+        if not good:
+            start = True
+            continue
+        parts.append(f"{'M' if start else 'L'}{x:.2f} {y:.2f}")
+        start = False
+    dash = _DASHES.get(line.style, "")
+    return (
+        f'<path class="jhw-line" data-label={quoteattr(line.label)} d="{"".join(parts)}" '
+        f'stroke="{line.color}" stroke-opacity="{line.opacity:.2f}"'
+        + (f' stroke-dasharray="{dash}"' if dash else "")
+        + "/>"
+    )
+
+
+def _legend(out: list[str], p: Picture, y: float, width: int) -> float:
+    """Legend entries in rows under the figure, wrapped like the widget's legend row."""
+    several = len({line.run for line in p.legend}) > 1
+    items = [
+        (
+            line.label + (f" (run {line.run})" if several else ""),
+            line.color,
+            line.style,
+            line.opacity,
+        )
+        for line in p.legend
+    ]
+    n = len(p.lane_names)
+    if 0 < n <= LEGEND_LANES:
+        items += [
+            (name, c, "solid", 1.0) for name, c in zip(p.lane_names, lane_colors(n), strict=True)
+        ]
+    elif n:
+        more = f" (first {n} of {p.lanes})" if p.lanes > n else ""
+        items.append((f"{p.lane_names[0]} … {p.lane_names[-1]}{more}", "ramp", "solid", 1.0))
+    x, row = 12.0, y + 14
+    for label, color, style, opacity in items:
+        w = 30 + _CHAR_PX * len(label)
+        if x > 12 and x + w > width - 12:
+            x, row = 12.0, row + 20
+        if color == "ramp":  # the lanes' color scale, as a gradient bar
+            stops = "".join(
+                f'<stop offset="{k / (len(LANE_RAMP) - 1):.2f}" stop-color="{c}"/>'
+                for k, c in enumerate(LANE_RAMP)
+            )
+            swatch = (
+                f'<defs><linearGradient id="jhw-ramp">{stops}</linearGradient></defs>'
+                f'<rect x="{x:.1f}" y="{row - 8}" width="22" height="8" fill="url(#jhw-ramp)"/>'
+            )
+        else:
+            dash = _DASHES.get(style, "")
+            ink = _TEXT if color == "currentColor" else color
+            swatch = (
+                f'<line x1="{x:.1f}" y1="{row - 4}" x2="{x + 22:.1f}" y2="{row - 4}" '
+                f'stroke="{ink}" stroke-width="2.5" stroke-opacity="{opacity:.2f}"'
+                + (f' stroke-dasharray="{dash}"' if dash else "")
+                + "/>"
+            )
+        out.append(f'<g class="jhw-legend-item">{swatch}{_text(x + 27, row, label, size=12)}</g>')
+        x += w + 14
+    return row + 6 if items else y
+
+
+def _text(
+    x: float,
+    y: float,
+    text: str,
+    size: int | None = None,
+    fill: str | None = None,
+    anchor: str | None = None,
+    weight: str | None = None,
+    cls: str | None = None,
+) -> str:
+    attrs = [f'x="{x:.1f}"', f'y="{y:.1f}"']
+    for name, value in (
+        ("font-size", size),
+        ("fill", fill),
+        ("text-anchor", anchor),
+        ("font-weight", weight),
+        ("class", cls),
+    ):
+        if value is not None:
+            attrs.append(f'{name}="{value}"')
+    return f"<text {' '.join(attrs)}>{escape(str(text))}</text>"
+
+
+# ------------------------------------------------------------------ fallback for JupyterLab
+
+#: Shows the picture (hidden by default) only where the output before it is a widget view that
+#: holds no live LivePlot (JupyterLab / Notebook 7 and nbconvert's lab template: a reopened
+#: notebook whose widget model is gone, or an HTML export whose widget manager cannot load),
+#: and hides that view's "model not found" text there. A live view keeps the picture hidden.
+#: The last rule is for a view whose kernel connection is gone (a restarted kernel, a view
+#: restored from saved widget state): ipywidgets marks each of its widgets with a broken-link
+#: icon, a ``::before`` flex item that, inside the bqplot figure, pushes the marks' SVG (in
+#: the flow) right of the axes' SVG (absolutely placed): lines off their axes. The panel
+#: already says "kernel restarted"; the icons go.
+_FALLBACK_CSS = (
+    ".jp-OutputArea-child:has(:is(.jupyter-widgets,[data-mime-type*=widget-view]))"
+    ":not(:has(.jhw-liveplot)) + .jp-OutputArea-child img.jhw-static{display:block!important}"
+    ".jp-OutputArea-child:has(+ .jp-OutputArea-child img.jhw-static)"
+    ":has(:is(.jupyter-widgets,[data-mime-type*=widget-view])):not(:has(.jhw-liveplot))"
+    "{display:none}"
+    ".jhw-liveplot.jupyter-widgets-disconnected::before,"
+    ".jhw-liveplot .jupyter-widgets-disconnected::before{display:none}"
+)
+
+
+def fallback_html(svg: str, text: str) -> str:
+    """An output shown right after the widget's, for frontends that pick the widget view even
+    when its model is gone (JupyterLab's widget renderer then writes "Error displaying widget:
+    model not found" and does not fall back to the next mimetype): the picture as an image,
+    hidden unless `_FALLBACK_CSS` finds the widget view before it dead. Renderers without
+    that page structure keep it hidden: they show the widget output's own picture.
+    """
+    data = base64.b64encode(svg.encode()).decode()
+    return (
+        f"<style>{_FALLBACK_CSS}</style>"
+        f'<img class="jhw-static" style="display:none;max-width:100%" alt={quoteattr(text)} '
+        f'src="data:image/svg+xml;base64,{data}">'
+    )
