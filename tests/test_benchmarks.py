@@ -22,6 +22,7 @@ pytestmark = pytest.mark.slow
         ("interrupt.py", ["--quick"], "every interrupt stopped its run with all its rows"),
         ("liveview.py", ["--quick"], "updates/s over the whole run"),
         ("store.py", ["--quick"], "rows read back"),
+        ("compile.py", ["--quick"], "compile: jhw adds"),
     ],
 )
 def test_benchmark_script_runs(script, args, expect):

@@ -1,5 +1,6 @@
 """The device layer: traced JAX only — the loop (`loop.while_loop`; its argument checks in
-`checks`, what it records in `rows`, size warnings in `sizes`), `History`, vmap lanes, the flush
+`checks`, the user's carry and traced functions in `carry`, what it records in `rows`, size
+warnings in `sizes`), `History`, vmap lanes, the flush
 that streams chunks, multi-device helpers (`devices`) and the host-call primitive. It reaches
 the host only through the contract in `jaxhist_widget._wire`, and imports no threads, sockets,
 signals or widget code."""

@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import numbers
 import operator
-from collections.abc import Callable
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 
 from .sizes import DEFAULT_WARN_BYTES
 
 __all__ = [
-    "as_carry",
     "check_carry",
     "check_cond",
     "check_every",
@@ -105,6 +102,14 @@ def check_warn_bytes(warn_bytes: Any) -> int | float | None:
 
 
 def check_cond(pred: Any) -> jax.Array:
+    if pred is None:
+        raise TypeError(
+            "cond_fun must return a boolean scalar, but it returned None (is a `return` missing?)."
+        )
+    tree = jax.tree_util.tree_structure(pred)
+    if not jax.tree_util.treedef_is_leaf(tree):
+        # As lax.while_loop says it: a tuple or list is a pytree, not an array to reduce.
+        raise TypeError(f"cond_fun must return a boolean scalar, but got pytree {tree}.")
     pred = jnp.asarray(pred)
     if pred.shape != ():
         raise TypeError(
@@ -121,54 +126,47 @@ def check_cond(pred: Any) -> jax.Array:
     return pred
 
 
-def as_carry(body_fun: Callable[[Any], Any], init_val: Any) -> Any:
-    """``init_val`` as ``lax.while_loop`` sees it: leaves as arrays, weak types promoted.
-
-    A weakly typed leaf (a Python scalar) takes the dtype ``body_fun`` returns for it, so an
-    int ``0`` that the body turns into a float carries a float, as in ``lax.while_loop``.
-    """
-    leaves, tree = jax.tree_util.tree_flatten(init_val)
-    leaves = [x if isinstance(x, jax.Array) else jnp.asarray(x) for x in leaves]
-    init_val = tree.unflatten(leaves)
-    if not any(jax.typeof(x).weak_type for x in leaves):
-        return init_val
-    # Only here is the body traced once more (for its output types), like lax.while_loop.
-    out = jax.eval_shape(body_fun, init_val)
-    out_leaves, out_tree = jax.tree_util.tree_flatten(out)
-    if out_tree != tree:
-        check_carry(init_val, out)  # raises, naming the difference
-    promoted = [
-        lax.convert_element_type(x, jnp.result_type(x, o.dtype))
-        if jax.typeof(x).weak_type and x.dtype != o.dtype
-        else x
-        for x, o in zip(leaves, out_leaves, strict=True)
-    ]
-    return tree.unflatten(promoted)
-
-
 def check_carry(init: Any, out: Any) -> Any:
     """``out`` (leaves as arrays) if it has ``init``'s structure, shapes and dtypes; else a
-    TypeError naming each leaf that differs (a weak type difference is not one)."""
-    in_leaves, in_tree = jax.tree_util.tree_flatten_with_path(init)
+    TypeError naming each leaf that differs.
+
+    A weak type difference is not one, nor is another dtype for a weakly typed ``init`` leaf
+    (a Python scalar) that promotes to it: `carry.prepare` gives that leaf the body's dtype.
+    """
+    in_tree = jax.tree_util.tree_structure(init)
     out_leaves, out_tree = jax.tree_util.tree_flatten(out)
+    # Structures are compared as `tree_flatten` gives them: the treedef of
+    # `tree_flatten_with_path` holds a custom node's `flatten_with_keys` aux data, which JAX
+    # allows to differ from its `flatten` aux data.
     if out_tree != in_tree:
         raise TypeError(
             "body_fun must return a carry with the structure of init_val, but init_val is "
             f"{in_tree} and body_fun returned {out_tree}."
         )
     out_leaves = [jnp.asarray(x) for x in out_leaves]
-    diffs = [
-        f"init_val{jax.tree_util.keystr(path)} is {_aval(a)} but body_fun returned {_aval(b)}"
-        for (path, a), b in zip(in_leaves, out_leaves, strict=True)
-        if jnp.shape(a) != b.shape or jnp.result_type(a) != b.dtype
+    in_leaves = jax.tree_util.tree_leaves(init)
+    differ = [
+        jnp.shape(a) != b.shape or (jnp.result_type(a) != b.dtype and not _promotes(a, b))
+        for a, b in zip(in_leaves, out_leaves, strict=True)
     ]
-    if diffs:
+    if any(differ):
+        paths = [p for p, _ in jax.tree_util.tree_flatten_with_path(init)[0]]
+        diffs = [
+            f"init_val{jax.tree_util.keystr(path)} is {_aval(a)} but body_fun returned {_aval(b)}"
+            for path, a, b, d in zip(paths, in_leaves, out_leaves, differ, strict=True)
+            if d
+        ]
         raise TypeError(
             "body_fun must return a carry with the same shapes and dtypes as init_val: "
             + "; ".join(diffs)
             + ". Make them match, e.g. with .astype(...) in body_fun or a matching init_val."
         )
     return out_tree.unflatten(out_leaves)
+
+
+def _promotes(a: Any, b: jax.Array) -> bool:
+    """Whether a weakly typed ``a`` takes ``b``'s dtype (as ``lax.while_loop`` promotes it)."""
+    return jax.typeof(a).weak_type and jnp.result_type(a, b.dtype) == b.dtype
 
 
 def _aval(x: Any) -> str:

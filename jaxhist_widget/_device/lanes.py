@@ -25,7 +25,7 @@ from jax.custom_batching import custom_vmap
 
 from .._wire import itemsize_bits
 
-__all__ = ["any_lane", "as_bits", "from_bits", "keep_done", "write_row"]
+__all__ = ["any_lane", "as_bits", "from_bits", "keep_done", "same_in_every_lane", "write_row"]
 
 
 def _narrow_float(dtype) -> bool:
@@ -94,17 +94,50 @@ def _any_lane_rule(axis_size, in_batched, pred):
     return (jnp.any(pred) if in_batched[0] else pred), False
 
 
+def same_in_every_lane(pred: jax.Array, effects: tuple[str, ...]) -> jax.Array:
+    """``pred``; under vmap, a trace-time error if it differs per lane (is batched).
+
+    A vmapped loop runs its step for every lane while any lane runs on, and then keeps a
+    finished lane's carry. A side effect in that step (``effects``: an IO callback, a
+    checkify check) would still happen for the finished lanes, so, like
+    ``lax.while_loop`` with IO effects, the loop takes them only when ``cond_fun`` is the
+    same in every lane (then every lane steps together and none runs past its end).
+    """
+
+    @custom_vmap
+    def probe(pred):
+        return pred
+
+    @probe.def_vmap
+    def rule(axis_size, in_batched, pred):
+        if in_batched[0]:
+            raise NotImplementedError(
+                "jaxhist_widget.while_loop under jax.vmap: body_fun or cond_fun has side "
+                f"effects ({', '.join(effects)}) and cond_fun differs per lane. A vmapped loop "
+                "runs its step for every lane until the last one ends, so those effects would "
+                "also happen for lanes that already finished (lax.while_loop refuses IO "
+                "callbacks and checkify checks there too). Carry the value through the loop "
+                "or write it to a jax.new_ref Ref in body_fun (both are kept per lane), use "
+                "jax.debug.callback for host output, or loop over the lanes (lax.map)."
+            )
+        return pred, False
+
+    return probe(pred)
+
+
 @custom_vmap
 def _keep_done(active: jax.Array, new, old):
     del active, old  # unbatched, the loop body only runs while active
     return new
 
 
-@jax.custom_jvp
 def keep_done(active: jax.Array, new, old):
     """``new`` (an active lane's update); under vmap, ``old`` for the lanes that are not active.
 
     Differentiable (``jax.jvp``, ``jax.jacfwd``): tangents go through the same masked select.
+    A typed PRNG key is selected as its key data: ``old``'s key was consumed by the step that
+    made ``new``, and ``jax_debug_key_reuse`` counts any use of a key by an operation it does
+    not know as consuming it, where unwrapping it is not a use.
 
     Examples
     --------
@@ -112,11 +145,35 @@ def keep_done(active: jax.Array, new, old):
     >>> jax.vmap(keep_done)(jnp.array([True, False]), jnp.ones(2), jnp.zeros(2)).tolist()
     [1.0, 0.0]
     """
+    leaves, treedef = jax.tree_util.tree_flatten(new)
+    keys = [_key_impl(x) for x in leaves]
+    if not any(k is not None for k in keys):
+        return _keep_done_jvp(active, new, old)
+    unwrap = lambda xs: [  # noqa: E731
+        x if k is None else jax.random.key_data(x) for x, k in zip(xs, keys, strict=True)
+    ]
+    out = _keep_done_jvp(active, unwrap(leaves), unwrap(jax.tree_util.tree_leaves(old)))
+    out = [
+        x if k is None else jax.random.wrap_key_data(x, impl=k)
+        for x, k in zip(out, keys, strict=True)
+    ]
+    return treedef.unflatten(out)
+
+
+def _key_impl(x):
+    """The PRNG implementation of a typed key array, else None."""
+    if jnp.issubdtype(jnp.result_type(x), jax.dtypes.prng_key):
+        return jax.random.key_impl(x)
+    return None
+
+
+@jax.custom_jvp
+def _keep_done_jvp(active: jax.Array, new, old):
     return _keep_done(active, new, old)
 
 
-@keep_done.defjvp
-def _keep_done_jvp(primals, tangents):
+@_keep_done_jvp.defjvp
+def _keep_done_jvp_rule(primals, tangents):
     active, new, old = primals
     _, d_new, d_old = tangents
     out = _keep_done(active, new, old)
@@ -141,14 +198,20 @@ def _keep_done_jvp(primals, tangents):
 @_keep_done.def_vmap
 def _keep_done_rule(axis_size, in_batched, active, new, old):
     a_b, new_b, old_b = in_batched
-    active = _lanes(axis_size, active, a_b)
 
+    # A leaf that is unbatched in ``new`` and ``old`` stays unbatched when ``active`` is: the
+    # loop's fixpoint over which carry leaves are batched (as ``lax.while_loop``'s batching
+    # rule does it) can then keep it so.
     def pick(n, o, nb, ob):
+        if not (a_b or nb or ob):
+            return jnp.where(active, n, o)
         n, o = _lanes(axis_size, n, nb), _lanes(axis_size, o, ob)
-        return jnp.where(active.reshape((axis_size,) + (1,) * (n.ndim - 1)), n, o)
+        mask = _lanes(axis_size, active, a_b).reshape((axis_size,) + (1,) * (n.ndim - 1))
+        return jnp.where(mask, n, o)
 
     out = jax.tree_util.tree_map(pick, new, old, new_b, old_b)
-    return out, jax.tree_util.tree_map(lambda _: True, out)
+    batched = jax.tree_util.tree_map(lambda nb, ob: a_b or nb or ob, new_b, old_b)
+    return out, batched
 
 
 def _row_bits(x, dtype) -> jax.Array:

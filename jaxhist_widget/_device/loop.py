@@ -22,6 +22,8 @@ from jax import lax
 
 from .._wire import NEVER, Layout
 from . import checks, devices, lanes, rows, sizes, streaming
+from .carry import Carry as _Carry
+from .carry import prepare
 from .history import History
 
 __all__ = ["while_loop"]
@@ -33,12 +35,19 @@ _CONVERGED, _MAX_STEPS, _STOPPED = 1, 2, 3
 
 
 class _Loop(NamedTuple):
-    """The static parts of one loop: the user's functions and what a step records."""
+    """The static parts of one loop: the user's functions and what a step records.
+
+    The loop carries only the leaves ``body_fun`` changes (`carry.Carry`); ``cond_fun`` and
+    ``record`` see the whole carry (`_Loop.cond`, ``rows.record``).
+    """
 
     cond_fun: Callable[[Any], Any]
-    body_fun: Callable[[Any], Any]
+    carry: _Carry
     rows: rows.Rows
     max_rows: int  #: ``max_steps + 1``
+
+    def cond(self, moving: list[jax.Array]) -> jax.Array:
+        return self.carry.cond(moving)
 
 
 class _State(NamedTuple):
@@ -90,7 +99,8 @@ def while_loop(
         float4 and int4 included, is kept and streamed as is.
     stream
         Send rows to the host sinks attached at call time (`Recorder`, `LivePlot`). With False
-        the loop makes no host calls at all (and cannot be stopped from the host).
+        the loop makes no host calls at all (and cannot be stopped from the host); so does a
+        loop whose ``record`` returns no leaf (an empty carry ``()``): nothing to stream.
     stream_every
         ``"auto"``: adapt the flush interval so rows reach the host every ~50 ms at negligible
         cost; an int: flush every that many rows.
@@ -115,7 +125,14 @@ def while_loop(
     included; the streamed rows carry no tangents. Eager calls compile once per
     (``cond_fun``, ``body_fun``, ``record``, static options) and are cached on the identity of
     the functions, so a function that reads a global changed since is not retraced (the same
-    holds for ``lax.while_loop``).
+    holds for ``lax.while_loop``). ``cond_fun`` and ``body_fun`` are traced once per call.
+
+    Under ``jax.vmap`` a leaf that ``body_fun`` returns unchanged is not carried (it stays
+    unbatched, never copied per lane), and the others are batched as lax batches them. A Ref
+    written in ``body_fun`` is written only for the lanes that take the step; an
+    ``io_callback`` or a ``checkify`` check is refused at trace time when ``cond_fun`` differs
+    per lane (as by lax); a Ref written in ``cond_fun`` is refused always (write it in
+    ``body_fun``).
 
     Examples
     --------
@@ -148,19 +165,23 @@ def while_loop(
     if cached is not None:
         return cached(init_val)
 
-    init_val = checks.as_carry(body_fun, init_val)
-    plan = rows.plan(_identity if record is None else record, dtype, init_val)
-    loop = _Loop(cond_fun, body_fun, plan, max_steps + 1)
+    carry = prepare(cond_fun, body_fun, init_val)
+    init = carry.init()
+    user_record = _identity if record is None else record
+    plan = rows.plan(lambda m: user_record(carry.full(m)), dtype, init)
+    loop = _Loop(cond_fun, carry, plan, max_steps + 1)
     bufs = loop.rows.buffers(loop.max_rows)
     lane_bytes = sizes.warn_if_large(bufs, warn_bytes)
-    cont = checks.check_cond(cond_fun(init_val))
-    if stream:
-        out = _run_streaming(loop, rows.layout(loop.rows, max_steps, every), init_val, bufs, cont)
+    cont = loop.cond(init)
+    # A record with no leaf (an empty carry ``()``, as lax accepts) has no row to stream: the
+    # loop runs as with ``stream=False`` and the History holds only its ``length``.
+    if stream and loop.rows.first:
+        out = _run_streaming(loop, rows.layout(loop.rows, max_steps, every), init, bufs, cont)
     else:
-        out = _run_plain(loop, init_val, bufs, cont)
+        out = _run_plain(loop, init, bufs, cont)
     if lane_bytes is not None:
-        sizes.warn_lanes(lane_bytes, warn_bytes, out.n)
-    return out.carry, loop.rows.history(out.bufs, out.n, loop.max_rows)
+        sizes.warn_lanes(lane_bytes, warn_bytes, lax.stop_gradient((out.n, out.bufs)))
+    return carry.full(out.carry), loop.rows.history(out.bufs, out.n, loop.max_rows)
 
 
 def _run_plain(loop: _Loop, carry: Any, bufs: list[jax.Array], cont: jax.Array) -> _State:
@@ -214,10 +235,22 @@ def _step(loop: _Loop, limit: jax.Array, s: _State) -> _State:
     the mask is unused and compiled away.
     """
     active = _running(s, limit)  # only read under vmap
-    carry = _body_alone(loop.body_fun, s.carry, lanes.any_lane(active))
-    cont = checks.check_cond(loop.cond_fun(carry))
+    if loop.carry.body_writes:
+        carry = _body_masked(loop.carry.step, s.carry, active)
+    elif loop.carry.body_effects:
+        # JAX batches no conditional holding IO or state effects, even on an unbatched
+        # predicate; the step runs inline, as on other platforms.
+        carry = loop.carry.step(s.carry)
+    else:
+        carry = _body_alone(loop.carry.step, s.carry, lanes.any_lane(active))
+    cont = loop.cond(carry)
+    if loop.carry.lane_effects:
+        cont = lanes.same_in_every_lane(cont, loop.carry.lane_effects)
+    # A recorded leaf that is a fixed carry leaf itself (the default record keeps the whole
+    # carry) has row 0 in every row already: it is never written, so its buffer is never
+    # copied into every vmap lane either.
     bufs = [
-        lanes.write_row(b, s.n, x, active)
+        b if loop.carry.is_fixed(x) else lanes.write_row(b, s.n, x, active)
         for b, x in zip(s.bufs, loop.rows.take(carry), strict=True)
     ]
     carry, n, cont = lanes.keep_done(active, (carry, s.n + 1, cont), (s.carry, s.n, s.cont))
@@ -254,7 +287,8 @@ def _chunk(loop: _Loop, flush: Callable, run_id: jax.Array, s: _State) -> _State
     # after which no lane runs, so no closing call is needed.
     cont = s.cont
     capped = s.n >= loop.max_rows
-    known = jnp.select([~cont, capped], [_CONVERGED, _MAX_STEPS], zero)
+    # nested wheres, not jnp.select: its argmax is a reduction of its own to compile
+    known = jnp.where(~cont, _CONVERGED, jnp.where(capped, _MAX_STEPS, zero))
     flushed, every, stop = flush(
         streaming.FlushArgs(
             run_id=run_id,
@@ -279,8 +313,8 @@ def _chunk(loop: _Loop, flush: Callable, run_id: jax.Array, s: _State) -> _State
     )
 
 
-def _body_alone(body_fun: Callable[[Carry], Carry], carry: Carry, go: jax.Array) -> Carry:
-    """``body_fun(carry)``; on CPU inside a conditional of its own (``go`` is always True).
+def _body_alone(step: Callable[[Carry], Carry], carry: Carry, go: jax.Array) -> Carry:
+    """``step(carry)``; on CPU inside a conditional of its own (``go`` is always True).
 
     XLA's CPU runtime runs each computation (a loop body, a branch) with a small executor: in
     order on the calling thread when it has at most 8 operations or they form a chain, else as
@@ -294,13 +328,21 @@ def _body_alone(body_fun: Callable[[Carry], Carry], carry: Carry, go: jax.Array)
     step) call ``body_fun`` inline.
     """
 
-    def step(carry: Carry) -> Carry:
-        return checks.check_carry(carry, body_fun(carry))
-
     def alone(carry: Carry, go: jax.Array) -> Carry:
         return lax.cond(go, step, _identity, carry)
 
     return lax.platform_dependent(carry, go, cpu=alone, default=lambda carry, go: step(carry))
+
+
+def _body_masked(step: Callable[[Carry], Carry], carry: Carry, active: jax.Array) -> Carry:
+    """``step(carry)`` as a loop of one iteration that runs while ``active``.
+
+    For a step that writes to a Ref: under vmap ``active`` differs per lane, and
+    ``lax.while_loop`` then writes the Ref only for the lanes that take the step (it carries
+    the Ref's value and keeps it for the others), where this loop's own masking would write it
+    for every lane. Unbatched, ``active`` is True whenever the step runs.
+    """
+    return lax.while_loop(lambda s: s[0], lambda s: (~s[0], step(s[1])), (active, carry))[1]
 
 
 def _identity(x: Any) -> Any:

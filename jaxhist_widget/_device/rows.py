@@ -56,8 +56,6 @@ def plan(record: Callable[[Any], Any], dtype: Any, init_val: Any) -> Rows:
     """The `Rows` of ``record`` (``dtype``: the storage dtype of floating leaves, or None)."""
     row0 = record(init_val)
     first = _store(row0, dtype)
-    if not first:
-        raise ValueError("record(carry) returned no arrays; return at least one leaf to record.")
     # Zero-size leaves get no buffer, no writes and no words on the wire; the History gets them
     # back as zeros of the right shape. XLA folds a zero-size (max_rows, 0, ...) value into a
     # constant whose compile-time cost grows with max_rows (seconds at 10^8 rows), so none may

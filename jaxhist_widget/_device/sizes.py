@@ -7,6 +7,7 @@ vmap lanes share them shows only in a batching rule (`warn_lanes`).
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import jax
 from jax.custom_batching import custom_vmap
@@ -51,13 +52,12 @@ def _size_warning(nbytes: int, warn_bytes: int | float | None, lanes: int, stack
     return True
 
 
-def warn_lanes(
-    nbytes: int, warn_bytes: int | float | None, probe: jax.Array, lanes: int = 1
-) -> None:
+def warn_lanes(nbytes: int, warn_bytes: int | float | None, probe: Any, lanes: int = 1) -> None:
     """Warn once the vmap lanes are known, if all lanes together exceed the threshold.
 
     At trace time the loop only sees one lane's shapes; the batching rule of this identity
-    on ``probe`` (the row count, batched whenever the loop is) is where ``axis_size`` shows.
+    on ``probe`` (the row count and the buffers: one is batched whenever the loop is) is where
+    ``axis_size`` shows.
     Nested vmaps multiply: the rule's own call is batched again by the enclosing vmap. The
     identity's output is unused, so it leaves no trace in the compiled program.
     """

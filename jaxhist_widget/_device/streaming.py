@@ -99,7 +99,12 @@ def _lanes_token(token: jax.Array) -> jax.Array:
 
 @_lanes_token.def_vmap
 def _lanes_token_rule(axis_size, in_batched, token):
-    return (token.reshape(-1) if in_batched[0] else token), False
+    # Declared unbatched, so of the unbatched shape; a sum over the lanes still depends on
+    # every lane's input (all the token is for). A sum, not a bitwise or: lanes sharded over
+    # devices make it a cross-device reduction, and XLA has none for bitwise or.
+    if not in_batched[0]:
+        return token, False
+    return jnp.sum(token, axis=0, dtype=token.dtype), False
 
 
 def _pack(
@@ -249,7 +254,13 @@ def make_flush(layout: Layout):
     @flush.def_vmap
     def flush_rule(axis_size, in_batched, args):
         (batched,) = in_batched
-        out = _flush_lanes(layout, True, _all_lanes(axis_size, batched, args), axes)
-        return out, (True, False, False)
+        flushed, every, stop = _flush_lanes(
+            layout, True, _all_lanes(axis_size, batched, args), axes
+        )
+        # The rows sent are the same in every lane when the row counts are (``n`` and
+        # ``flushed`` unbatched: the loop's predicate is), and then stay unbatched, so that
+        # the loop's fixpoint over batched carry leaves keeps what lax would keep unbatched.
+        lanes = batched.n or batched.flushed
+        return (flushed if lanes else flushed[0], every, stop), (lanes, False, False)
 
     return flush

@@ -236,7 +236,7 @@ class Hub:
             if w.count > 0:
                 groups.setdefault((w.first, w.count, w.first - w.slice_start), []).append(lane)
         touched = []
-        window = chunk.leaves[0].shape[1]  # while_loop refuses a record with no leaf
+        window = chunk.leaves[0].shape[1]  # a loop recording no leaf streams nothing
         for (first, count, lo), group in groups.items():
             # `lo`: the device clamps slice starts near the end of the buffer
             if lo < 0 or lo + count > window:

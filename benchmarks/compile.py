@@ -1,0 +1,109 @@
+"""What a new ``jax.jit`` of a loop costs before it runs: trace, lower and compile, against lax.
+
+A notebook pays this at every new ``jit`` of a cell (a changed function, shape or static
+argument). Each variant is a fresh function (nothing cached), timed stage by stage with JAX's
+ahead-of-time API (``trace``, ``lower``, ``compile``); the variants are interleaved over the
+rounds and each stage's median is printed. Two steps: a tiny 8-wide one, where the loop's own
+machinery is all there is to compile, and ``tanh(A @ x)`` with A 256x256. Run::
+
+    python benchmarks/compile.py            # 7 rounds
+    python benchmarks/compile.py --quick    # 2 rounds, to check the script runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+import jaxhist_widget as jhw
+
+#: The goal: what jhw adds to lax.while_loop's trace + lower + compile, per problem.
+GOAL_MS = 100.0
+MAX_STEPS = 1000
+
+
+def _steps() -> dict[str, tuple[Callable, jax.Array]]:
+    a = jnp.full((256, 256), 1.0 / 256)
+    return {
+        "tiny (8-wide)": (lambda c: (c[0] + 1, jnp.tanh(c[1]) * 0.9), jnp.ones(8)),
+        "256x256 matvec": (lambda c: (c[0] + 1, jnp.tanh(a @ c[1])), jnp.ones(256)),
+    }
+
+
+def _variants(step: Callable) -> dict[str, Callable[[], Callable]]:
+    """Each variant as a maker of a *new* function, so that no cache is hit."""
+    cond = lambda c: c[0] < 100  # noqa: E731
+    return {
+        "lax": lambda: lambda x: lax.while_loop(cond, step, (0, x)),
+        "jhw": lambda: lambda x: jhw.while_loop(cond, step, (0, x), max_steps=MAX_STEPS),
+        "jhw stream=False": lambda: (
+            lambda x: jhw.while_loop(cond, step, (0, x), max_steps=MAX_STEPS, stream=False)
+        ),
+        "jhw vmap x8": lambda: jax.vmap(
+            lambda x: jhw.while_loop(cond, step, (0, x), max_steps=MAX_STEPS)
+        ),
+    }
+
+
+def _time(fn: Callable, x: jax.Array) -> tuple[float, float, float]:
+    t0 = time.perf_counter()
+    traced = jax.jit(fn).trace(x)
+    t1 = time.perf_counter()
+    lowered = traced.lower()
+    t2 = time.perf_counter()
+    lowered.compile()
+    t3 = time.perf_counter()
+    return 1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (t3 - t2)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    rounds = 2 if args.quick else 7
+
+    header = f"| {'problem':>15} | {'variant':>16} | trace ms | lower ms | compile ms | total ms |"
+    print(header + " + over lax |")
+    print("|" + "|".join("-" * (len(c) + 0) for c in header.split("|")[1:-1]) + "|-------------|")
+    verdicts = []
+    for problem, (step, x) in _steps().items():
+        variants = _variants(step)
+        times: dict[str, list[tuple[float, float, float]]] = {v: [] for v in variants}
+        for name, make in variants.items():  # warm-up: JAX's own first-use costs
+            _time(make(), _input(name, x))
+        for _ in range(rounds):
+            for name, make in variants.items():
+                times[name].append(_time(make(), _input(name, x)))
+        med = {
+            name: [statistics.median(t[i] for t in ts) for i in range(3)]
+            for name, ts in times.items()
+        }
+        base = sum(med["lax"])
+        for name, (tr, lo, co) in med.items():
+            total = tr + lo + co
+            extra = "-" if name == "lax" else f"{total - base:+.0f}"
+            print(
+                f"| {problem:>15} | {name:>16} | {tr:8.1f} | {lo:8.1f} | {co:10.1f} | "
+                f"{total:8.1f} | {extra:>11} |"
+            )
+        added = sum(med["jhw"]) - base
+        verdicts.append((problem, added))
+    print()
+    for problem, added in verdicts:
+        mark = "PASS" if added <= GOAL_MS else "MISS"
+        goal = f"(goal <= {GOAL_MS:.0f})"
+        print(f"{mark}  compile: jhw adds {added:.0f} ms over lax on {problem} {goal}")
+
+
+def _input(variant: str, x: jax.Array) -> jax.Array:
+    return jnp.broadcast_to(x, (8, *x.shape)) if "vmap" in variant else x
+
+
+if __name__ == "__main__":
+    main()
