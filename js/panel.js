@@ -11,8 +11,9 @@
 // to the model, and `attachHover` adds the hover read-out.
 //
 // Stable hooks for tests: .jhw-panel[data-status], .jhw-status[data-status],
+// .jhw-status[data-shown] (the word shown: "diverged" over a status, see `shownStatus`),
 // .jhw-step[data-step][data-max-steps], .jhw-progress[aria-valuenow], .jhw-rate,
-// .jhw-elapsed, .jhw-eta, .jhw-lane-status, .jhw-field[data-field] > .jhw-field-value[data-value],
+// .jhw-elapsed, .jhw-lane-status, .jhw-field[data-field] > .jhw-field-value[data-value],
 // .jhw-error, .jhw-stop[data-mode], .jhw-logy, .jhw-keep, .jhw-clear, and
 // .jhw-panel[data-kernel] ("alive", or "dead" once the view saw its kernel die or restart);
 // in a LivePlot box, the hover read-out .jhw-hover[data-name][data-step][data-value] (hidden
@@ -26,18 +27,50 @@
 // jaxhist_widget.interrupts turns that interrupt into a clean stop. The runner says which
 // applies through the `stop_mode` trait ("interrupt", or "message" for `run_async`).
 
+// Status words. The kernel's "converged" only means that `cond` became False, whatever the
+// condition encodes (a tolerance, a fixed schedule, a counter): the panel says "finished" and
+// colours it neutrally. "diverged" is the panel's own word (see `shownStatus`).
 export const STATUS_LABELS = {
   idle: "idle",
+  compiling: "compiling",
   running: "running",
-  converged: "converged",
+  converged: "finished",
   max_steps: "max steps",
   stopped: "stopped",
+  diverged: "diverged",
   error: "error",
+};
+
+/** Tooltip of a status badge: what the word means. */
+const STATUS_TITLES = {
+  idle: "No run yet",
+  compiling: "Waiting for the loop to start (JAX traces and compiles it first)",
+  converged: "The loop's condition became False",
+  max_steps: "The loop reached max_steps before its condition became False",
+  stopped: "Stopped on request; the rows so far are kept",
+  diverged: "The latest value of a plotted field is NaN or infinite",
 };
 
 /** Human label of a status; unknown statuses are shown as they are. */
 export function statusLabel(status) {
   return Object.hasOwn(STATUS_LABELS, status) ? STATUS_LABELS[status] : String(status ?? "");
+}
+
+/** The status the badge shows: "diverged" while a plotted field's latest value is NaN or
+ * infinite (`diverged`: those fields) in a run that is running or ended without an error (a
+ * warning: the computation itself succeeded), else `status`. */
+export function shownStatus(status, diverged) {
+  const flagged = Array.isArray(diverged) && diverged.length > 0;
+  const run = ["running", "converged", "max_steps", "stopped"].includes(status);
+  return flagged && run ? "diverged" : status;
+}
+
+/** Tooltip of the badge for `shown` (from `shownStatus`); `diverged` names the fields. */
+export function statusTitle(shown, diverged) {
+  const base = Object.hasOwn(STATUS_TITLES, shown) ? STATUS_TITLES[shown] : "";
+  return shown === "diverged" && diverged && diverged.length
+    ? `${base}: ${diverged.join(", ")}`
+    : base;
 }
 
 /** CSS class of the status badge (unknown statuses share one class). */
@@ -97,8 +130,9 @@ export function isRunning(status) {
   return status === "running";
 }
 
-/** Fraction of max_steps done, clamped to [0, 1]; 0 when max_steps is unknown. A converged
- * run is complete whatever its step (a run that converged at 32 % must not look unfinished). */
+/** Fraction of max_steps done, clamped to [0, 1]; 0 when max_steps is unknown. A finished
+ * run (its condition became False) is complete whatever its step: max_steps is only a cap, so
+ * a loop that finished at 32 % of it must not look unfinished. */
 export function progressFraction(step, maxSteps, status) {
   if (status === "converged") return 1;
   const s = Number(step);
@@ -160,33 +194,27 @@ export function formatDuration(seconds) {
   return h > 0 ? `${h} h ${TWO_DIGITS.format(m)} m` : `${m} m ${TWO_DIGITS.format(sec)} s`;
 }
 
-/** Steps per second in the one number format: "850 steps/s", "11,300 steps/s", "4.1M steps/s";
- * "" when there is no rate (no step taken yet, or a run that ended with zero steps). */
+// No ETA: a loop's end is decided by its `cond`, which the panel cannot foresee; the only known
+// end is max_steps, a cap, and a time to reach it ("≤ 25 m left" on a run that ends in 7 s)
+// says more than the panel knows. The bar and "step / max_steps" show the cap.
+
+/** The rate, labelled, in the one number format: "rate 850 steps/s", "rate 11,300 steps/s",
+ * "rate 4.1M steps/s"; "" when there is no rate (no step taken yet, or a run that ended with
+ * zero steps). */
 export function formatRate(rate) {
   const r = Number(rate);
   if (!Number.isFinite(r) || r <= 0) return "";
-  return `${formatNumber(r)} steps/s`;
+  return `rate ${formatNumber(r)} steps/s`;
 }
 
-/** Seconds left until max_steps at `rate`, or null when unknown or not running. An upper
- * bound: the loop may converge earlier. */
-export function etaSeconds(step, maxSteps, rate, status) {
-  const s = Number(step);
-  const m = Number(maxSteps);
-  const r = Number(rate);
-  if (status !== "running" || !(r > 0) || !(m > 0) || !Number.isFinite(s) || s >= m) return null;
-  return (m - s) / r;
-}
-
-/** "≤ 1 m 05 s left" (an upper bound: the loop may converge before max_steps); "" if unknown. */
-export function formatEta(seconds) {
-  if (seconds === null || seconds === undefined || !Number.isFinite(Number(seconds))) return "";
-  return `≤ ${formatDuration(seconds)} left`;
+/** The elapsed time, labelled: "elapsed 0.07 s", "elapsed 2 m 05 s". */
+export function formatElapsed(seconds) {
+  return `elapsed ${formatDuration(seconds)}`;
 }
 
 /** Per-lane end states, most frequent first: {converged: 5, max_steps: 1} ->
- * "5 converged · 1 max steps". Lanes of a status held by at most two lanes are named when
- * `names` (status -> lane labels) is given: "5 converged · 1 max steps (lr=0.3)". */
+ * "5 finished · 1 max steps". Lanes of a status held by at most two lanes are named when
+ * `names` (status -> lane labels) is given: "5 finished · 1 max steps (lr=0.3)". */
 export function laneSummary(counts, names) {
   const entries = Object.entries(counts || {}).filter(([, n]) => Number(n) > 0);
   entries.sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
@@ -209,7 +237,34 @@ export function kernelLostLabel(kernelStatus) {
   return null;
 }
 
-/** CSS class of the progress bar: its colour says how the run ended. */
+/** The lanes, labelled: ["6 lanes", ""] while running, ["6 lanes:", "5 finished · 1 max steps
+ * (lr=0.3)"] once they ended (`laneSummary`); ["", ""] for an unbatched run. */
+export function formatLanes(lanes, counts, names) {
+  const n = Number(lanes);
+  if (!(n > 0)) return ["", ""];
+  const summary = laneSummary(counts, names);
+  return [`${formatCount(n)} lanes${summary ? ":" : ""}`, summary];
+}
+
+/** The latest values of a field under vmap, labelled: "median 0.067 (min–max 0.0216 … 0.2389)";
+ * without a range (unbatched), just the value. */
+export function formatLatest(value, span) {
+  if (!(Array.isArray(span) && span.length === 2)) return formatValue(value);
+  const [lo, hi] = span.map(formatValue);
+  return `median ${formatValue(value)} (min–max ${lo} … ${hi})`;
+}
+
+/** The figure width (px) to report to the kernel, or null to leave `plot_width` as it is:
+ * nothing before the box is laid out, and no message for a change under `PLOT_WIDTH_STEP` px
+ * (the kernel re-chooses the x ticks on each report; a resize drag must not flood it). */
+export function widthToReport(current, measured) {
+  const w = Math.round(Number(measured));
+  if (!(w > 0)) return null;
+  return Math.abs(w - Number(current || 0)) >= PLOT_WIDTH_STEP ? w : null;
+}
+export const PLOT_WIDTH_STEP = 16;
+
+/** CSS class of the progress bar: its colour says how the run ended (pass `shownStatus`). */
 export function progressClass(status) {
   return `jhw-progress-bar ${statusClass(status).replace("jhw-status--", "jhw-progress-bar--")}`;
 }
@@ -461,7 +516,6 @@ function buildPanel() {
     bar: element("div", "jhw-progress-bar"),
     step: element("span", "jhw-step"),
     rate: element("span", "jhw-rate jhw-muted"),
-    eta: element("span", "jhw-eta jhw-muted"),
     elapsed: element("span", "jhw-elapsed jhw-muted"),
     lanes: element("span", "jhw-lanes jhw-muted"),
     laneStatus: element("span", "jhw-lane-status jhw-muted"),
@@ -477,7 +531,7 @@ function buildPanel() {
   const head = element("div", "jhw-row");
   head.append(
     ui.title, ui.status, ui.kernelNote, ui.progress, ui.step,
-    ui.rate, ui.eta, ui.elapsed, ui.lanes, ui.laneStatus,
+    ui.rate, ui.elapsed, ui.lanes, ui.laneStatus,
   );
 
   ui.stop.type = "button";
@@ -496,20 +550,23 @@ function buildPanel() {
 }
 
 /** One `.jhw-field` of the latest values. Under vmap `value` is the median over lanes and
- * `span` its [min, max]. */
+ * `span` its [min, max], both labelled (`formatLatest`). */
 function fieldItem(name, value, span) {
   const item = element("span", "jhw-field");
   item.dataset.field = name;
   const shown = element("span", "jhw-field-value", formatValue(value));
   shown.dataset.value = String(value ?? "");
-  item.append(element("span", "jhw-field-name", name), shown);
-  if (Array.isArray(span) && span.length === 2) {
-    shown.title = "median over lanes";
-    const text = ` [${formatValue(span[0])} … ${formatValue(span[1])}]`;
-    const spread = element("span", "jhw-field-range jhw-muted", text);
-    spread.title = "min … max over lanes";
-    item.append(spread);
+  const batched = Array.isArray(span) && span.length === 2;
+  const label = element("span", "jhw-field-name", name);
+  if (!batched) {
+    item.append(label, shown);
+    return item;
   }
+  shown.title = "median over lanes";
+  const text = ` (min–max ${formatValue(span[0])} … ${formatValue(span[1])})`;
+  const spread = element("span", "jhw-field-range jhw-muted", text);
+  spread.title = "min … max over lanes";
+  item.append(label, element("span", "jhw-field-stat jhw-muted", "median "), shown, spread);
   return item;
 }
 
@@ -525,6 +582,7 @@ function panelState(model, view) {
     rate: get("rate"),
     elapsed: get("elapsed"),
     lanes: get("lanes"),
+    diverged: get("diverged") || [],
     laneStatuses: get("lane_statuses"),
     laneNames: get("lane_names"),
     fields: get("fields") || [],
@@ -545,26 +603,31 @@ function updatePanel(ui, s) {
   ui.root.dataset.status = s.status;
   ui.root.dataset.kernel = lost ? "dead" : "alive";
   showText(ui.kernelNote, s.kernelLost || "");
-  ui.status.textContent = statusLabel(s.status);
-  ui.status.className = `jhw-status ${statusClass(s.status)}`;
+  const shown = shownStatus(s.status, s.diverged);
+  ui.status.textContent =
+    s.status === "compiling" ? "compiling: waiting for the loop to start" : statusLabel(shown);
+  ui.status.className = `jhw-status ${statusClass(shown)}`;
   ui.status.dataset.status = s.status;
+  ui.status.dataset.shown = shown;
+  ui.status.title = statusTitle(shown, s.diverged);
   showText(ui.title, s.title);
 
   ui.bar.style.width = `${(100 * progressFraction(s.step, s.maxSteps, s.status)).toFixed(2)}%`;
-  ui.bar.className = progressClass(s.status);
+  ui.bar.className = progressClass(shown);
   ui.progress.setAttribute("aria-valuenow", String(s.step));
   ui.progress.setAttribute("aria-valuemax", String(s.maxSteps));
   ui.step.textContent = formatProgress(s.step, s.maxSteps);
   ui.step.dataset.step = String(s.step);
   ui.step.dataset.maxSteps = String(s.maxSteps);
 
-  // A lost kernel sends no more updates: a rate or an ETA would be stale.
+  // A lost kernel sends no more updates: a rate would be stale.
   showText(ui.rate, lost ? "" : formatRate(s.rate));
-  showText(ui.eta, lost ? "" : formatEta(etaSeconds(s.step, s.maxSteps, s.rate, s.status)));
-  ui.elapsed.textContent = formatDuration(s.elapsed);
-  const batched = s.lanes > 0;
-  showText(ui.lanes, batched ? `${s.lanes} lanes` : "");
-  showText(ui.laneStatus, batched ? laneSummary(s.laneStatuses, s.laneNames) : "");
+  // Before a run (idle, compiling) there is no time to show.
+  const started = s.status !== "idle" && s.status !== "compiling";
+  showText(ui.elapsed, started ? formatElapsed(s.elapsed) : "");
+  const [lanes, laneStatus] = formatLanes(s.lanes, s.laneStatuses, s.laneNames);
+  showText(ui.lanes, lanes);
+  showText(ui.laneStatus, laneStatus);
 
   ui.fields.replaceChildren(
     ...s.fields.map((name) => fieldItem(name, s.latest[name], s.latestRange[name])),
@@ -668,7 +731,7 @@ function watchKernel(model, onLost) {
 }
 
 const TRAITS = [
-  "status", "title", "step", "max_steps", "rate", "elapsed", "lanes",
+  "status", "title", "step", "max_steps", "rate", "elapsed", "lanes", "diverged",
   "fields", "latest", "error", "log_y", "keep_runs", "stop_mode", "run_number",
   "lane_statuses", "lane_names", "latest_range",
 ];
@@ -712,10 +775,12 @@ function render({ model, el }) {
   });
   refresh();
   const removeHover = attachHover(model, el);
+  const unreportWidth = reportWidth(model, el);
 
   return () => {
     alive = false;
     removeHover();
+    unreportWidth();
     for (const name of TRAITS) model.off(`change:${name}`, schedule);
     unwatchKernel();
     unwireControls();
@@ -892,6 +957,45 @@ function attachHover(model, el) {
     dot.remove();
   }
   return remove;
+}
+
+/** Keeps the model's `plot_width` at the width of the LivePlot box this panel is in (its figure
+ * spans it), so the kernel chooses as many x ticks as the plot holds. Returns a function that
+ * stops. A panel without a box (displayed on its own) reports nothing. */
+function reportWidth(model, el) {
+  let observer = null;
+  let waitBox = 0;
+  let debounce = 0;
+  let tries = 0;
+  let disposed = false;
+  const send = (box) => {
+    debounce = 0;
+    const w = widthToReport(model.get("plot_width"), box.clientWidth);
+    if (disposed || w === null) return;
+    model.set("plot_width", w);
+    model.save_changes();
+  };
+  const connect = () => {
+    waitBox = 0;
+    if (disposed) return;
+    const box = el.closest(".jhw-liveplot");
+    if (!box || typeof ResizeObserver !== "function") {
+      if (box === null && ++tries < 40) waitBox = setTimeout(connect, 250);
+      return;
+    }
+    observer = new ResizeObserver(() => {
+      clearTimeout(debounce);
+      debounce = setTimeout(() => send(box), 250);
+    });
+    observer.observe(box);
+  };
+  connect();
+  return () => {
+    disposed = true;
+    clearTimeout(waitBox);
+    clearTimeout(debounce);
+    if (observer) observer.disconnect();
+  };
 }
 
 export default { render };

@@ -7,10 +7,11 @@ import panel, {
   BqplotMismatch,
   bisectX,
   bqplot,
-  etaSeconds,
   formatCount,
   formatDuration,
-  formatEta,
+  formatElapsed,
+  formatLanes,
+  formatLatest,
   formatNumber,
   formatProgress,
   formatReadout,
@@ -26,8 +27,11 @@ import panel, {
   readoutLines,
   readoutPlacement,
   STATUS_LABELS,
+  shownStatus,
   statusClass,
   statusLabel,
+  statusTitle,
+  widthToReport,
 } from "./panel.js";
 
 test("default export is an anywidget module with render()", () => {
@@ -35,13 +39,33 @@ test("default export is an anywidget module with render()", () => {
 });
 
 test("statusLabel covers every Python status and passes unknown ones through", () => {
-  for (const s of ["idle", "running", "converged", "max_steps", "stopped", "error"]) {
+  for (const s of ["idle", "compiling", "running", "converged", "max_steps", "stopped", "error"]) {
     assert.ok(Object.hasOwn(STATUS_LABELS, s), s);
   }
   assert.equal(statusLabel("max_steps"), "max steps");
   assert.equal(statusLabel("running"), "running");
   assert.equal(statusLabel("weird"), "weird");
   assert.equal(statusLabel(undefined), "");
+});
+
+test("a loop whose cond became False is 'finished', not 'converged'", () => {
+  // cond == False may be a tolerance, a fixed schedule or a counter: the panel cannot know.
+  assert.equal(statusLabel("converged"), "finished");
+  assert.equal(statusLabel("compiling"), "compiling");
+  assert.equal(statusTitle("converged", []), "The loop's condition became False");
+});
+
+test("shownStatus: NaN/inf latest values read 'diverged' (a warning), never over an error", () => {
+  for (const s of ["running", "converged", "max_steps", "stopped"]) {
+    assert.equal(shownStatus(s, ["loss"]), "diverged");
+    assert.equal(shownStatus(s, []), s);
+  }
+  for (const s of ["error", "idle", "compiling"]) assert.equal(shownStatus(s, ["loss"]), s);
+  assert.equal(shownStatus("converged", undefined), "converged");
+  assert.equal(statusLabel("diverged"), "diverged");
+  assert.equal(statusClass("diverged"), "jhw-status--diverged");
+  assert.equal(progressClass("diverged"), "jhw-progress-bar jhw-progress-bar--diverged");
+  assert.match(statusTitle("diverged", ["loss", "lr"]), /NaN or infinite: loss, lr$/);
 });
 
 test("statusClass maps to CSS-safe class names", () => {
@@ -53,7 +77,8 @@ test("statusClass maps to CSS-safe class names", () => {
 
 test("isRunning: only 'running' enables Stop", () => {
   assert.equal(isRunning("running"), true);
-  for (const s of ["idle", "converged", "max_steps", "stopped", "error", undefined]) {
+  const ended = ["idle", "compiling", "converged", "max_steps", "stopped", "error", undefined];
+  for (const s of ended) {
     assert.equal(isRunning(s), false);
   }
 });
@@ -69,7 +94,7 @@ test("progressFraction clamps and guards max_steps <= 0", () => {
   assert.equal(progressFraction("3", "4"), 0.75);
 });
 
-test("progressFraction: a converged run is complete whatever its step", () => {
+test("progressFraction: a finished run is complete whatever its step", () => {
   assert.equal(progressFraction(320, 1000, "converged"), 1);
   assert.equal(progressFraction(320, 1000, "stopped"), 0.32);
   assert.equal(progressFraction(320, 1000, "running"), 0.32);
@@ -99,22 +124,42 @@ test("formatNumber: one rule for counts and rates", () => {
   assert.equal(formatNumber(NaN), "–");
 });
 
-test("etaSeconds: time to max_steps at the current rate, only while running", () => {
-  assert.equal(etaSeconds(1000, 21000, 1000, "running"), 20);
-  assert.equal(etaSeconds(1000, 21000, 1000, "converged"), null);
-  assert.equal(etaSeconds(1000, 21000, 0, "running"), null);
-  assert.equal(etaSeconds(1000, 0, 1000, "running"), null);
-  assert.equal(etaSeconds(21000, 21000, 1000, "running"), null);
-  assert.equal(formatEta(20), "≤ 20.0 s left");
-  assert.equal(formatEta(125), "≤ 2 m 05 s left");
-  assert.equal(formatEta(null), "");
+test("elapsed time and rate are labelled; there is no ETA (the loop's end is its cond's)", () => {
+  assert.equal(formatElapsed(0.0712), "elapsed 0.07 s");
+  assert.equal(formatElapsed(125), "elapsed 2 m 05 s");
+  assert.equal(formatRate(1074.4), "rate 1,074 steps/s");
+  assert.equal(formatRate(0), "");
+  const js = readFileSync(new URL("./panel.js", import.meta.url), "utf8");
+  assert.ok(!js.includes("jhw-eta") && !js.includes(" left`"), "an ETA is back");
+});
+
+test("lanes and their latest values are labelled", () => {
+  assert.deepEqual(formatLanes(6, {}), ["6 lanes", ""]);
+  assert.deepEqual(formatLanes(64, { converged: 61, max_steps: 3 }), [
+    "64 lanes:",
+    "61 finished · 3 max steps",
+  ]);
+  assert.deepEqual(formatLanes(0, { converged: 1 }), ["", ""]);
+  assert.equal(
+    formatLatest(0.067, [0.0216, 0.2389]),
+    "median 0.067 (min–max 0.0216 … 0.2389)",
+  );
+  assert.equal(formatLatest(0.067, undefined), "0.067");
+});
+
+test("widthToReport: the figure's width once laid out, not on every pixel of a resize", () => {
+  assert.equal(widthToReport(0, 1398.6), 1399);
+  assert.equal(widthToReport(1399, 1390), null); // under the step: no message
+  assert.equal(widthToReport(1399, 600), 600);
+  assert.equal(widthToReport(600, 0), null); // detached or display: none
+  assert.equal(widthToReport(undefined, NaN), null);
 });
 
 test("laneSummary counts lanes per end status and names the few odd ones", () => {
-  assert.equal(laneSummary({ converged: 5, max_steps: 1 }), "5 converged · 1 max steps");
+  assert.equal(laneSummary({ converged: 5, max_steps: 1 }), "5 finished · 1 max steps");
   assert.equal(
     laneSummary({ max_steps: 1, converged: 5 }, { max_steps: ["lr=0.3"] }),
-    "5 converged · 1 max steps (lr=0.3)",
+    "5 finished · 1 max steps (lr=0.3)",
   );
   assert.equal(laneSummary({ converged: 0, stopped: 2 }), "2 stopped");
   assert.equal(laneSummary({}), "");
@@ -176,15 +221,15 @@ test("formatDuration picks a readable unit", () => {
   assert.equal(formatDuration(NaN), "–");
 });
 
-test("formatRate uses the panel's number format; no rate shows nothing", () => {
+test("formatRate: labelled, in the panel's number format; no rate shows nothing", () => {
   assert.equal(formatRate(0), ""); // a run that ended with zero steps: no "– steps/s"
   assert.equal(formatRate(NaN), "");
-  assert.equal(formatRate(0.25), "0.25 steps/s");
-  assert.equal(formatRate(7.26), "7.3 steps/s");
-  assert.equal(formatRate(850.4), "850 steps/s");
-  assert.equal(formatRate(1074), "1,074 steps/s");
-  assert.equal(formatRate(12345), "12,345 steps/s");
-  assert.equal(formatRate(4.1e6), "4.1M steps/s");
+  assert.equal(formatRate(0.25), "rate 0.25 steps/s");
+  assert.equal(formatRate(7.26), "rate 7.3 steps/s");
+  assert.equal(formatRate(850.4), "rate 850 steps/s");
+  assert.equal(formatRate(1074), "rate 1,074 steps/s");
+  assert.equal(formatRate(12345), "rate 12,345 steps/s");
+  assert.equal(formatRate(4.1e6), "rate 4.1M steps/s");
 });
 
 test("formatReadout: 6 significant digits, exponents outside [1e-4, 1e6)", () => {
@@ -270,7 +315,7 @@ test("number formats: no negative zero, tiny values in exponent notation", () =>
   assert.equal(formatCount(-0.3), "0");
   assert.equal(formatDuration(-0), "0.00 s");
   assert.equal(formatNumber(4.5e-9), "4.5e-9");
-  assert.equal(formatRate(2e-7), "2e-7 steps/s");
+  assert.equal(formatRate(2e-7), "rate 2e-7 steps/s");
   assert.equal(formatNumber(-1234567), "-1.23M");
   assert.equal(formatNumber(2.5e12), "2.5T");
   // whole numbers are shown whole; others take 4 significant digits, without grouping

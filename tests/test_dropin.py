@@ -15,6 +15,9 @@ from jax.experimental import checkify, io_callback
 
 import jaxhist_widget as jhw
 
+# Each case compiles loops of its own under jit and vmap: kept out of the quick subset.
+pytestmark = pytest.mark.slow
+
 
 def loop(cond, body, init, **kw):
     return jhw.while_loop(cond, body, init, max_steps=kw.pop("max_steps", 20), **kw)

@@ -115,7 +115,7 @@ def test_each_plot_output_holds_the_widget_and_its_final_picture(executed: Any) 
         assert WIDGET_VIEW in data  # JupyterLab / Notebook 7 still show the live widget
         # The placeholder was replaced in place by the picture of the ended run.
         summary = data["text/plain"]
-        assert re.match(rf"{title}: converged, 1[3-5]\d / 500 steps, value 9\.\d+e-4$", summary)
+        assert re.match(rf"{title}: finished, 1[3-5]\d / 500 steps, value 9\.\d+e-4$", summary)
         svg = ET.fromstring(data[SVG_MIME])
         lines = [p for p in svg.iter("{http://www.w3.org/2000/svg}path") if p.get("d")]
         assert any(p.get("class") == "jhw-line" for p in lines), f"cell {index}: no line"
@@ -325,7 +325,7 @@ def test_jupyterlab_live_saved_reopened_and_exported(chromium: Any, tmp_path: Pa
     assert "widgets" not in nb.metadata  # Lab's default: no widget state
     for index, title in PLOTS.items():
         (output,) = plot_outputs(nb.cells[index])
-        assert output.data["text/plain"].startswith(f"{title}: converged, ")
+        assert output.data["text/plain"].startswith(f"{title}: finished, ")
     html = tmp_path / "saved.html"
     html.write_text(to_html(nb))
     (shown,), _ = offline_plots(chromium, [html])

@@ -3,7 +3,7 @@
 No frontend: widgets talk to `comm.DummyComm`; what a view would receive is read with
 ``get_state()``. Runs are synthetic (`tests.synthetic`) except where a real loop is the point
 (Stop). The pure rules (rate window, statuses, errors) are in ``test_panel_state.py``; the
-view's own logic (formats, ETA, kernel-death state) in ``js/panel.test.mjs`` and, in a real
+view's own logic (formats, status words, kernel-death state) in ``js/panel.test.mjs`` and, in a real
 browser, in ``tests/ui/test_panel_ui.py``.
 """
 
@@ -198,3 +198,34 @@ def test_no_warning_for_a_clean_vmap_run():
         feed(live, {"value": [np.arange(3.0), np.arange(4.0), [np.nan, np.nan]]}, lanes=3)
     assert live.panel.lane_statuses == {"converged": 3}
     assert live.panel.latest == {"value": 2.5}  # a lane ending in NaN: the median skips it
+
+
+def test_an_attached_plot_says_compiling_until_its_loop_starts():
+    live = LivePlot()
+    assert live.panel.status == "idle"
+    with live:  # the loop below is traced and compiled first: seconds, in a real notebook
+        assert live.panel.status == "compiling"
+        loop = FakeLoop(layout(max_steps=5))
+        assert live.panel.status == "running"
+        loop.send(value=np.arange(3.0))
+        loop.end()
+        assert live.panel.status == "converged"  # the view says "finished"
+    assert live.panel.status == "converged"
+    with live:  # the next cell: its loop compiles; the old end is not what happens now
+        assert live.panel.status == "compiling" and live.panel.run_number == 1
+    # the block ended without a loop (it raised first): the plot's run is shown again
+    assert live.panel.status == "converged" and live.panel.step == 2
+    empty = LivePlot()
+    with empty:
+        assert empty.panel.status == "compiling"
+    assert empty.panel.status == "idle"
+
+
+def test_a_run_whose_latest_values_are_not_finite_is_flagged_diverged():
+    live = LivePlot()
+    feed(live, {"loss": [1.0, 10.0, np.inf], "lr": [0.1, 0.1, 0.1]}, status="converged")
+    # the run's own status is unchanged (public API); the panel flags the field
+    assert live.panel.status == "converged" and live.panel.error == ""
+    assert live.panel.diverged == ["loss"]
+    feed(live, {"loss": [1.0, 0.5, 0.25], "lr": [0.1, 0.1, 0.1]})
+    assert live.panel.diverged == []

@@ -17,7 +17,7 @@ from .synthetic import Capture, FakeLoop, layout
 
 RUN_TRAITS = {
     "status", "error", "step", "max_steps", "lanes", "elapsed", "rate", "run_number", "fields",
-    "latest", "latest_range", "lane_statuses", "lane_names",
+    "latest", "latest_range", "lane_statuses", "lane_names", "diverged",
 }  # fmt: skip
 
 
@@ -122,6 +122,7 @@ def test_lanes_summary_names_only_the_few_lanes_that_ended_differently():
     assert state["lane_statuses"] == {"converged": 4, "max_steps": 3, "stopped": 2}
     # two lanes at most are named: three are no longer "the few"
     assert state["lane_names"] == {"stopped": ["lr=7", "lr=8"]}
+    assert state["diverged"] == ["loss"]  # a NaN lane and an -inf lane
     # the median over lanes, NaN lanes left out; non-finite values spelled for JSON
     assert state["latest"] == {"loss": 2.5}
     assert state["latest_range"] == {"loss": ["-inf", 9.0]}
@@ -139,4 +140,47 @@ def test_unbatched_latest_and_a_zero_step_run():
     state = panel_state(run, now=run.ended, fields=["loss", "|x|"], last_values=[[np.inf], [5.0]])
     assert state["latest"] == {"loss": "inf", "|x|": 5.0} and state["latest_range"] == {}
     assert (state["status"], state["step"], state["rate"]) == ("converged", 0, 0.0)
+    assert state["diverged"] == ["loss"]  # the view says "diverged" over "finished"
     assert state["fields"] == ["loss", "|x|"] and state["lanes"] == 0
+
+
+def test_an_attached_plot_waiting_for_its_loop_says_compiling():
+    # Inside `with live:` (or a %%jaxhist cell) before the loop starts, JAX traces and
+    # compiles it, often for seconds: the panel says so instead of "idle" over empty axes.
+    waiting = panel_state(None, now=1.0, waiting=True)
+    assert waiting["status"] == "compiling" and waiting["step"] == 0
+    LivePanel(**waiting)  # a value the panel's trait accepts
+    assert panel_state(None, now=1.0)["status"] == "idle"  # not attached: nothing to wait for
+    assert panel_state(None, now=1.0, waiting=True, error="x")["status"] == "error"
+    with Capture() as cap:
+        loop = FakeLoop(layout())
+        (previous,) = cap.runs
+        loop.send(value=[1.0, 2.0])
+        loop.end()
+    # attached again after a run ended: the next loop compiles, the old end is not "now"
+    again = panel_state(previous, now=previous.ended + 1.0, run_number=1, waiting=True)
+    assert again["status"] == "compiling" and again["run_number"] == 1
+
+
+def test_non_finite_latest_values_are_flagged_as_diverged_not_as_an_error():
+    with Capture() as cap:
+        loop = FakeLoop(layout(("loss", "lr"), max_steps=100))
+        (run,) = cap.runs
+        loop.send(loss=[1.0, np.nan], lr=[0.1, 0.1])
+        state = panel_state(
+            run, now=run.started + 1.0, fields=["loss", "lr"], last_values=[[np.nan], [0.1]]
+        )
+        # while running, too: the user may want to stop a run that blew up
+        assert state["status"] == "running" and state["diverged"] == ["loss"]
+        assert state["error"] == ""  # the computation itself succeeded
+        loop.end("max_steps")
+    fine = panel_state(run, now=run.ended, fields=["loss", "lr"], last_values=[[0.5], [0.1]])
+    assert fine["status"] == "max_steps" and fine["diverged"] == []
+    # a failed run is an error, whatever its values
+    with Capture() as cap:
+        loop = FakeLoop(layout())
+        (failed,) = cap.runs
+        loop.send(value=[np.inf])
+        loop.end("failed")
+    state = panel_state(failed, now=failed.ended, fields=["value"], last_values=[[np.inf]])
+    assert state["status"] == "error" and state["diverged"] == []

@@ -77,10 +77,10 @@ def test_the_bundle_holds_the_widget_the_svg_and_a_summary() -> None:
     bundle, root = picture(live)
     assert WIDGET_VIEW in bundle  # a live frontend still draws the widget
     assert root.tag == f"{SVG}svg" and float(root.get("height")) > 300
-    assert bundle["text/plain"] == "Adam: converged, 651 / 2,000 steps, loss 0.162"
+    assert bundle["text/plain"] == "Adam: finished, 651 / 2,000 steps, loss 0.162"
     assert root.find(f"{SVG}title").text == bundle["text/plain"]
     header = " ".join(t.text or "" for t in root.iter(f"{SVG}text"))
-    assert "Adam" in header and "converged" in header and "loss 0.162" in header
+    assert "Adam" in header and "finished" in header and "loss 0.162" in header
 
 
 def test_one_path_per_line_with_the_decimated_points() -> None:
@@ -175,8 +175,8 @@ def test_legend_entries_runs_and_lanes() -> None:
         (points,) = segments(path)
         assert len(points) == len(x)  # a shorter lane is not padded
     assert bundle["text/plain"] == (
-        "LivePlot: max steps, 79 / 1,000 steps, 3 lanes (2 converged (lr=0.1, lr=0.3) · "
-        "1 max steps (lr=0.2)), loss 1 (0.5 – 2)"
+        "LivePlot: max steps, 79 / 1,000 steps, 3 lanes (2 finished (lr=0.1, lr=0.3) · "
+        "1 max steps (lr=0.2)), loss median 1 (min–max 0.5 … 2)"
     )
 
 
@@ -234,7 +234,7 @@ def test_run_end_updates_the_displayed_picture(monkeypatch: pytest.MonkeyPatch) 
     assert [i for _, i, _ in shown[2:]] == [main, fallback]
     assert shown[0][2]["text/plain"] == "fit: no run yet"
     final = shown[2][2]
-    assert final["text/plain"] == "fit: converged, 2 / 10 steps, loss 1"
+    assert final["text/plain"] == "fit: finished, 2 / 10 steps, loss 1"
     assert WIDGET_VIEW in final  # the live widget stays
     assert len(paths(ET.fromstring(final["image/svg+xml"]))) == 1
     assert WIDGET_VIEW not in shown[3][2] and "img" in shown[3][2]["text/html"]
@@ -274,7 +274,7 @@ def test_save_svg_writes_the_complete_picture_without_a_frontend(tmp_path) -> No
     path = live.save_svg(tmp_path / "plot.svg")
     root = ET.parse(path).getroot()
     assert len(paths(root)) == 1
-    assert root.find(f"{SVG}title").text == "Adam: converged, 2 / 2,000 steps, loss 0.162"
+    assert root.find(f"{SVG}title").text == "Adam: finished, 2 / 2,000 steps, loss 0.162"
     with pytest.raises(RuntimeError, match=r"save_svg\(path\) writes the complete picture"):
         live.save_png(tmp_path / "plot.png")  # the PNG needs a frontend (the browser draws it)
 

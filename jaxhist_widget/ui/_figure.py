@@ -23,6 +23,7 @@ import numpy as np
 
 from . import _ticks as ticks
 from ._legend import LINE_STYLES, LegendLine, field_colors, lane_colors, legend_html
+from ._static_text import d3_format
 
 __all__ = ["Extent", "LiveFigure"]
 
@@ -71,6 +72,7 @@ class LiveFigure:
     def __init__(self, log_y: bool) -> None:
         self.log = log_y
         self._runs: dict[int, _RunMarks] = {}  # by run number, oldest first
+        self._width: float | None = None  # of the figure in a view, once one reported it
         self.x_scale = bqplot.LinearScale(min=0.0, max=1.0)
         # Limits from the start: fixed tick values on a scale without a domain sit at NaN.
         self.y_lin = bqplot.LinearScale(min=0.0, max=1.0)
@@ -93,8 +95,8 @@ class LiveFigure:
             marks=[],
             axes=[self.x_axis, self.y_axis],
             animation_duration=0,  # transitions would lag behind 20 updates per second
-            # The right margin holds half of the last x label ("100,000").
-            fig_margin={"top": 16, "bottom": 40, "left": 48, "right": 32},
+            # The right margin holds half of the last x label (`_update_ticks` sizes it).
+            fig_margin={"top": 16, "bottom": 40, "left": 48, "right": ticks.RIGHT_MARGIN_PX},
             layout=ipywidgets.Layout(width="100%", height="320px"),
         )
         self.figure.add_class("jhw-figure")
@@ -249,25 +251,40 @@ class LiveFigure:
                 ticks.log_limits(lo_pos, hi) if self.log else ticks.linear_limits(lo, hi)
             )
 
+    def set_width(self, pixels: float) -> None:
+        """The figure's width in a view (its `LivePanel` reports it; 0: unknown): the number of
+        x ticks follows it, so a wide plot is not left with three."""
+        width = float(pixels) if pixels and pixels > 0 else None
+        if width != self._width:
+            self._width = width
+            self._update_ticks()
+
     def _update_ticks(self) -> None:
-        """Round tick values and one compact format per axis; the left margin fits the labels."""
-        x_ticks = ticks.linear_ticks(
-            float(self.x_scale.min), float(self.x_scale.max), 4, integer=True
-        )
+        """Round tick values and one compact format per axis; the left margin fits the y labels,
+        the right margin half of the last x label (centred on the plot's right edge)."""
+        x_lo, x_hi = float(self.x_scale.min), float(self.x_scale.max)
+        margin = self.figure.fig_margin
+        plot = None if self._width is None else self._width - margin["left"] - margin["right"]
+        # The label width depends on the ticks and the ticks on it: one refinement is enough
+        # (a label of the axis end is the widest the axis can have, to a character).
+        chars = len(d3_format(ticks.tick_format([x_lo, x_hi], si=True)[0], x_hi))
+        x_ticks = ticks.linear_ticks(x_lo, x_hi, ticks.x_intervals(plot, chars), integer=True)
+        x_format = ticks.tick_format(x_ticks, si=True)[0]
         lo, hi = float(self.y_scale.min), float(self.y_scale.max)
         y_ticks = ticks.log_ticks(lo, hi) if self.log else ticks.linear_ticks(lo, hi, 6)
         y_format, width = ticks.tick_format(y_ticks, log=self.log)
         for axis, values, fmt in (
-            (self.x_axis, x_ticks, ticks.tick_format(x_ticks)[0]),
+            (self.x_axis, x_ticks, x_format),
             (self.y_axis, y_ticks, y_format),
         ):
             if list(axis.tick_values) != values or axis.tick_format != fmt:
                 with axis.hold_sync():
                     axis.tick_values = np.array(values, float)
                     axis.tick_format = fmt
-        left = ticks.left_margin(width)
-        if self.figure.fig_margin.get("left") != left:
-            self.figure.fig_margin = {**self.figure.fig_margin, "left": left}
+        last = len(d3_format(x_format, x_ticks[-1])) if x_ticks else 1
+        new = {"left": ticks.left_margin(width), "right": ticks.right_margin(last)}
+        if any(margin.get(k) != v for k, v in new.items()):
+            self.figure.fig_margin = {**margin, **new}
 
     # ------------------------------------------------------------------ helpers
     def _show(self) -> None:

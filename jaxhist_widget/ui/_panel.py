@@ -30,8 +30,10 @@ ESM_PATH = _front_end_path("panel.js")
 #: The panel's styles (anywidget puts them into the page once, for every view).
 CSS_PATH = _front_end_path("panel.css")
 
-#: Values of `LivePanel.status`.
-STATUSES = ("idle", "running", "converged", "max_steps", "stopped", "error")
+#: Values of `LivePanel.status`: the run's (`Run.status`; the view says "finished" for
+#: ``converged``, which only means ``cond`` became False) and the panel's own: ``idle`` (no
+#: run), ``compiling`` (attached, waiting for the loop to start) and ``error``.
+STATUSES = ("idle", "compiling", "running", "converged", "max_steps", "stopped", "error")
 
 #: Values of `LivePanel.stop_mode`: how a Stop click reaches the kernel.
 STOP_MODES = ("message", "interrupt")
@@ -76,6 +78,9 @@ class LivePanel(anywidget.AnyWidget):
     #: Under vmap, once the run ended: number of lanes per end status, e.g.
     #: ``{"converged": 5, "max_steps": 1}``; else empty.
     lane_statuses = traitlets.Dict().tag(sync=True)
+    #: The plotted fields whose latest value (of any lane) is NaN or infinite. The view then
+    #: says "diverged" (a warning: the computation itself succeeded) over the run's status.
+    diverged = traitlets.List(traitlets.Unicode()).tag(sync=True)
     #: Under vmap, once the run ended: the labels of the lanes of each status (``lane k`` or
     #: the LivePlot's ``lane_labels``), for naming the few lanes that ended differently.
     lane_names = traitlets.Dict().tag(sync=True)
@@ -101,3 +106,6 @@ class LivePanel(anywidget.AnyWidget):
     stop_clicks = traitlets.Int(0).tag(sync=True)
     #: Incremented by the view on each Clear click.
     clear_clicks = traitlets.Int(0).tag(sync=True)
+    #: Width in pixels of the LivePlot's figure as a view lays it out (0: not known yet). The
+    #: figure chooses its number of x ticks from it (more on a wide plot, fewer on a narrow one).
+    plot_width = traitlets.Int(0).tag(sync=True)

@@ -3,6 +3,12 @@
 Layer 3 (widget) by role, numpy only: no widgets and no clock (the caller passes ``now``), so
 every rule of the panel (statuses, the rate, the lanes summary, errors) is tested on plain
 values. `LivePlot` applies the result to its `LivePanel` in one place.
+
+The ``status`` values are the run's own (`Run.status`: ``converged`` means "``cond`` became
+False", whatever the condition encodes) plus the panel's ``idle``, ``compiling`` (attached,
+waiting for the loop to start) and ``error``; what the panel *says* for them (``finished``,
+``diverged`` when the latest value of a plotted field is NaN or infinite) is the view's word
+(`js/panel.js`, and `._static_text.shown_status` for the static picture).
 """
 
 from __future__ import annotations
@@ -65,6 +71,7 @@ def panel_state(
     rate_samples: Sequence[tuple[float, int]] = (),
     lane_names: Sequence[str] = (),
     error: str = "",
+    waiting: bool = False,
 ) -> dict[str, Any]:
     """Every run-state trait of the `LivePanel`: all but the title (the user's), the controls
     (the view's) and ``stop_mode`` (how a Stop click travels, set by the runners).
@@ -89,10 +96,14 @@ def panel_state(
     error
         Text of an error this plot hit for this run (a bad ``fields=`` entry, a failed update):
         status "error" while it applies. A failed run's own text takes precedence.
+    waiting
+        The plot is attached (``with live:``, a ``%%jaxhist`` cell, `LivePlot.run`) and no run
+        started since: the loop is being traced and compiled. Status "compiling" instead of
+        "idle" (or the previous run's end), so seconds of compilation do not read as nothing.
     """
-    if run is None:
+    if run is None or (waiting and not error):
         state = _empty(run_number)
-        state.update(status="error" if error else "idle", error=error)
+        state.update(status="error" if error else "compiling" if waiting else "idle", error=error)
         return state
     ended = run.ended is not None
     step = run_step(run)
@@ -134,6 +145,7 @@ def panel_state(
         "lane_statuses": lane_statuses,
         # Only the few lanes that ended differently are worth naming.
         "lane_names": {k: v for k, v in names_of.items() if len(v) <= 2},
+        "diverged": _diverged(fields, last_values) if status != "error" else [],
     }
 
 
@@ -152,7 +164,19 @@ def _empty(run_number: int) -> dict[str, Any]:
         "latest_range": {},
         "lane_statuses": {},
         "lane_names": {},
+        "diverged": [],
     }
+
+
+def _diverged(fields: Sequence[str], last_values: Sequence[Sequence[float]]) -> list[str]:
+    """The plotted fields whose latest value (of any lane) is NaN or infinite: the computation
+    still succeeded, but the numbers it produces no longer mean anything."""
+    out = []
+    for label, last in zip(fields, last_values, strict=False):
+        values = np.asarray(last, dtype=np.float64)
+        if values.size and not np.isfinite(values).all():
+            out.append(label)
+    return out
 
 
 def _latest(

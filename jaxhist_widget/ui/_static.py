@@ -28,12 +28,13 @@ import numpy as np
 
 from ._legend import LANE_RAMP, LEGEND_LANES, LegendLine, lane_colors
 from ._static_text import (
-    STATUS_LABELS,
     d3_format,
     first_line,
     format_count,
     lane_summary,
     latest_values,
+    shown_status,
+    status_word,
     summary,
 )
 
@@ -48,9 +49,11 @@ _CHAR_PX = 7.0  # rough advance of one 12 px character, for wrapping the legend
 #: Status badge colors: the panel's (``js/panel.css``) defaults outside JupyterLab's theme.
 _STATUS_COLORS = {
     "running": ("#1976d2", "#fff"),
-    "converged": ("#388e3c", "#000"),
+    "converged": ("#616161", "#fff"),
     "max_steps": ("#f57c00", "#000"),
     "stopped": ("#ffa726", "#000"),
+    "diverged": ("#ffa726", "#000"),
+    "compiling": ("#bdbdbd", "#000"),
     "error": ("#d32f2f", "#fff"),
 }
 _DASHES = {"solid": "", "dashed": "6,3", "dotted": "2,2", "dash_dotted": "6,2,2,2"}
@@ -178,9 +181,9 @@ def render_svg(p: Picture, width: int = WIDTH) -> str:
 def _header(out: list[str], p: Picture, y: float) -> float:
     """The panel's facts in two rows: badge, steps, time, rate; then the latest values."""
     s = p.state
-    status = str(s.get("status", "idle"))
-    label = STATUS_LABELS.get(status, status)
-    fill, ink = _STATUS_COLORS.get(status, ("#757575", "#fff"))
+    status, shown = str(s.get("status", "idle")), shown_status(s)
+    label = status_word(s)
+    fill, ink = _STATUS_COLORS.get(shown, ("#757575", "#fff"))
     w = 12 + _CHAR_PX * len(label)
     out.append(
         f'<g class="jhw-status" data-status="{escape(status)}">'
@@ -192,7 +195,7 @@ def _header(out: list[str], p: Picture, y: float) -> float:
     if s.get("max_steps"):
         facts.append(f"{format_count(s.get('step', 0))} / {format_count(s['max_steps'])} steps")
         if s.get("elapsed"):
-            facts.append(f"{float(s['elapsed']):.2f} s")
+            facts.append(f"elapsed {float(s['elapsed']):.2f} s")
         if s.get("lanes"):
             lanes = lane_summary(s.get("lane_statuses") or {}, s.get("lane_names") or {})
             facts.append(f"{s['lanes']} lanes" + (f": {lanes}" if lanes else ""))

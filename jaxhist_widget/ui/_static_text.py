@@ -10,6 +10,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ._ticks import si_label
+
 __all__ = [
     "STATUS_LABELS",
     "d3_format",
@@ -18,15 +20,36 @@ __all__ = [
     "format_value",
     "lane_summary",
     "latest_values",
+    "shown_status",
     "summary",
 ]
 
-#: Status words where they differ from the status value (as the panel's badge writes them).
-STATUS_LABELS = {"max_steps": "max steps"}
+#: Status words where they differ from the status value (as the panel's badge writes them):
+#: the run's "converged" only means that ``cond`` became False, so it reads "finished".
+STATUS_LABELS = {"max_steps": "max steps", "converged": "finished"}
+#: The badge's word while a plot is attached and its loop is traced and compiled.
+COMPILING_TEXT = "compiling: waiting for the loop to start"
+#: Run statuses that a NaN or inf latest value turns into "diverged" (not "error": the
+#: computation itself succeeded).
+_CAN_DIVERGE = ("running", "converged", "max_steps", "stopped")
+
+
+def shown_status(state: Mapping[str, Any]) -> str:
+    """The status the panel's badge shows for ``state`` (the panel's traits): ``"diverged"``
+    while a plotted field's latest value is NaN or infinite in a run that did not fail, else
+    the ``status`` trait (as ``shownStatus`` in ``js/panel.js``)."""
+    status = str(state.get("status", "idle"))
+    return "diverged" if state.get("diverged") and status in _CAN_DIVERGE else status
+
+
+def status_word(state: Mapping[str, Any]) -> str:
+    """The badge's text for ``state``: ``finished``, ``max steps``, ``diverged``, ..."""
+    shown = shown_status(state)
+    return COMPILING_TEXT if shown == "compiling" else STATUS_LABELS.get(shown, shown)
 
 
 def summary(title: str, state: Mapping[str, Any]) -> str:
-    """One readable line: ``"Adam: converged, 651 / 2,000 steps, loss 0.162"``.
+    """One readable line: ``"Adam: finished, 651 / 2,000 steps, loss 0.162"``.
 
     The plain-text form of the output, shown where no image is (a terminal, a text-only
     renderer) and read by search and screen readers.
@@ -34,10 +57,14 @@ def summary(title: str, state: Mapping[str, Any]) -> str:
     s = state
     name = title or "LivePlot"
     status = str(s.get("status", "idle"))
+    if s.get("error") and (status == "idle" or not s.get("max_steps")):
+        return f"{name}: error: {first_line(s['error'])}"
+    if status == "compiling":
+        return f"{name}: {COMPILING_TEXT}"
     if status == "idle" or not s.get("max_steps"):
-        return f"{name}: {'error: ' + first_line(s['error']) if s.get('error') else 'no run yet'}"
+        return f"{name}: no run yet"
     parts = [
-        STATUS_LABELS.get(status, status),
+        status_word(s),
         f"{format_count(s.get('step', 0))} / {format_count(s['max_steps'])} steps",
     ]
     if s.get("lanes"):
@@ -51,7 +78,8 @@ def summary(title: str, state: Mapping[str, Any]) -> str:
 
 
 def latest_values(s: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Latest value per field, as the panel writes them (under vmap: median and range)."""
+    """Latest value per field, as the panel writes them (under vmap, labelled: ``median 0.067
+    (min–max 0.0216 … 0.2389)``)."""
     latest, ranges = s.get("latest") or {}, s.get("latest_range") or {}
     out = []
     for name in s.get("fields") or latest:
@@ -60,7 +88,7 @@ def latest_values(s: Mapping[str, Any]) -> list[tuple[str, str]]:
         text = format_value(latest[name])
         if name in ranges:
             lo, hi = ranges[name]
-            text += f" ({format_value(lo)} – {format_value(hi)})"
+            text = f"median {text} (min–max {format_value(lo)} … {format_value(hi)})"
         out.append((name, text))
     return out
 
@@ -101,7 +129,7 @@ def format_count(n: Any) -> str:
 
 
 def lane_summary(counts: Mapping[str, int], names: Mapping[str, Sequence[str]]) -> str:
-    """``"61 converged · 3 max steps"``, most frequent first; a status of at most two lanes
+    """``"61 finished · 3 max steps"``, most frequent first; a status of at most two lanes
     names them, as the panel does."""
     entries = sorted(((k, n) for k, n in counts.items() if n > 0), key=lambda e: (-e[1], e[0]))
     out = []
@@ -112,17 +140,20 @@ def lane_summary(counts: Mapping[str, int], names: Mapping[str, Sequence[str]]) 
     return " · ".join(out)
 
 
-_D3 = re.compile(r"^(,)?(?:\.(\d+))?(~)?([efg])$")
+_D3 = re.compile(r"^(,)?(?:\.(\d+))?(~)?([efgs])$")
 
 
 def d3_format(spec: str, value: float) -> str:
     """``value`` as d3-format writes it with ``spec``, for the forms the figure's axes use
-    (``,.0f``, ``,.2~f``, ``,~g``, ``.1e``, ``.2~e``): the same tick labels as the widget's.
+    (``,.0f``, ``,.2~f``, ``,~g``, ``.1e``, ``.2~e``, ``.2~s``): the same tick labels as the
+    widget's.
 
     >>> [d3_format(",.0f", 20000), d3_format(",.2~f", 0.5), d3_format(".0e", 1e-6)]
     ['20,000', '0.5', '1e-6']
     >>> [d3_format(",~g", 0.001), d3_format(".2~e", 25000000.0), d3_format(",~g", -1500)]
     ['0.001', '2.5e+7', '-1,500']
+    >>> [d3_format(".1~s", 200_000), d3_format(".2~s", 1_500_000)]
+    ['200k', '1.5M']
     """
     m = _D3.match(spec)
     if m is None:
@@ -132,6 +163,10 @@ def d3_format(spec: str, value: float) -> str:
     if not math.isfinite(v):
         return "NaN" if math.isnan(v) else ("-∞" if v < 0 else "∞")
     p = 6 if precision is None else int(precision)
+    if kind == "s":  # the figure writes SI labels trimmed only (``~s``)
+        if not trim:
+            raise ValueError(f"unsupported tick format {spec!r}")
+        return si_label(v, p)
     a, group = abs(v), "," if comma else ""
     if kind == "f":
         text = _trim(f"{a:{group}.{p}f}") if trim else f"{a:{group}.{p}f}"

@@ -17,8 +17,11 @@ __all__ = [
     "linear_ticks",
     "log_limits",
     "log_ticks",
+    "right_margin",
     "round_up",
+    "si_label",
     "tick_format",
+    "x_intervals",
     "x_limits",
 ]
 
@@ -26,6 +29,16 @@ __all__ = [
 #: space a y label keeps from the tick and the figure's left edge.
 TICK_CHAR_PX = 7.0
 _Y_LABEL_PAD_PX = 14
+#: The figure's right margin without a wide last x label (bqplot centres that label on the
+#: plot's right edge, so half of it lies in the margin).
+RIGHT_MARGIN_PX = 32
+#: Horizontal room per x tick: the widest label plus a gap wide enough that neighbours read as
+#: separate numbers, and never denser than one tick per this many pixels.
+_X_TICK_GAP_CHARS = 4
+_X_TICK_MIN_PX = 80
+#: x tick intervals when the plot's width is not known yet (before a view reported it): what
+#: fits the narrowest usual output column.
+DEFAULT_X_INTERVALS = 4
 
 
 def x_limits(first: int, last: int) -> tuple[float, float]:
@@ -70,6 +83,28 @@ def left_margin(widest_label: int) -> int:
     return max(40, math.ceil(widest_label * TICK_CHAR_PX) + _Y_LABEL_PAD_PX)
 
 
+def right_margin(last_label: int) -> int:
+    """Pixels right of the plot that hold half of the last x label (``last_label``
+    characters), which bqplot centres on the plot's right edge: never clipped by the figure."""
+    return max(RIGHT_MARGIN_PX, math.ceil(last_label * TICK_CHAR_PX / 2) + 8)
+
+
+def x_intervals(plot_px: float | None, label_chars: int = 7) -> int:
+    """How many intervals the x axis gets on a plot ``plot_px`` pixels wide (None: unknown).
+
+    One tick per label width plus a gap, so a wide plot gets more ticks than a narrow one and
+    labels never touch; between 2 and 10 (`linear_ticks` rounds to 1-2-5 steps, so an axis
+    shows between about half and all of them).
+
+    >>> x_intervals(None), x_intervals(300), x_intervals(1330)
+    (4, 3, 10)
+    """
+    if plot_px is None or not plot_px > 0:
+        return DEFAULT_X_INTERVALS
+    per_tick = max(_X_TICK_MIN_PX, (label_chars + _X_TICK_GAP_CHARS) * TICK_CHAR_PX)
+    return int(min(10, max(2, plot_px // per_tick)))
+
+
 def round_up(span: float) -> float:
     """The smallest of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten that is at least
     ``span`` (at least 1): an axis end on a round number, at most a third past the data.
@@ -86,8 +121,8 @@ def round_up(span: float) -> float:
 
 
 def linear_ticks(lo: float, hi: float, intervals: int, integer: bool = False) -> list[float]:
-    """Round ticks (1, 2 or 5 times a power of ten apart) inside [lo, hi], at most
-    ``intervals + 1`` of them.
+    """Round ticks (1, 2 or 5 times a power of ten apart; with ``integer``, also 2.5 times)
+    inside [lo, hi], at most ``intervals + 1`` of them.
 
     >>> linear_ticks(0, 20_000, 4, integer=True)
     [0.0, 5000.0, 10000.0, 15000.0, 20000.0]
@@ -95,7 +130,9 @@ def linear_ticks(lo: float, hi: float, intervals: int, integer: bool = False) ->
     span = hi - lo
     if not (math.isfinite(span) and span > 0):
         return [float(lo)] if math.isfinite(lo) else []
-    step = _nice_step(span, intervals)
+    # Whole steps may also be 2.5 times a power of ten (0, 250k, 500k, 750k, 1M: five ticks
+    # where 1-2-5 steps give three); a fraction of 2.5 needs a decimal more than its spacing.
+    step = _nice_step(span, intervals, (1, 2, 2.5, 5, 10) if integer and span >= 40 else None)
     if integer:
         step = max(1.0, step)
     first = math.ceil(lo / step - 1e-9)
@@ -105,26 +142,45 @@ def linear_ticks(lo: float, hi: float, intervals: int, integer: bool = False) ->
 
 
 def log_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
-    """Powers of ten inside [lo, hi] (every k-th when there are more than ``most``); 1-2-5
-    multiples when fewer than two powers fit; round linear ticks when even those do not."""
+    """Ticks of a log axis over [lo, hi]: powers of ten (every k-th when there are more than
+    ``most``) while at least four fit; else 1-3 multiples (1, 3, 10, 30, ...), else 1-2-5
+    multiples, whichever first gives four ticks (or the most, with at least two); round linear
+    ticks when not even two of those fit. An axis spanning under two decades then still reads.
+
+    >>> log_ticks(0.05, 2.0)
+    [0.05, 0.1, 0.2, 0.5, 1.0, 2.0]
+    """
     if not (0 < lo < hi and math.isfinite(hi)):
         return []
     a, b = math.ceil(math.log10(lo) - 1e-9), math.floor(math.log10(hi) + 1e-9)
-    if b - a + 1 >= 2:
+    if b - a + 1 >= 4:
         every = math.ceil((b - a + 1) / most)
         return [10.0**e for e in range(a, b + 1) if e % every == 0]
-    ticks = sorted(
-        m * 10.0**e for e in range(a - 1, b + 2) for m in (1, 2, 5) if lo <= m * 10.0**e <= hi
-    )
-    return ticks if len(ticks) >= 2 else linear_ticks(lo, hi, 4)
+    best: list[float] = []
+    for mults in ((1, 3), (1, 2, 5)):
+        ticks = sorted(
+            float(f"{m * 10.0**e:.12g}")  # 3 * 10**-3 is 0.0030000000000000005
+            for e in range(a - 1, b + 2)
+            for m in mults
+            if lo * (1 - 1e-12) <= m * 10.0**e <= hi * (1 + 1e-12)
+        )
+        if len(ticks) >= 4:
+            return ticks
+        best = ticks if len(ticks) > len(best) else best
+    return best if len(best) >= 2 else linear_ticks(lo, hi, 4)
 
 
-def tick_format(ticks: Sequence[float], log: bool = False) -> tuple[str, int]:
+def tick_format(ticks: Sequence[float], log: bool = False, si: bool = False) -> tuple[str, int]:
     """One d3-format string for every label of an axis, and the widest label in characters.
 
     Fixed point with thousands separators (``20,000``, ``0.25``: as many decimals as the tick
-    spacing needs, no trailing zeros) while the labels stay short; otherwise scientific
-    (``1e-6``, ``2.5e+7``) for all of them, never a mix.
+    spacing needs, no trailing zeros) while the labels stay short; with ``si`` (the step axis)
+    whole numbers from a million with SI prefixes, as TensorBoard writes steps (``200k``,
+    ``1M``, ``1.5M``: d3's ``~s``); otherwise scientific (``1e-6``, ``2.5e+7``) for all of
+    them, never a mix.
+
+    >>> tick_format([0, 250_000, 500_000, 750_000, 1_000_000], si=True)
+    ('.2~s', 4)
     """
     ticks = [float(t) for t in ticks]
     if not ticks:
@@ -141,14 +197,59 @@ def tick_format(ticks: Sequence[float], log: bool = False) -> tuple[str, int]:
     if 1e-3 <= big < 1e6 or big == 0:
         fixed = [f"{t:,.{decimals}f}" for t in ticks]
         return f",.{decimals}~f", max(map(len, fixed))
+    digits = _si_digits(ticks) if si and big >= 1e6 else None
+    if digits is not None:
+        return f".{digits}~s", max(len(si_label(t, digits)) for t in ticks)
     p = min(6, max(0, math.floor(math.log10(big)) - math.floor(math.log10(step)))) if step else 2
     return f".{p}~e", max(len(_exp_label(t, p)) for t in ticks)
 
 
-def _nice_step(span: float, intervals: int) -> float:
+#: SI prefixes d3-format's ``s`` type writes, by thousands exponent (``k`` is 10**3).
+_SI = {-8: "y", -7: "z", -6: "a", -5: "f", -4: "p", -3: "n", -2: "µ", -1: "m", 0: ""}
+_SI.update({1: "k", 2: "M", 3: "G", 4: "T", 5: "P", 6: "E", 7: "Z", 8: "Y"})
+
+
+def si_label(value: float, digits: int) -> str:
+    """``value`` as d3-format ``.{digits}~s`` writes it: ``digits`` significant digits, an SI
+    prefix, trailing zeros trimmed (``200k``, ``1M``, ``1.25M``; ``0`` for zero).
+
+    >>> [si_label(v, 3) for v in (0, 200_000, 1_000_000, 1_250_000, -4_000)]
+    ['0', '200k', '1M', '1.25M', '-4k']
+    """
+    v = float(value)
+    if not math.isfinite(v):
+        return "NaN" if math.isnan(v) else ("-∞" if v < 0 else "∞")
+    mantissa, exp_text = f"{abs(v):.{max(1, digits) - 1}e}".split("e")
+    exponent = int(exp_text)
+    power = max(-8, min(8, math.floor(exponent / 3)))
+    scaled = float(mantissa) * 10.0 ** (exponent - 3 * power)
+    # as many decimals as the significant digits leave after the integer part
+    decimals = max(0, max(1, digits) - 1 - (exponent - 3 * power))
+    text = f"{scaled:.{decimals}f}"
+    text = text.rstrip("0").rstrip(".") if "." in text else text
+    if float(text) == 0:
+        return "0"
+    return ("-" if v < 0 else "") + text + _SI[power]
+
+
+def _si_digits(ticks: Sequence[float]) -> int | None:
+    """The fewest significant digits (at most 4) that write every tick exactly with an SI
+    prefix, or None if more are needed (then the ticks are too close for short labels)."""
+    for digits in range(1, 5):
+        if all(t == 0 or float(f"{t:.{digits - 1}e}") == t for t in ticks):
+            return digits
+    return None
+
+
+def _nice_step(span: float, intervals: int, mults: Sequence[float] | None = None) -> float:
     raw = span / intervals
     mag = 10.0 ** math.floor(math.log10(raw))
-    return next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw * (1 - 1e-9))
+    options = (1, 2, 5, 10) if mults is None else mults
+    return next(
+        m * mag
+        for m in options
+        if m * mag >= raw * (1 - 1e-9) and (mults is None or float(m * mag).is_integer())
+    )
 
 
 def _exp_label(t: float, p: int) -> str:

@@ -72,6 +72,10 @@ class LiveUpdates(Sink):
         self._ingest_s = 0.0  # of the current update: reducing new rows (not throttled)
         self._rate = RateWindow()
         self._flusher = Flusher(self._flush_pending)  # the trailing flush
+        # Attached and no run started since: the panel says "compiling", not "idle".
+        self._waiting = False
+        # The number of x ticks follows the figure's width, which only a view knows.
+        panel.observe(self._on_plot_width, "plot_width")
 
     @property
     def runs(self) -> list[Run]:
@@ -90,9 +94,39 @@ class LiveUpdates(Sink):
             self._fig.update_scales()
             self._sync_panel(time.perf_counter())
 
+    # ------------------------------------------------------------ attach, width
+    def attach(self) -> None:
+        super().attach()
+        with self._state_lock:
+            running = bool(self._drawn) and self._drawn[-1].run.ended is None
+            if not running:  # until a run starts, the loop is being traced and compiled
+                self._waiting = True
+                self._sync_panel_safely()
+
+    def detach(self) -> None:
+        super().detach()
+        with self._state_lock:
+            if self._waiting and not self.attached:  # no loop ran (the block raised first)
+                self._waiting = False
+                self._sync_panel_safely()
+
+    def _sync_panel_safely(self) -> None:
+        try:
+            self._sync_panel(time.perf_counter())
+        except Exception as e:  # never into the user's `with` block
+            self._show_error(e, None)
+
+    def _on_plot_width(self, change: dict) -> None:
+        with self._state_lock:
+            try:
+                self._fig.set_width(change["new"])
+            except Exception as e:  # a view's report must not break the kernel side
+                self._show_error(e, self._drawn[-1].run if self._drawn else None)
+
     # -------------------------------------------------------------- sink hooks
     def on_start(self, run: Run) -> None:
         with self._state_lock:
+            self._waiting = False
             self._flusher.cancel()
             self._runs_seen += 1
             try:
@@ -216,6 +250,7 @@ class LiveUpdates(Sink):
             rate_samples=self._rate.samples,
             lane_names=self._lane_names(run) if run is not None else (),
             error=error,
+            waiting=self._waiting and self.attached,
         )
         with self.panel.hold_sync():
             for name, value in state.items():

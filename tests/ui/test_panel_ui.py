@@ -97,8 +97,8 @@ DEAD_CELLS = [
     f"    spin(jnp.ones(N), max_steps={SPIN_STEPS})",
 ]
 
-#: One bare panel per status, plus an error panel with text, a running one (ETA) and one that
-#: ended with zero steps (no rate shown).
+#: One bare panel per status, plus an error panel with text, a running one, one that ended
+#: with zero steps (no rate shown) and one whose loss became NaN (diverged).
 BARS_CELLS = [
     "from IPython.display import display\n"
     "from jaxhist_widget.ui._panel import STATUSES, LivePanel\n"
@@ -106,7 +106,9 @@ BARS_CELLS = [
     '    display(LivePanel(title=f"status {s}", status=s, step=300, max_steps=1000,\n'
     '                      fields=["loss"], latest={"loss": 0.5}, rate=1074.4, elapsed=1.5,\n'
     '                      error="ValueError: boom" if s == "error" else ""))\n'
-    'display(LivePanel(title="zero steps", status="converged", step=0, max_steps=100))',
+    'display(LivePanel(title="zero steps", status="converged", step=0, max_steps=100))\n'
+    'display(LivePanel(title="nan", status="max_steps", step=300, max_steps=1000,\n'
+    '                  fields=["loss"], latest={"loss": "nan"}, diverged=["loss"]))',
 ]
 
 
@@ -153,13 +155,13 @@ def test_stop_ends_a_compute_bound_run(
         assert stop.is_enabled()
         expected_mode = "interrupt" if cell == "with" else "message"
         assert stop.get_attribute("data-mode") == expected_mode
-        # While running: an ETA and a rate in the one number format.
+        # While running: a labelled rate in the one number format (no ETA: see panel.js).
         page.wait_for_function(
-            "() => /^≤ .+ left$/.test(document.querySelector('.jhw-eta').textContent)",
+            "() => /^rate .+ steps\\/s$/.test(document.querySelector('.jhw-rate').textContent)",
             timeout=30_000,
         )
         rate = page.locator(".jhw-rate").text_content() or ""
-        assert re.fullmatch(r"(\d{1,3}(,\d{3})*|\d+(\.\d+)?[MBT]) steps/s", rate), rate
+        assert re.fullmatch(r"rate (\d{1,3}(,\d{3})*|\d+(\.\d+)?[MBT]) steps/s", rate), rate
         clicked = time.monotonic()
         stop.click()
         assert stop.is_disabled(), "Stop stays clickable after a click (a second interrupt)"
@@ -257,15 +259,30 @@ def test_progress_colours_and_readable_texts(
                 arg=len(STATUS_NAMES) + 1,
             )
             colors = {s: _bar_color(page, s) for s in STATUS_NAMES}
+            # cond became False: "finished", neutral (grey), never a green "success"
             r, g, b = colors["converged"]
-            assert g > r and g > b, f"converged bar not green: {colors}"
+            assert max(r, g, b) - min(r, g, b) < 30, f"finished bar not neutral: {colors}"
+            badge = page.locator(".jhw-panel[data-status=converged] .jhw-status").first
+            assert badge.text_content() == "finished"
             r, g, b = colors["error"]
             assert r > g + 60 and r > b + 60, f"error bar not red: {colors}"
             for s in ("stopped", "max_steps"):
                 r, g, b = colors[s]
                 assert r > g > b, f"{s} bar not amber: {colors}"
             assert colors["running"] not in {colors[s] for s in ("converged", "error", "stopped")}
-            # A converged run is complete (full bar) whatever step it converged at.
+            # NaN latest values: an amber "diverged" warning, not the red error
+            nan = page.locator(".jhw-panel", has_text="nan")
+            assert nan.locator(".jhw-status").text_content() == "diverged"
+            assert nan.locator(".jhw-status").get_attribute("data-shown") == "diverged"
+            nan_bar = nan.locator(".jhw-progress-bar").evaluate(
+                "(e) => getComputedStyle(e).backgroundColor"
+            )
+            r, g, b = (int(v) for v in re.findall(r"\d+", nan_bar)[:3])
+            assert r > g > b and (r, g, b) != colors["error"], f"diverged bar: {nan_bar}"
+            # Attached with no run yet: the panel says what it waits for
+            compiling = page.locator(".jhw-panel[data-status=compiling] .jhw-status")
+            assert compiling.text_content() == "compiling: waiting for the loop to start"
+            # A finished run is complete (full bar) whatever step it finished at.
             width = page.evaluate(
                 "() => { const p = document.querySelector("
                 "'.jhw-panel[data-status=converged] .jhw-progress');"
@@ -273,17 +290,19 @@ def test_progress_colours_and_readable_texts(
                 " / p.getBoundingClientRect().width; }"
             )
             assert width == pytest.approx(1.0, abs=0.02)
-            # One number format; ETA while running; no rate after zero steps.
+            # One number format, labelled; no ETA (max_steps is only a cap); no rate after
+            # zero steps.
             running = page.locator(".jhw-panel[data-status=running]")
-            assert running.locator(".jhw-rate").text_content() == "1,074 steps/s"
+            assert running.locator(".jhw-rate").text_content() == "rate 1,074 steps/s"
+            assert running.locator(".jhw-elapsed").text_content() == "elapsed 1.50 s"
             assert running.locator(".jhw-step").text_content() == "300 / 1,000"
-            assert running.locator(".jhw-eta").text_content() == "≤ 0.65 s left"
+            assert running.locator(".jhw-eta").count() == 0
             zero = page.locator(".jhw-panel", has_text="zero steps")
             assert zero.locator(".jhw-rate").is_hidden()
             assert "steps/s" not in (zero.text_content() or "")
             # Error text (and the other texts) readable in this theme.
             measured = page.evaluate(
-                CONTRAST_JS, ".jhw-error, .jhw-rate, .jhw-eta, .jhw-step, .jhw-status"
+                CONTRAST_JS, ".jhw-error, .jhw-rate, .jhw-elapsed, .jhw-step, .jhw-status"
             )
             assert any(m["el"] == "jhw-error" for m in measured)
             poor = [m for m in measured if m["text"].strip() and m["ratio"] < MIN_CONTRAST]
@@ -390,10 +409,10 @@ def test_vmap_panel_shows_lane_summary_and_median_range(
             assert cell_errors(page) == []
             panel = page.locator(".jhw-panel[data-status=max_steps]")
             panel.wait_for()
-            assert panel.locator(".jhw-lanes").text_content() == "6 lanes"
+            assert panel.locator(".jhw-lanes").text_content() == "6 lanes:"
             summary = panel.locator(".jhw-lane-status")
             assert summary.is_visible()
-            assert summary.text_content() == "5 converged · 1 max steps (limit=1000)"
+            assert summary.text_content() == "5 finished · 1 max steps (limit=1000)"
             fields = {
                 f.get_attribute("data-field"): (
                     f.locator(".jhw-field-value").text_content(),
@@ -405,8 +424,8 @@ def test_vmap_panel_shows_lane_summary_and_median_range(
             }
             median, spread = "median over lanes", "min … max over lanes"
             assert fields == {
-                "scaled": ("125", median, " [10 … 6000]", spread),
-                "value": ("35", median, " [10 … 60]", spread),
+                "scaled": ("125", median, " (min–max 10 … 6000)", spread),
+                "value": ("35", median, " (min–max 10 … 60)", spread),
             }, fields
             measured = page.evaluate(CONTRAST_JS, ".jhw-lane-status, .jhw-field-range, .jhw-lanes")
             assert len(measured) == 4, measured
