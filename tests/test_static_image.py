@@ -227,30 +227,31 @@ def test_run_end_updates_the_displayed_picture(monkeypatch: pytest.MonkeyPatch) 
     live._ipython_display_()
     feed(live, {"loss": [3.0, 2.0, 1.0]}, max_steps=10)
     kinds = [k for k, _, _ in shown]
-    # The placeholder and its fallback, then both replaced at the run's end.
-    assert kinds == ["display", "display", "update", "update"]
-    main, fallback = shown[0][1], shown[1][1]
-    assert main and fallback and main != fallback
-    assert [i for _, i, _ in shown[2:]] == [main, fallback]
-    assert shown[0][2]["text/plain"] == "fit: no run yet"
+    # The widget's output, the placeholder picture, then only the picture replaced at the
+    # run's end (updating the widget's output would make JupyterLab draw a second view).
+    assert kinds == ["display", "display", "update"]
+    widget, picture = shown[0], shown[1]
+    assert set(widget[2]) == {WIDGET_VIEW} and widget[1] is None
+    assert picture[1] and shown[2][1] == picture[1]
+    assert picture[2]["text/plain"] == "fit: no run yet"
     final = shown[2][2]
     assert final["text/plain"] == "fit: finished, 2 / 10 steps, loss 1"
-    assert WIDGET_VIEW in final  # the live widget stays
+    assert WIDGET_VIEW not in final and "img" in final["text/html"]
     assert len(paths(ET.fromstring(final["image/svg+xml"]))) == 1
-    assert WIDGET_VIEW not in shown[3][2] and "img" in shown[3][2]["text/html"]
 
 
-def test_fallback_output_is_the_same_picture_hidden_by_default() -> None:
+def test_picture_output_is_shown_except_beside_a_live_view() -> None:
     live = jhw.LivePlot(title="fit")
     feed(live, {"loss": [3.0, 2.0, 1.0]}, max_steps=10)
     bundle = live._repr_mimebundle_()
     html = _display.fallback(bundle)["text/html"]
     img = re.search(r"<img [^>]*>", html).group(0)
-    assert 'class="jhw-static"' in img and "display:none" in img  # shown by CSS only
+    assert 'class="jhw-static"' in img and "display:none" not in img  # hidden by CSS only
     assert f'alt="{bundle["text/plain"]}"' in img
     data = re.search(r'src="data:image/svg\+xml;base64,([^"]+)"', img).group(1)
     assert base64.b64decode(data).decode() == bundle["image/svg+xml"]
-    assert "<style>" in html and ":not(:has(.jhw-liveplot))" in html
+    rules = re.search(r"<style>(.*)</style>", html).group(1)
+    assert ".jp-OutputArea-child:has(.jhw-liveplot) + .jp-OutputArea-child" in rules
 
 
 def test_a_failing_picture_never_fails_the_run(monkeypatch: pytest.MonkeyPatch) -> None:

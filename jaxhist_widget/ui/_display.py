@@ -1,13 +1,12 @@
 """The outputs that show a `LivePlot` in a notebook, and how they are kept current.
 
-Layer 3 (widget). A LivePlot's output carries the widget's view AND a static picture of it
-(`._static`: SVG and a text summary). A frontend with the widget's model draws the widget (its
-mimetype ranks first); anything else (nbconvert / GitHub / nbviewer without widget state, a
-terminal) shows the picture. In a kernel a second output follows it: the same picture for
-JupyterLab / Notebook 7 when the widget's model is gone (they then write "model not found" and
-never fall back to the next mimetype), shown there by CSS and hidden everywhere else
-(`._static.fallback_html`). Both carry a display id of the plot, so each run's end replaces
-them in every output showing the plot.
+Layer 3 (widget). In a kernel a plot shows as two outputs: the widget's view, then a static
+picture of it (`._static`: an SVG as an image, a text summary) that CSS hides where the live
+view is drawn and shows everywhere else (nbconvert / GitHub / nbviewer, an export offline, a
+reopened notebook whose widget model is gone: JupyterLab then writes "model not found" and
+never falls back to another mimetype). Only the picture's output carries a display id and is
+replaced when a run ends: updating the widget's output would make JupyterLab create a second
+view of the live widget. Outside a kernel (a terminal) one output: the picture and summary.
 
 Threads: a run ends on a callback or worker thread. ipykernel sends a display from a thread
 without the cell's context under the latest request's header; JupyterLab / Notebook 7 route an
@@ -25,6 +24,8 @@ from typing import Any
 from . import _static as static
 
 __all__ = ["Outputs", "in_kernel", "picture_bundle"]
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def in_kernel() -> bool:
@@ -47,33 +48,37 @@ def picture_bundle(fig: Any, panel: Any, lock: threading.RLock) -> dict[str, str
 
 
 class Outputs:
-    """The display ids of one plot's outputs: the widget with its picture, and the fallback."""
+    """The display id of one plot's picture output."""
 
     def __init__(self) -> None:
         self.id = f"jhw-liveplot-{uuid.uuid4().hex}"
-        self.fallback_id = f"{self.id}-fallback"
 
     def show(self, bundle: dict[str, Any]) -> None:
-        """Display ``bundle`` (widget view + picture), and in a kernel its fallback."""
+        """Display ``bundle`` (widget view + picture): in a kernel as the widget's output and
+        the picture's; elsewhere as it is."""
         from IPython.display import display
 
-        display(bundle, raw=True, display_id=self.id)
-        if in_kernel():
-            display(fallback(bundle), raw=True, display_id=self.fallback_id)
+        if not in_kernel() or WIDGET_VIEW not in bundle:
+            display(bundle, raw=True)
+            return
+        display({WIDGET_VIEW: bundle[WIDGET_VIEW]}, raw=True)
+        display(fallback(bundle), raw=True, display_id=self.id)
 
     def update(self, make_bundle: Callable[[], dict[str, Any]]) -> None:
-        """Replace both outputs, wherever shown, with ``make_bundle()`` (in a kernel only)."""
+        """Replace the picture, wherever shown, with that of ``make_bundle()`` (in a kernel)."""
         if not in_kernel():
             return
         from IPython.display import update_display
 
-        bundle = make_bundle()
-        update_display(bundle, raw=True, display_id=self.id)
-        update_display(fallback(bundle), raw=True, display_id=self.fallback_id)
+        update_display(fallback(make_bundle()), raw=True, display_id=self.id)
 
 
 def fallback(bundle: dict[str, Any]) -> dict[str, str]:
-    """The fallback output of ``bundle``. No text of its own: where HTML is not rendered, the
-    widget output's summary says it all."""
+    """The picture's output of ``bundle``: the image (HTML, with the CSS that hides it beside a
+    live view), the SVG itself for renderers that take no HTML, and the summary."""
     html = static.fallback_html(bundle["image/svg+xml"], bundle["text/plain"])
-    return {"text/html": html, "text/plain": ""}
+    return {
+        "text/html": html,
+        "image/svg+xml": bundle["image/svg+xml"],
+        "text/plain": bundle["text/plain"],
+    }

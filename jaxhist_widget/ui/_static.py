@@ -349,20 +349,20 @@ def _text(
     return f"<text {' '.join(attrs)}>{escape(str(text))}</text>"
 
 
-# ------------------------------------------------------------------ fallback for JupyterLab
+# ------------------------------------------------------------------ the picture's output
 
-#: Shows the picture (hidden by default) only where the output before it is a widget view that
-#: holds no live LivePlot (JupyterLab / Notebook 7 and nbconvert's lab template: a reopened
-#: notebook whose widget model is gone, or an HTML export whose widget manager cannot load),
-#: and hides that view's "model not found" text there. A live view keeps the picture hidden.
-#: The last rule is for a view whose kernel connection is gone (a restarted kernel, a view
-#: restored from saved widget state): ipywidgets marks each of its widgets with a broken-link
-#: icon, a ``::before`` flex item that, inside the bqplot figure, pushes the marks' SVG (in
-#: the flow) right of the axes' SVG (absolutely placed): lines off their axes. The panel
+#: The picture's output follows the widget's. It hides where the output before it holds a live
+#: LivePlot view (JupyterLab / Notebook 7 with the kernel, an export whose widget manager
+#: loaded), and shows everywhere else: a reopened notebook whose widget model is gone (where
+#: the widget output's "model not found" text is hidden instead), an export offline, a renderer
+#: without widgets. The last rule is for a view whose kernel connection is gone (a restarted
+#: kernel, a view restored from saved widget state): ipywidgets marks each of its widgets with a
+#: broken-link icon, a ``::before`` flex item that, inside the bqplot figure, pushes the marks'
+#: SVG (in the flow) right of the axes' SVG (absolutely placed): lines off their axes. The panel
 #: already says "kernel restarted"; the icons go.
 _FALLBACK_CSS = (
-    ".jp-OutputArea-child:has(:is(.jupyter-widgets,[data-mime-type*=widget-view]))"
-    ":not(:has(.jhw-liveplot)) + .jp-OutputArea-child img.jhw-static{display:block!important}"
+    ".jp-OutputArea-child:has(.jhw-liveplot) + .jp-OutputArea-child:has(img.jhw-static)"
+    "{display:none}"
     ".jp-OutputArea-child:has(+ .jp-OutputArea-child img.jhw-static)"
     ":has(:is(.jupyter-widgets,[data-mime-type*=widget-view])):not(:has(.jhw-liveplot))"
     "{display:none}"
@@ -372,15 +372,12 @@ _FALLBACK_CSS = (
 
 
 def fallback_html(svg: str, text: str) -> str:
-    """An output shown right after the widget's, for frontends that pick the widget view even
-    when its model is gone (JupyterLab's widget renderer then writes "Error displaying widget:
-    model not found" and does not fall back to the next mimetype): the picture as an image,
-    hidden unless `_FALLBACK_CSS` finds the widget view before it dead. Renderers without
-    that page structure keep it hidden: they show the widget output's own picture.
-    """
+    """The picture as an image, for the output that follows the widget's: shown wherever the
+    live widget is not (see `_FALLBACK_CSS`). It is the one output a run's end updates, so a
+    live widget view is never re-rendered (JupyterLab would create a new view)."""
     data = base64.b64encode(svg.encode()).decode()
     return (
         f"<style>{_FALLBACK_CSS}</style>"
-        f'<img class="jhw-static" style="display:none;max-width:100%" alt={quoteattr(text)} '
+        f'<img class="jhw-static" style="max-width:100%" alt={quoteattr(text)} '
         f'src="data:image/svg+xml;base64,{data}">'
     )

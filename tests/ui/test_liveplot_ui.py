@@ -530,7 +530,7 @@ def test_vmap_run_shows_one_line_per_lane(
         assert state["status"] == "converged", state
         # The panel counts steps of the longest lane.
         assert (state["step"], state["maxSteps"]) == (max(lengths) - 1, 500), state
-        assert state["lanes"] == f"{len(LANE_LIMITS)} lanes", state
+        assert state["lanes"] == f"{len(LANE_LIMITS)} lanes:", state  # then the summary
         assert list(state["fields"]) == ["value"], state["fields"]
         # One drawn line per lane (a 2-D y: one path.line per row), each as long as its lane
         # (shorter lanes are padded with their last point, which counts once), each its own
