@@ -14,18 +14,21 @@ import anywidget
 import ipywidgets
 import traitlets
 
+from ._esm import bundle
+
 __all__ = ["CSS_PATH", "ESM_PATH", "STATUSES", "STOP_MODES", "LivePanel"]
 
 
 def _front_end_path(name: str) -> Path:
-    # A wheel ships the front end inside the package (pyproject force-includes js/panel.js and
-    # js/panel.css there); an editable/source checkout uses the repository's js/ folder.
+    # A wheel ships the front end inside the package (pyproject force-includes the files of js/
+    # there); an editable/source checkout uses the repository's js/ folder.
     package = Path(__file__).resolve().parents[1]
     installed = package / "static" / name
     return installed if installed.exists() else package.parent / "js" / name
 
 
-#: The JavaScript module of the panel.
+#: The entry of the panel's JavaScript modules (`._esm.bundle` joins them into the one module
+#: anywidget loads).
 ESM_PATH = _front_end_path("panel.js")
 #: The panel's styles (anywidget puts them into the page once, for every view).
 CSS_PATH = _front_end_path("panel.css")
@@ -49,7 +52,7 @@ class LivePanel(anywidget.AnyWidget):
     {'status': 'running', 'step': 5, 'max_steps': 10}
     """
 
-    _esm = ESM_PATH
+    _esm = bundle(ESM_PATH)
     _css = CSS_PATH
 
     # ---- written by Python (the run)

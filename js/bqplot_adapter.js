@@ -1,0 +1,115 @@
+// The bqplot adapter.
+//
+// Everything the hover reads of bqplot's front end that is not public API: the figure
+// model's views, the figure view's `mark_views`, each mark view's `scales` (bqscales views:
+// `scale`, a d3 scale with `invert`, plus a pixel `offset`, the mapping bqplot's Lines draws
+// with), its model's `mark_data` (per line: `name`, `index`, `values` as sorted {x, y}), and
+// its SVG element's screen transform. Checked against bqplot 0.13.1 (front end bqplot 0.6.1,
+// bqscales 0.3.7); a LivePlot figure's marks are all Lines. What is missing while a figure is
+// still being drawn makes it return nothing; anything else that is not as expected throws a
+// `BqplotMismatch`, on which the hover turns itself off and says why in the console, rather
+// than read out a wrong point.
+
+/** bqplot's internals are not what the adapter was written against. */
+export class BqplotMismatch extends Error {
+  constructor(what) {
+    super(`bqplot internals changed: ${what}`);
+    this.name = "BqplotMismatch";
+  }
+}
+
+function expect(condition, what) {
+  if (!condition) throw new BqplotMismatch(what);
+}
+
+// A line bqplot has drawn (Lines draws each line as a `path.line` in its mark's element).
+// Internals that are missing although this is there are missing for good, not yet to come.
+const DRAWN_LINE = "path.line";
+const hasDrawnLine = (el) =>
+  typeof el.querySelector === "function" && el.querySelector(DRAWN_LINE) !== null;
+
+function isScaleView(s) {
+  return (
+    !!s &&
+    typeof s.scale === "function" &&
+    typeof s.scale.invert === "function" &&
+    typeof s.offset === "number"
+  );
+}
+
+/** `x`, `y` through the 2D affine matrix `m` (a DOMMatrix: a, b, c, d, e, f). */
+function transform(m, x, y) {
+  return { x: m.a * x + m.c * y + m.e, y: m.b * x + m.d * y + m.f };
+}
+
+/** The lines of one mark view as plain data, or null while it is not drawn. */
+function readMark(mark) {
+  expect(mark && mark.model && mark.el, "a mark view without model or element");
+  const scales = mark.scales;
+  if (!scales) {
+    // Scale views are made asynchronously after the mark view; nothing is drawn before.
+    expect(!hasDrawnLine(mark.el), "a drawn mark view without `scales`");
+    return null;
+  }
+  expect(isScaleView(scales.x) && isScaleView(scales.y), "a mark's x/y scale views");
+  const data = mark.model.mark_data;
+  expect(Array.isArray(data), "a mark model without a `mark_data` list");
+  expect(typeof mark.el.getScreenCTM === "function", "a mark element that is not SVG");
+  const ctm = mark.el.getScreenCTM();
+  if (!ctm) return null; // not laid out (detached, or display: none)
+  const inverse = ctm.inverse();
+  const colors = mark.model.get("colors") || [];
+  const lines = data.map((line) => {
+    expect(line && Array.isArray(line.values), "a `mark_data` line without `values`");
+    const first = line.values[0];
+    expect(first === undefined || (first && "x" in first && "y" in first), "points not {x, y}");
+    // bqplot cycles the mark's `colors` over its lines.
+    const cycled = colors.length && Number.isInteger(line.index);
+    const color = cycled ? colors[line.index % colors.length] : "";
+    return { name: line.name, values: line.values, color };
+  });
+  const [xs, ys] = [scales.x, scales.y];
+  return {
+    lines,
+    xPx: (x) => xs.scale(x) + xs.offset,
+    yPx: (y) => ys.scale(y) + ys.offset,
+    xData: (px) => xs.scale.invert(px - xs.offset),
+    toLocal: (x, y) => transform(inverse, x, y),
+    toClient: (x, y) => transform(ctm, x, y),
+  };
+}
+
+export const bqplot = {
+  checkedAgainst: "bqplot 0.13.1 (front end 0.6.1, bqscales 0.3.7)",
+
+  /** The view of the figure model `ref` ("IPY_MODEL_<id>") whose element is inside `box`, or
+   * null while there is none. */
+  async figureView(manager, ref, box) {
+    // (The widget manager is ipywidgets' public API, not bqplot's: a host without one simply
+    // has no read-out.)
+    if (typeof ref !== "string" || !ref.startsWith("IPY_MODEL_") || !manager) return null;
+    const figure = await manager.get_model(ref.slice("IPY_MODEL_".length));
+    if (!figure) return null; // closed meanwhile
+    expect(figure.views && typeof figure.views === "object", "a figure model without `views`");
+    const views = await Promise.all(Object.values(figure.views));
+    return views.find((v) => v && v.el && box.contains(v.el)) || null;
+  },
+
+  /** Whether `view` (from `figureView`) is still the one shown in `box`. */
+  isShownIn(view, box) {
+    return !!view && !!view.el && view.el.isConnected && box.contains(view.el);
+  },
+
+  /** What the figure view draws: one entry per mark (see `readMark`); [] before it draws. */
+  async lineSets(view) {
+    const list = view.mark_views;
+    if (!list) {
+      // A figure view makes its mark views once it is displayed and laid out.
+      expect(!hasDrawnLine(view.el), "a drawn figure view without `mark_views`");
+      return [];
+    }
+    expect(Array.isArray(list.views), "`mark_views.views` is not a list");
+    const marks = await Promise.all(list.views);
+    return marks.map(readMark).filter((set) => set !== null);
+  },
+};

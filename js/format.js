@@ -1,0 +1,259 @@
+// Status words and number formats of the panel and its hover read-out (pure).
+
+// Status words. The kernel's "converged" only means that `cond` became False, whatever the
+// condition encodes (a tolerance, a fixed schedule, a counter): the panel says "finished" and
+// colours it neutrally. "diverged" is the panel's own word (see `shownStatus`).
+export const STATUS_LABELS = {
+  idle: "idle",
+  compiling: "compiling",
+  running: "running",
+  converged: "finished",
+  max_steps: "max steps",
+  stopped: "stopped",
+  diverged: "diverged",
+  error: "error",
+};
+
+/** Tooltip of a status badge: what the word means. */
+const STATUS_TITLES = {
+  idle: "No run yet",
+  compiling: "Waiting for the loop to start (JAX traces and compiles it first)",
+  converged: "The loop's condition became False",
+  max_steps: "The loop reached max_steps before its condition became False",
+  stopped: "Stopped on request; the rows so far are kept",
+  diverged: "The latest value of a plotted field is NaN or infinite",
+};
+
+/** Human label of a status; unknown statuses are shown as they are. */
+export function statusLabel(status) {
+  return Object.hasOwn(STATUS_LABELS, status) ? STATUS_LABELS[status] : String(status ?? "");
+}
+
+/** The status the badge shows: "diverged" while a plotted field's latest value is NaN or
+ * infinite (`diverged`: those fields) in a run that is running or ended without an error (a
+ * warning: the computation itself succeeded), else `status`. */
+export function shownStatus(status, diverged) {
+  const flagged = Array.isArray(diverged) && diverged.length > 0;
+  const run = ["running", "converged", "max_steps", "stopped"].includes(status);
+  return flagged && run ? "diverged" : status;
+}
+
+/** Tooltip of the badge for `shown` (from `shownStatus`); `diverged` names the fields. */
+export function statusTitle(shown, diverged) {
+  const base = Object.hasOwn(STATUS_TITLES, shown) ? STATUS_TITLES[shown] : "";
+  return shown === "diverged" && diverged && diverged.length
+    ? `${base}: ${diverged.join(", ")}`
+    : base;
+}
+
+/** CSS class of the status badge (unknown statuses share one class). */
+export function statusClass(status) {
+  const known = Object.hasOwn(STATUS_LABELS, status) ? status : "unknown";
+  return `jhw-status--${known.replace(/_/g, "-")}`;
+}
+
+// ---- Number formats
+//
+// The locale is pinned: the panel reads the same in every browser, and a value keeps the "."
+// and "e" that Python writes, so a number copied from the panel pastes back into code.
+// Formatters are made once: making an Intl.NumberFormat costs far more than a format call.
+// Intl rounds the shortest decimal that names a double (0.15 to 1 digit gives "0.2"), not the
+// double's exact binary value as toPrecision does ("0.1"); the two differ only on such
+// apparent ties.
+const LOCALE = "en-US";
+const nf = (options) => new Intl.NumberFormat(LOCALE, options);
+const COUNT = nf({ maximumFractionDigits: 0 }); // "1,074"
+const COMPACT = nf({ notation: "compact", maximumSignificantDigits: 3 }); // "1.23M", "45.6B"
+const SMALL = nf({ maximumSignificantDigits: 2 }); // "4.3", "0.42"
+const TINY = nf({ notation: "scientific", maximumSignificantDigits: 2 }); // "4.5e-9"
+const VALUE = nf({ maximumSignificantDigits: 4, useGrouping: false }); // "3.142"
+const VALUE_EXP = nf({ notation: "scientific", maximumSignificantDigits: 4 });
+const READOUT = nf({ maximumSignificantDigits: 6, useGrouping: false }); // "0.975586"
+const READOUT_EXP = nf({ notation: "scientific", maximumSignificantDigits: 6 });
+const SECONDS = [2, 1].map((d) => nf({ minimumFractionDigits: d, maximumFractionDigits: d }));
+const TWO_DIGITS = nf({ minimumIntegerDigits: 2 }); // "05"
+
+/** `x` in a scientific format, with Python's lower-case "e" ("1.235e6", "-2.5e-7"): Intl's
+ * en-US exponent separator is "E". */
+function scientific(format, x) {
+  return format
+    .formatToParts(x)
+    .map((part) => (part.type === "exponentSeparator" ? "e" : part.value))
+    .join("");
+}
+
+/** The one number format of the panel (steps, step counts, rate): thousands separators up to
+ * a million ("1,074", "20,000"), then 3 significant digits with a suffix ("1.23M", "45.6B");
+ * values below 10 that are not integers keep 2 significant digits ("4.2", "0.42"; "4.5e-9"
+ * below a millionth). */
+export function formatNumber(n) {
+  const v = Number(n) + 0; // + 0 turns -0 into 0, which Intl would write "-0"
+  if (!Number.isFinite(v)) return "–";
+  const a = Math.abs(v);
+  // The switch is on the rounded count, so 999,999.7 reads "1M", not "1,000,000".
+  if (Math.round(a) >= 1e6) return COMPACT.format(v);
+  if (a < 10 && !Number.isInteger(v)) {
+    return a < 1e-6 && a > 0 ? scientific(TINY, v) : SMALL.format(v);
+  }
+  return COUNT.format(v);
+}
+
+/** True while a run is in progress (the Stop button is enabled only then). */
+export function isRunning(status) {
+  return status === "running";
+}
+
+/** Fraction of max_steps done, clamped to [0, 1]; 0 when max_steps is unknown. A finished
+ * run (its condition became False) is complete whatever its step: max_steps is only a cap, so
+ * a loop that finished at 32 % of it must not look unfinished. */
+export function progressFraction(step, maxSteps, status) {
+  if (status === "converged") return 1;
+  const s = Number(step);
+  const m = Number(maxSteps);
+  if (!Number.isFinite(s) || !Number.isFinite(m) || m <= 0) return 0;
+  return Math.min(1, Math.max(0, s / m));
+}
+
+/** A step count, in the panel's one number format (`formatNumber`). */
+export function formatCount(n) {
+  return formatNumber(Math.round(Number(n)));
+}
+
+/** Text of a value that is not a finite number, or null for a finite number. Accepts the
+ * strings "nan", "inf", "-inf" that Python sends for non-finite values. */
+function nonFinite(v) {
+  if (v === null || v === undefined) return "–";
+  if (typeof v === "boolean") return v ? "true" : "false";
+  if (typeof v === "string") {
+    const s = v.toLowerCase();
+    if (s === "nan") return "NaN";
+    if (s === "inf" || s === "+inf" || s === "infinity") return "∞";
+    if (s === "-inf" || s === "-infinity") return "-∞";
+    return Number.isNaN(Number(v)) ? v : null;
+  }
+  const x = Number(v);
+  if (Number.isNaN(x)) return "NaN";
+  if (x === Infinity) return "∞";
+  if (x === -Infinity) return "-∞";
+  return null;
+}
+
+/**
+ * A field value, compact and sign-preserving: 4 significant digits, exponent notation outside
+ * [1e-3, 1e5). Accepts the strings "nan", "inf", "-inf" that Python sends for non-finite values.
+ */
+export function formatValue(v) {
+  const special = nonFinite(v);
+  if (special !== null) return special;
+  const x = Number(v);
+  if (x === 0) return "0";
+  // Integers are shown whole (a step-like 12345 is not rounded to "12350").
+  if (Number.isInteger(x) && Math.abs(x) < 1e5) return String(x);
+  const a = Math.abs(x);
+  return a >= 1e5 || a < 1e-3 ? scientific(VALUE_EXP, x) : VALUE.format(x);
+}
+
+/** A duration in seconds: "0.42 s", "12.3 s", "2 m 05 s", "1 h 02 m". (Intl.DurationFormat
+ * writes "2 min, 5 sec" and is missing from older browsers: only its number parts are Intl.) */
+export function formatDuration(seconds) {
+  const s = Number(seconds) + 0; // -0 is 0 (Intl writes "-0.00")
+  if (!Number.isFinite(s) || s < 0) return "–";
+  if (s < 10) return `${SECONDS[0].format(s)} s`;
+  if (s < 60) return `${SECONDS[1].format(s)} s`;
+  const total = Math.floor(s);
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const sec = total % 60;
+  return h > 0 ? `${h} h ${TWO_DIGITS.format(m)} m` : `${m} m ${TWO_DIGITS.format(sec)} s`;
+}
+
+// No ETA: a loop's end is decided by its `cond`, which the panel cannot foresee; the only known
+// end is max_steps, a cap, and a time to reach it ("≤ 25 m left" on a run that ends in 7 s)
+// says more than the panel knows. The bar and "step / max_steps" show the cap.
+
+/** The rate, labelled, in the one number format: "rate 850 steps/s", "rate 11,300 steps/s",
+ * "rate 4.1M steps/s"; "" when there is no rate (no step taken yet, or a run that ended with
+ * zero steps). */
+export function formatRate(rate) {
+  const r = Number(rate);
+  if (!Number.isFinite(r) || r <= 0) return "";
+  return `rate ${formatNumber(r)} steps/s`;
+}
+
+/** The elapsed time, labelled: "elapsed 0.07 s", "elapsed 2 m 05 s". */
+export function formatElapsed(seconds) {
+  return `elapsed ${formatDuration(seconds)}`;
+}
+
+/** Per-lane end states, most frequent first: {converged: 5, max_steps: 1} ->
+ * "5 finished · 1 max steps". Lanes of a status held by at most two lanes are named when
+ * `names` (status -> lane labels) is given: "5 finished · 1 max steps (lr=0.3)". */
+export function laneSummary(counts, names) {
+  const entries = Object.entries(counts || {}).filter(([, n]) => Number(n) > 0);
+  entries.sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  return entries
+    .map(([status, n]) => {
+      const who = names && Object.hasOwn(names, status) ? names[status] : null;
+      const few = who && who.length > 0 && who.length <= 2 && n <= 2;
+      const named = few ? ` (${who.join(", ")})` : "";
+      return `${formatCount(n)} ${statusLabel(status)}${named}`;
+    })
+    .join(" · ");
+}
+
+/** What a kernel status means for a view whose model lives in that kernel: null while the
+ * kernel is usable, else the text shown ("kernel died", "kernel restarted"). A restarted
+ * kernel does not know this widget any more, so both are final for the view. */
+export function kernelLostLabel(kernelStatus) {
+  if (kernelStatus === "dead" || kernelStatus === "autorestarting") return "kernel died";
+  if (kernelStatus === "restarting") return "kernel restarted";
+  return null;
+}
+
+/** The lanes, labelled: ["6 lanes", ""] while running, ["6 lanes:", "5 finished · 1 max steps
+ * (lr=0.3)"] once they ended (`laneSummary`); ["", ""] for an unbatched run. */
+export function formatLanes(lanes, counts, names) {
+  const n = Number(lanes);
+  if (!(n > 0)) return ["", ""];
+  const summary = laneSummary(counts, names);
+  return [`${formatCount(n)} lanes${summary ? ":" : ""}`, summary];
+}
+
+/** The latest values of a field under vmap, labelled: "median 0.067 (min–max 0.0216 … 0.2389)";
+ * without a range (unbatched), just the value. */
+export function formatLatest(value, span) {
+  if (!(Array.isArray(span) && span.length === 2)) return formatValue(value);
+  const [lo, hi] = span.map(formatValue);
+  return `median ${formatValue(value)} (min–max ${lo} … ${hi})`;
+}
+
+/** The figure width (px) to report to the kernel, or null to leave `plot_width` as it is:
+ * nothing before the box is laid out, and no message for a change under `PLOT_WIDTH_STEP` px
+ * (the kernel re-chooses the x ticks on each report; a resize drag must not flood it). */
+export function widthToReport(current, measured) {
+  const w = Math.round(Number(measured));
+  if (!(w > 0)) return null;
+  return Math.abs(w - Number(current || 0)) >= PLOT_WIDTH_STEP ? w : null;
+}
+export const PLOT_WIDTH_STEP = 16;
+
+/** CSS class of the progress bar: its colour says how the run ended (pass `shownStatus`). */
+export function progressClass(status) {
+  return `jhw-progress-bar ${statusClass(status).replace("jhw-status--", "jhw-progress-bar--")}`;
+}
+
+/** "step / max_steps" text. */
+export function formatProgress(step, maxSteps) {
+  return Number(maxSteps) > 0
+    ? `${formatCount(step)} / ${formatCount(maxSteps)}`
+    : formatCount(step);
+}
+
+/** A hovered value, more precise than the panel's: 6 significant digits, exponent notation
+ * outside [1e-4, 1e6). */
+export function formatReadout(v) {
+  const x = Number(v);
+  if (!Number.isFinite(x) || x === 0) return formatValue(x);
+  const a = Math.abs(x);
+  return a >= 1e6 || a < 1e-4 ? scientific(READOUT_EXP, x) : READOUT.format(x);
+}

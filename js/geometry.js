@@ -1,0 +1,83 @@
+// Hover geometry (pure): which drawn point is under the pointer, and where its read-out
+// goes. The bqplot-specific reads are in bqplot_adapter.js.
+
+import { formatCount, formatReadout } from "./format.js";
+
+/** First index of `values` (points sorted by `.x`, ascending) whose x is >= `x`. */
+export function bisectX(values, x) {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (values[mid].x < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * The point of one drawn line nearest to the pointer (`px`, `py`, in the line's pixels), within
+ * `radius` pixels, or null. `values` are the line's points ({x, y}, sorted by x, as bqplot keeps
+ * them); `xPx` / `yPx` map data to pixels and `xData` pixels back to data (the line's own
+ * scales, so the point found is the vertex drawn there). Non-finite pixels (NaN, a value <= 0
+ * on a log axis) are not drawn and never found. Only the points within `radius` of `px` are
+ * visited (a bisection on x), so a hover over 64 lanes of 2000 points stays cheap.
+ */
+export function nearestPoint(values, px, py, xPx, yPx, xData, radius) {
+  if (!values || values.length === 0) return null;
+  let best = null;
+  for (let i = bisectX(values, xData(px - radius)); i < values.length; i++) {
+    const v = values[i];
+    const x = xPx(v.x);
+    if (x > px + radius) break;
+    const value = v.y;
+    if (value === null || value === undefined) continue;
+    const y = yPx(value);
+    if (!Number.isFinite(x) || !Number.isFinite(y)) continue;
+    const d = Math.hypot(x - px, y - py);
+    if (d <= radius && (best === null || d < best.dist)) best = { index: i, dist: d, px: x, py: y };
+  }
+  return best;
+}
+
+/**
+ * The drawn point nearest to the pointer (`clientX`, `clientY`, client pixels) over every line
+ * of `lineSets` (what `bqplot.lineSets` returns: lines sharing scales and a coordinate frame,
+ * with `toLocal` / `toClient` between client pixels and theirs), within `radius` pixels, or
+ * null. Returns the line's `name` and `color`, the point's data `x`, `y`, and `at`, where the
+ * point is drawn, in client pixels.
+ */
+export function nearestOnLines(lineSets, clientX, clientY, radius) {
+  let best = null;
+  for (const set of lineSets) {
+    const p = set.toLocal(clientX, clientY);
+    for (const line of set.lines) {
+      const hit = nearestPoint(line.values, p.x, p.y, set.xPx, set.yPx, set.xData, radius);
+      if (hit && (best === null || hit.dist < best.dist)) best = { ...hit, set, line };
+    }
+  }
+  if (best === null) return null;
+  const point = best.line.values[best.index];
+  return {
+    name: best.line.name,
+    color: best.line.color,
+    x: point.x,
+    y: point.y,
+    at: best.set.toClient(best.px, best.py),
+  };
+}
+
+/** The read-out's lines for the point (`x`, `y`) of the line named `name` ("field · lane ·
+ * run", as the figure labels its lines): the name, the step and the value. */
+export function readoutLines(name, x, y) {
+  return [String(name ?? ""), `step ${formatCount(x)}`, `value ${formatReadout(y)}`];
+}
+
+/** Top-left corner of a `w` x `h` read-out for a point at (`x`, `y`) in a `boxW` x `boxH`
+ * box: beside the point, right of it unless that runs past the box's right edge, above it
+ * unless that runs past the top, and never past the bottom. */
+export function readoutPlacement(x, y, w, h, boxW, boxH) {
+  const left = x + 12 + w <= boxW ? x + 12 : Math.max(0, x - 12 - w);
+  const top = Math.min(Math.max(0, y - h - 8), Math.max(0, boxH - h));
+  return { left, top };
+}

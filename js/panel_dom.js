@@ -1,0 +1,162 @@
+// The panel's DOM: `buildPanel` makes it once, `panelState` reads what it shows from the model
+// (plus the view's own state), `updatePanel` applies that state to it.
+
+import { checkbox, element, showText } from "./dom.js";
+import {
+  formatElapsed,
+  formatLanes,
+  formatProgress,
+  formatRate,
+  formatValue,
+  isRunning,
+  progressClass,
+  progressFraction,
+  shownStatus,
+  statusClass,
+  statusLabel,
+  statusTitle,
+} from "./format.js";
+import { stopMode } from "./kernel.js";
+
+/** The panel's DOM, made once; `updatePanel` fills it. Returns its nodes by role. */
+export function buildPanel() {
+  const ui = {
+    root: element("div", "jhw-panel"),
+    title: element("span", "jhw-title"),
+    status: element("span", "jhw-status"),
+    kernelNote: element("span", "jhw-kernel"),
+    progress: element("div", "jhw-progress"),
+    bar: element("div", "jhw-progress-bar"),
+    step: element("span", "jhw-step"),
+    rate: element("span", "jhw-rate jhw-muted"),
+    elapsed: element("span", "jhw-elapsed jhw-muted"),
+    lanes: element("span", "jhw-lanes jhw-muted"),
+    laneStatus: element("span", "jhw-lane-status jhw-muted"),
+    fields: element("div", "jhw-fields"),
+    error: element("pre", "jhw-error"),
+    stop: element("button", "jhw-stop", "■ Stop"),
+    clear: element("button", "jhw-clear", "Clear"),
+  };
+  ui.kernelNote.hidden = true;
+  ui.progress.setAttribute("role", "progressbar");
+  ui.progress.setAttribute("aria-valuemin", "0");
+  ui.progress.append(ui.bar);
+  const head = element("div", "jhw-row");
+  head.append(
+    ui.title, ui.status, ui.kernelNote, ui.progress, ui.step,
+    ui.rate, ui.elapsed, ui.lanes, ui.laneStatus,
+  );
+
+  ui.stop.type = "button";
+  ui.clear.type = "button";
+  ui.clear.title = "Forget previous runs and clear the plot";
+  const [logLabel, logY] = checkbox("jhw-logy", "log y");
+  // short labels: the four controls fit one row down to ~300 px of output width
+  const [keepLabel, keep] = checkbox("jhw-keep", "keep runs");
+  keepLabel.title = "Keep previous runs on the plot, faded";
+  Object.assign(ui, { logY, keep });
+  const controls = element("div", "jhw-row");
+  controls.append(ui.stop, logLabel, keepLabel, ui.clear);
+
+  ui.root.append(head, ui.fields, ui.error, controls);
+  return ui;
+}
+
+/** One `.jhw-field` of the latest values. Under vmap `value` is the median over lanes and
+ * `span` its [min, max], both labelled (`formatLatest`). */
+function fieldItem(name, value, span) {
+  const item = element("span", "jhw-field");
+  item.dataset.field = name;
+  const shown = element("span", "jhw-field-value", formatValue(value));
+  shown.dataset.value = String(value ?? "");
+  const batched = Array.isArray(span) && span.length === 2;
+  const label = element("span", "jhw-field-name", name);
+  if (!batched) {
+    item.append(label, shown);
+    return item;
+  }
+  shown.title = "median over lanes";
+  const text = ` (min–max ${formatValue(span[0])} … ${formatValue(span[1])})`;
+  const spread = element("span", "jhw-field-range jhw-muted", text);
+  spread.title = "min … max over lanes";
+  item.append(label, element("span", "jhw-field-stat jhw-muted", "median "), shown, spread);
+  return item;
+}
+
+/** What the panel shows, as plain data: the model's traits plus the view's own state
+ * (`kernelLost`, `stopping`, and the `stopMode` this browser can do). */
+export function panelState(model, view) {
+  const get = (name) => model.get(name);
+  return {
+    status: get("status"),
+    title: get("title") || "",
+    step: get("step"),
+    maxSteps: get("max_steps"),
+    rate: get("rate"),
+    elapsed: get("elapsed"),
+    lanes: get("lanes"),
+    diverged: get("diverged") || [],
+    laneStatuses: get("lane_statuses"),
+    laneNames: get("lane_names"),
+    fields: get("fields") || [],
+    latest: get("latest") || {},
+    latestRange: get("latest_range") || {},
+    error: get("error") || "",
+    logY: Boolean(get("log_y")),
+    keepRuns: Boolean(get("keep_runs")),
+    stopMode: stopMode(model),
+    kernelLost: view.kernelLost,
+    stopping: view.stoppingRun !== null,
+  };
+}
+
+/** Applies the state `s` (from `panelState`) to the panel's DOM `ui` (from `buildPanel`). */
+export function updatePanel(ui, s) {
+  const lost = Boolean(s.kernelLost);
+  ui.root.dataset.status = s.status;
+  ui.root.dataset.kernel = lost ? "dead" : "alive";
+  showText(ui.kernelNote, s.kernelLost || "");
+  const shown = shownStatus(s.status, s.diverged);
+  ui.status.textContent =
+    s.status === "compiling" ? "compiling: waiting for the loop to start" : statusLabel(shown);
+  ui.status.className = `jhw-status ${statusClass(shown)}`;
+  ui.status.dataset.status = s.status;
+  ui.status.dataset.shown = shown;
+  ui.status.title = statusTitle(shown, s.diverged);
+  showText(ui.title, s.title);
+
+  ui.bar.style.width = `${(100 * progressFraction(s.step, s.maxSteps, s.status)).toFixed(2)}%`;
+  ui.bar.className = progressClass(shown);
+  ui.progress.setAttribute("aria-valuenow", String(s.step));
+  ui.progress.setAttribute("aria-valuemax", String(s.maxSteps));
+  ui.step.textContent = formatProgress(s.step, s.maxSteps);
+  ui.step.dataset.step = String(s.step);
+  ui.step.dataset.maxSteps = String(s.maxSteps);
+
+  // A lost kernel sends no more updates: a rate would be stale.
+  showText(ui.rate, lost ? "" : formatRate(s.rate));
+  // Before a run (idle, compiling) there is no time to show.
+  const started = s.status !== "idle" && s.status !== "compiling";
+  showText(ui.elapsed, started ? formatElapsed(s.elapsed) : "");
+  const [lanes, laneStatus] = formatLanes(s.lanes, s.laneStatuses, s.laneNames);
+  showText(ui.lanes, lanes);
+  showText(ui.laneStatus, laneStatus);
+
+  ui.fields.replaceChildren(
+    ...s.fields.map((name) => fieldItem(name, s.latest[name], s.latestRange[name])),
+  );
+  showText(ui.error, s.error);
+
+  ui.stop.dataset.mode = s.stopMode;
+  ui.stop.disabled = lost || !isRunning(s.status) || s.stopping;
+  ui.stop.textContent = s.stopping ? "■ Stopping…" : "■ Stop";
+  ui.stop.title = lost
+    ? "The kernel is gone"
+    : s.stopMode === "interrupt"
+      ? "Stop the run after its current chunk (interrupts the kernel, like ■; " +
+        "the partial history is kept)"
+      : "Stop the run after its current chunk (the partial history is kept)";
+  for (const control of [ui.logY, ui.keep, ui.clear]) control.disabled = lost;
+  ui.logY.checked = s.logY;
+  ui.keep.checked = s.keepRuns;
+}
