@@ -1,8 +1,11 @@
-"""The tutorial notebooks in ``notebooks/``: they run top to bottom, and are committed clean.
+"""The tutorial notebooks in ``notebooks/``: they run top to bottom, end on the picture they
+teach, and are committed clean.
 
 Each notebook is executed in a fresh ``python3`` kernel through `nbclient` (cwd ``notebooks/``);
-any cell error fails the test. The static checks make sure the committed files carry no outputs
-or execution counts (so diffs stay readable) and name their kernel.
+any cell error fails the test, and so does a last plot that shows no curve (read from its
+static picture, as a reader of the executed notebook sees it). The static checks make sure the
+committed files carry no outputs or execution counts (so diffs stay readable) and name their
+kernel.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import os
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +26,8 @@ CELL_TIMEOUT_S = 120
 #: A whole notebook should run in well under a minute on a 2-core CPU.
 NOTEBOOK_BUDGET_S = 60
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+#: The plot's one-line summary of a run: "title: finished, 30 / 50 steps, ...".
+RUN_SUMMARY = re.compile(r": (finished|max steps|stopped|diverged), [\d,]+ / \S+ steps")
 
 
 def _ids(paths: list[Path]) -> list[str]:
@@ -82,3 +88,24 @@ def test_notebook_runs(path: Path) -> None:
         if out.output_type == "error"
     ]
     assert not errors, f"{path.name}: error outputs {errors}"
+    _assert_the_last_plot_shows_a_curve(path, nb)
+
+
+def _assert_the_last_plot_shows_a_curve(path: Path, nb: Any) -> None:
+    """After Run All, the notebook's last plot (its picture, updated when each run ended) shows
+    a run, and at least one drawn line of two points or more (a later run with no step must not
+    have replaced the curve the notebook teaches)."""
+    pictures = [
+        out
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.outputs
+        if "image/svg+xml" in out.get("data", {})
+    ]
+    if not pictures:
+        return  # a notebook without a LivePlot
+    last = pictures[-1]["data"]
+    summary = last["text/plain"]
+    assert RUN_SUMMARY.search(summary), f"{path.name}: the last plot shows no run: {summary!r}"
+    lines = re.findall(r'<path class="jhw-line"[^>]* d="([^"]*)"', last["image/svg+xml"])
+    assert any("L" in d for d in lines), f"{path.name}: the last plot draws no line: {summary!r}"
