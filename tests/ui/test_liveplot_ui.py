@@ -384,6 +384,11 @@ def check_live_plot(page: Page, server: JupyterServer, tmp_path: Path, ui: UI) -
             float(final_loss), rel=1e-5
         )
         page.locator(".jhw-figure g.curve path.line").first.wait_for(state="attached")
+        # The static picture (an output of its own, updated when the run ended) stays hidden
+        # beside the live view, in Lab and in Notebook 7: one plot on the page, not two.
+        picture = page.locator("img.jhw-static")
+        assert picture.count() == 1, "the plot's output carries no static picture"
+        assert page.locator(".jhw-liveplot").is_visible() and not picture.is_visible()
         return save_screenshot(page.locator(".jhw-liveplot"), tmp_path, f"liveplot-{ui}")
 
 
