@@ -18,7 +18,12 @@ from typing import Any
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
+
+def _nbformat() -> Any:
+    # Imported by the tests that use it, not at collection: importing it (jsonschema builds a
+    # grammar) would slow every pytest run, the quick subset included.
+    return pytest.importorskip("nbformat")
+
 
 NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
@@ -40,8 +45,8 @@ def test_notebooks_exist() -> None:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
 def test_notebook_is_clean(path: Path) -> None:
-    nb = nbformat.read(path, as_version=4)
-    nbformat.validate(nb)
+    nb = _nbformat().read(path, as_version=4)
+    _nbformat().validate(nb)
     spec = nb.metadata.get("kernelspec", {})
     assert spec.get("name") == "python3", f"{path.name}: kernelspec metadata missing or not python3"
     assert spec.get("language") == "python"
@@ -61,7 +66,7 @@ def test_notebook_is_clean(path: Path) -> None:
 def test_notebook_runs(path: Path) -> None:
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
-    nb = nbformat.read(path, as_version=4)
+    nb = _nbformat().read(path, as_version=4)
     client = nbclient.NotebookClient(
         nb,
         kernel_name="python3",

@@ -24,7 +24,12 @@ from typing import Any
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
+
+def _nbformat() -> Any:
+    # Imported by the tests that use it, not at collection: importing it (jsonschema builds a
+    # grammar) would slow every pytest run, the quick subset included.
+    return pytest.importorskip("nbformat")
+
 
 pytestmark = [pytest.mark.kernel, pytest.mark.slow]
 
@@ -68,8 +73,8 @@ PLOTS = {1: "by hand", 2: "magic", 4: "auto", 6: "thread"}
 
 
 def make_notebook() -> Any:
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
+    nb = _nbformat().v4.new_notebook()
+    nb.cells = [_nbformat().v4.new_code_cell(source) for source in CELLS]
     nb.metadata["kernelspec"] = {
         "name": "python3",
         "display_name": "Python 3",
@@ -150,7 +155,7 @@ def test_one_line_export_of_a_notebook_with_state_keeps_the_images(
     """The documented command for a notebook that already holds widget state: drop the
     notebook's metadata but the language, keep the outputs."""
     path = tmp_path / "with_state.ipynb"
-    nbformat.write(executed, path)
+    _nbformat().write(executed, path)
     subprocess.run(
         [
             sys.executable,
@@ -174,7 +179,7 @@ def test_one_line_execute_and_export_keeps_the_images(tmp_path: Path) -> None:
     """The documented command to execute and export: no widget state stored, so nbconvert
     renders the pictures."""
     path = tmp_path / "plots.ipynb"
-    nbformat.write(make_notebook(), path)
+    _nbformat().write(make_notebook(), path)
     env = {**os.environ, "JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "cpu")}
     subprocess.run(
         [
@@ -321,7 +326,7 @@ def test_jupyterlab_live_saved_reopened_and_exported(chromium: Any, tmp_path: Pa
     for cell, widget, picture, text in reopened:
         assert not widget and picture, (cell, widget, picture)
         assert "model not found" not in text, (cell, text)
-    nb = nbformat.read(server.root_dir / "plots.ipynb", as_version=4)
+    nb = _nbformat().read(server.root_dir / "plots.ipynb", as_version=4)
     assert "widgets" not in nb.metadata  # Lab's default: no widget state
     for index, title in PLOTS.items():
         (output,) = plot_outputs(nb.cells[index])
