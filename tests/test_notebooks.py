@@ -10,6 +10,7 @@ kernel.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -45,20 +46,22 @@ def test_notebooks_exist() -> None:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
 def test_notebook_is_clean(path: Path) -> None:
-    nb = _nbformat().read(path, as_version=4)
-    _nbformat().validate(nb)
-    spec = nb.metadata.get("kernelspec", {})
+    # Read as JSON: nbformat's schema validation costs seconds (it runs in test_notebook_runs).
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    assert nb["nbformat"] == 4, f"{path.name}: nbformat {nb['nbformat']}"
+    spec = nb["metadata"].get("kernelspec", {})
     assert spec.get("name") == "python3", f"{path.name}: kernelspec metadata missing or not python3"
     assert spec.get("language") == "python"
-    assert nb.cells, f"{path.name} has no cells"
-    assert nb.cells[0].cell_type == "markdown", f"{path.name} should start with a markdown title"
+    cells = nb["cells"]
+    assert cells, f"{path.name} has no cells"
+    assert cells[0]["cell_type"] == "markdown", f"{path.name} should start with a markdown title"
     dirty = [
         i
-        for i, cell in enumerate(nb.cells)
-        if cell.cell_type == "code" and (cell.get("outputs") or cell.get("execution_count"))
+        for i, cell in enumerate(cells)
+        if cell["cell_type"] == "code" and (cell.get("outputs") or cell.get("execution_count"))
     ]
     assert not dirty, f"{path.name}: cells {dirty} have outputs or execution counts; clear them"
-    assert "widgets" not in nb.metadata, f"{path.name}: saved widget state; clear it"
+    assert "widgets" not in nb["metadata"], f"{path.name}: saved widget state; clear it"
 
 
 @pytest.mark.kernel
@@ -67,6 +70,7 @@ def test_notebook_runs(path: Path) -> None:
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
     nb = _nbformat().read(path, as_version=4)
+    _nbformat().validate(nb)
     client = nbclient.NotebookClient(
         nb,
         kernel_name="python3",
