@@ -1,7 +1,14 @@
-// The panel's link to its kernel: the controls that write the model (Stop as an interrupt or a
-// message, Clear, log y, keep runs) and the watch that notices a dead or restarted kernel.
+// The panel's link to its kernel: the controls (Stop as an interrupt or a message, Clear, log y,
+// keep runs), the plot's width, and the watch that notices a dead or restarted kernel.
+//
+// The view tells the kernel what its user did with widget messages of its own (`model.send`),
+// never by writing a trait: a trait write goes through ipywidgets' throttle, which sends a
+// model's next write only once the kernel said "idle" for the previous one, and ipykernel 7
+// handles a widget message that arrives while an async cell awaits without ever saying so. One
+// trait write there (a Stop click, a width report) held every later click of that panel back
+// for good. The kernel sets the traits (`LivePanel`), and every view follows them.
 
-import { isRunning, kernelLostLabel } from "./format.js";
+import { isRunning, kernelLostLabel, widthToReport } from "./format.js";
 
 function kernelOf(model) {
   const manager = model.widget_manager;
@@ -15,10 +22,15 @@ export function stopMode(model) {
   return model.get("stop_mode") === "interrupt" && canInterrupt ? "interrupt" : "message";
 }
 
-/** Adds one to the counter trait `name` (a counter, so every click is a change). */
-function bump(model, name) {
-  model.set(name, (model.get(name) || 0) + 1);
-  model.save_changes();
+/** Sends the control `name` ("stop", "clear", "log_y", "keep_runs", "plot_width") with its
+ * `value` to the kernel (see the top of this file for why not as a trait write). */
+export function sendControl(model, name, value = null) {
+  try {
+    model.send({ jhw_control: name, value });
+  } catch (e) {
+    // The comm is gone with its kernel (the panel says so): nothing can reach it any more.
+    console.warn(`jaxhist_widget: ${name} not sent, the kernel is gone`, e);
+  }
 }
 
 /** Connects the controls of `ui` to the model. `view` is the view's own state; `refresh`
@@ -37,22 +49,16 @@ export function wireControls(ui, model, view, refresh) {
         .then(() => kernelOf(model).interrupt())
         .catch((e) => {
           console.warn("jaxhist_widget: kernel interrupt failed, sending a stop message", e);
-          bump(model, "stop_clicks");
+          sendControl(model, "stop");
         });
     } else {
-      bump(model, "stop_clicks");
+      sendControl(model, "stop");
     }
     refresh();
   };
-  const onClear = () => bump(model, "clear_clicks");
-  const onLogY = () => {
-    model.set("log_y", ui.logY.checked);
-    model.save_changes();
-  };
-  const onKeep = () => {
-    model.set("keep_runs", ui.keep.checked);
-    model.save_changes();
-  };
+  const onClear = () => sendControl(model, "clear");
+  const onLogY = () => sendControl(model, "log_y", ui.logY.checked);
+  const onKeep = () => sendControl(model, "keep_runs", ui.keep.checked);
   const listeners = [
     [ui.stop, "click", onStop],
     [ui.clear, "click", onClear],
@@ -82,5 +88,43 @@ export function watchKernel(model, onLost) {
   onStatus(null, kernel.status);
   return () => {
     if (typeof signal.disconnect === "function") signal.disconnect(onStatus);
+  };
+}
+
+/** Keeps the kernel told the width of the LivePlot box this panel is in (its figure spans it),
+ * so the kernel chooses as many x ticks as the plot holds. Returns a function that stops. A
+ * panel without a box (displayed on its own) reports nothing. */
+export function reportWidth(model, el) {
+  let observer = null;
+  let waitBox = 0;
+  let debounce = 0;
+  let tries = 0;
+  let disposed = false;
+  const send = (box) => {
+    debounce = 0;
+    const w = widthToReport(model.get("plot_width"), box.clientWidth);
+    if (!disposed && w !== null) sendControl(model, "plot_width", w);
+  };
+  const connect = () => {
+    waitBox = 0;
+    if (disposed) return;
+    const box = el.closest(".jhw-liveplot");
+    if (!box || typeof ResizeObserver !== "function") {
+      if (box === null && ++tries < 40) waitBox = setTimeout(connect, 250);
+      return;
+    }
+    // A resize drag fires many times: the width is sent once it settled.
+    observer = new ResizeObserver(() => {
+      clearTimeout(debounce);
+      debounce = setTimeout(() => send(box), 250);
+    });
+    observer.observe(box);
+  };
+  connect();
+  return () => {
+    disposed = true;
+    clearTimeout(waitBox);
+    clearTimeout(debounce);
+    if (observer) observer.disconnect();
   };
 }

@@ -1,9 +1,9 @@
 // The LivePanel view (anywidget ES module): status, progress, rate, latest values, controls.
 //
 // All state lives in the model's traits (jaxhist_widget/ui/_panel.py), so any view, opened at
-// any time, renders the same thing. The view only writes the controls: log_y, keep_runs, and
-// the click counters stop_clicks / clear_clicks (counters, so every click is a change). Its
-// styles are js/panel.css, served by anywidget as the `_css` trait.
+// any time, renders the same thing. The view writes no trait: its controls are messages to the
+// kernel (js/kernel.js says why), which sets the traits every view then shows. Its styles are
+// js/panel.css, served by anywidget as the `_css` trait.
 //
 // The front end is small ES modules, each one job; this one is the entry (`render`):
 //   format.js          status words and number formats (pure)
@@ -32,7 +32,7 @@
 
 import { isRunning } from "./format.js";
 import { attachHover } from "./hover.js";
-import { watchKernel, wireControls } from "./kernel.js";
+import { reportWidth, watchKernel, wireControls } from "./kernel.js";
 import { buildPanel, panelState, updatePanel } from "./panel_dom.js";
 
 const TRAITS = [
@@ -80,13 +80,12 @@ function render({ model, el }) {
   });
   refresh();
   const removeHover = attachHover(model, el);
-  // The view does not report its width yet (`plot_width`, `widthToReport`): a ResizeObserver
-  // that saved it kept a Stop click in an awaiting cell from reaching the kernel (found by
-  // tests/ui/test_liveplot_ui.py::test_stop_button_ends_async_run; cause not yet known).
+  const unreportWidth = reportWidth(model, el);
 
   return () => {
     alive = false;
     removeHover();
+    unreportWidth();
     for (const name of TRAITS) model.off(`change:${name}`, schedule);
     unwatchKernel();
     unwireControls();

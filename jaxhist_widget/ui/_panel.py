@@ -9,6 +9,7 @@ them.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anywidget
 import ipywidgets
@@ -102,13 +103,39 @@ class LivePanel(anywidget.AnyWidget):
         sync=True, **ipywidgets.widget_serialization
     )
 
-    # ---- written by the view (the controls); Python observes them
+    # ---- the controls: set here from the view's messages (`_on_view_message`); Python
+    # observes them
     log_y = traitlets.Bool(False).tag(sync=True)
     keep_runs = traitlets.Bool(False).tag(sync=True)
-    #: Incremented by the view on each Stop click (a counter, so two clicks are two changes).
+    #: One more on each Stop click (a counter, so two clicks are two changes).
     stop_clicks = traitlets.Int(0).tag(sync=True)
-    #: Incremented by the view on each Clear click.
+    #: One more on each Clear click.
     clear_clicks = traitlets.Int(0).tag(sync=True)
     #: Width in pixels of the LivePlot's figure as a view lays it out (0: not known yet). The
     #: figure chooses its number of x ticks from it (more on a wide plot, fewer on a narrow one).
     plot_width = traitlets.Int(0).tag(sync=True)
+
+    def __init__(self, **traits: Any) -> None:
+        super().__init__(**traits)
+        self.on_msg(self._on_view_message)
+
+    def _on_view_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        """Apply a control the view sent (``{"jhw_control": name, "value": ...}``).
+
+        The view sends its controls as messages rather than writing these traits: a trait write
+        passes ipywidgets' throttle, which holds a model's next write until the kernel said
+        "idle" for the previous one, and ipykernel 7 says nothing for a widget message handled
+        while an async cell awaits; one write there held every later click back (see
+        ``js/kernel.js``). Other messages (anywidget's own) are left alone.
+        """
+        if not isinstance(content, dict) or "jhw_control" not in content:
+            return
+        name, value = content["jhw_control"], content.get("value")
+        if name == "stop":
+            self.stop_clicks += 1
+        elif name == "clear":
+            self.clear_clicks += 1
+        elif name in ("log_y", "keep_runs") and isinstance(value, bool):
+            setattr(self, name, value)
+        elif name == "plot_width" and isinstance(value, int) and value >= 0:
+            self.plot_width = value
