@@ -3,8 +3,11 @@
 A notebook pays this at every new ``jit`` of a cell (a changed function, shape or static
 argument). Each variant is a fresh function (nothing cached), timed stage by stage with JAX's
 ahead-of-time API (``trace``, ``lower``, ``compile``); the variants are interleaved over the
-rounds and each stage's median is printed. Two steps: a tiny 8-wide one, where the loop's own
-machinery is all there is to compile, and ``tanh(A @ x)`` with A 256x256. Run::
+rounds and each stage's median is printed, with what drives each stage: the equations of the
+traced program (nested ones included: Python tracing and lowering) and the kernels XLA compiles
+(its fusions: on CPU each is compiled to machine code of its own, most of a compile's time). Two
+steps: a tiny 8-wide one, where the loop's own machinery is all there is to compile, and
+``tanh(A @ x)`` with A 256x256. Run::
 
     python benchmarks/compile.py            # 7 rounds
     python benchmarks/compile.py --quick    # 2 rounds, to check the script runs
@@ -13,6 +16,7 @@ machinery is all there is to compile, and ``tanh(A @ x)`` with A 256x256. Run::
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import time
 from collections.abc import Callable
@@ -62,21 +66,45 @@ def _time(fn: Callable, x: jax.Array) -> tuple[float, float, float]:
     return 1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (t3 - t2)
 
 
+def _sizes(fn: Callable, x: jax.Array) -> tuple[int, int]:
+    """Equations of the traced program (nested ones included) and fusions XLA compiled."""
+    traced = jax.jit(fn).trace(x)
+    hlo = traced.lower().compile().as_text()
+    return _eqns(traced.jaxpr.jaxpr), len(re.findall(r"= \S+ fusion\(", hlo))
+
+
+def _eqns(jaxpr) -> int:
+    n = 0
+    for eqn in jaxpr.eqns:
+        n += 1
+        for param in eqn.params.values():
+            for sub in param if isinstance(param, (list, tuple)) else [param]:
+                inner = getattr(sub, "jaxpr", sub)
+                if hasattr(inner, "eqns"):
+                    n += _eqns(inner)
+    return n
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     rounds = 2 if args.quick else 7
 
-    header = f"| {'problem':>15} | {'variant':>16} | trace ms | lower ms | compile ms | total ms |"
-    print(header + " + over lax |")
-    print("|" + "|".join("-" * (len(c) + 0) for c in header.split("|")[1:-1]) + "|-------------|")
+    header = (
+        f"| {'problem':>15} | {'variant':>16} | trace ms | lower ms | compile ms | total ms |"
+        " + over lax | eqns | fusions |"
+    )
+    print(header)
+    print("|" + "|".join("-" * len(c) for c in header.split("|")[1:-1]) + "|")
     verdicts = []
     for problem, (step, x) in _steps().items():
         variants = _variants(step)
         times: dict[str, list[tuple[float, float, float]]] = {v: [] for v in variants}
+        sizes = {}
         for name, make in variants.items():  # warm-up: JAX's own first-use costs
             _time(make(), _input(name, x))
+            sizes[name] = _sizes(make(), _input(name, x))
         for _ in range(rounds):
             for name, make in variants.items():
                 times[name].append(_time(make(), _input(name, x)))
@@ -88,9 +116,10 @@ def main() -> None:
         for name, (tr, lo, co) in med.items():
             total = tr + lo + co
             extra = "-" if name == "lax" else f"{total - base:+.0f}"
+            eqns, fusions = sizes[name]
             print(
                 f"| {problem:>15} | {name:>16} | {tr:8.1f} | {lo:8.1f} | {co:10.1f} | "
-                f"{total:8.1f} | {extra:>11} |"
+                f"{total:8.1f} | {extra:>11} | {eqns:4d} | {fusions:7d} |"
             )
         added = sum(med["jhw"]) - base
         verdicts.append((problem, added))

@@ -7,8 +7,9 @@ The traced loop (the device side) and the host runtime agree here, and nowhere e
   carries: the loop sends a whole window per *flush*, only the rows new since the last flush
   being valid) — `CHUNK_BYTES`, `LANES_CHUNK_BYTES`, `window_rows`;
 - the *header* of a flush — `HEADER` words (`Header`), then `LANE_FIELDS` words per lane
-  (`LaneWords`) — and the windows that follow it, one per leaf, as uint32 words: packed on the
-  device (`words`, `lane_words`, `pack_head`, traced JAX) and unpacked on the host (`decode`);
+  (`LaneWords`) — and the windows that follow it, one per leaf: the lane words and the
+  windows made on the device (`lane_words`, `words` for leaves narrower than 32 bits, traced
+  JAX), the header joined to them on the host (`pack_head`), all unpacked there (`decode`);
 - the host's answer — ``[stop, next_interval]`` (`answer`), the *interval* being the rows until
   the next flush (`NEVER` when nobody listens);
 - the two host entry points the device calls (`open_run`, `receive_chunk`), served by whatever
@@ -259,13 +260,17 @@ def lane_words(
     return jnp.stack(fields, axis=1).astype(jnp.int32)
 
 
-def pack_head(run_id: jax.Array, lanes: int | None, window: int, per_lane: jax.Array) -> jax.Array:
-    """A flush's first argument: the `Header` (``lanes`` None: unbatched), then ``per_lane``
-    (`lane_words`), as uint32 words."""
-    # Built from scalars: an array constant here would be hoisted into a const of the
-    # custom_vmap call, which vmap may batch (e.g. a cond turned into a select) and break.
-    header = Header(run_id, jnp.int32(-1 if lanes is None else lanes), jnp.int32(window))
-    return jnp.concatenate([words(jnp.stack(header)), words(per_lane)])
+def pack_head(run_id: int, lanes: int | None, window: int, per_lane: np.ndarray) -> np.ndarray:
+    """A flush's head as `decode` reads it, made on the host: the `Header` (``lanes`` None:
+    unbatched), then ``per_lane`` (`lane_words`, sent by the device), as uint32 words.
+
+    The device sends only the lane words: the header's words are static or known on the host
+    (the run id is the host's own answer), and every word the device packs is a kernel XLA
+    compiles for each new loop.
+    """
+    header = Header(int(run_id), -1 if lanes is None else int(lanes), int(window))
+    words = np.concatenate([np.array(header, np.int32), np.asarray(per_lane, np.int32).ravel()])
+    return words.view(np.uint32)
 
 
 # ------------------------------------------------------------------------- decode (host)

@@ -339,12 +339,13 @@ def test_each_leaf_window_is_a_host_call_argument_of_its_own(lanes):
     f = jax.jit(loop) if lanes is None else jax.jit(jax.vmap(loop))
     hlo = f.lower(jnp.ones((5,) if lanes is None else (lanes, 5))).compile().as_text()
     operands = [
-        re.findall(r"u32\[(\d+)\]", line.split("operand_layout_constraints=")[1].split("}}")[0])
+        re.findall(r"\w+\[(\d+)\]", line.split("operand_layout_constraints=")[1].split("}}")[0])
         for line in hlo.splitlines()
         if "xla_ffi_python_cpu_callback" in line
     ]
-    head = _wire.HEADER + _wire.LANE_FIELDS * b
-    assert [str(head), str(b * 8), str(b * 8 * 5)] in operands, operands  # window: 8 rows
+    # the loop's last answer (stop, interval, run id), the lane words, then a window per leaf
+    lane_words = _wire.LANE_FIELDS * b
+    assert ["3", str(lane_words), str(b * 8), str(b * 8 * 5)] in operands, operands  # 8 rows
     with jhw.Recorder() as rec:
         _, hist = f(jnp.ones((5,) if lanes is None else (lanes, 5)))
     np.testing.assert_equal(rec.history(), hist.to_numpy())

@@ -30,8 +30,11 @@ __all__ = ["while_loop"]
 
 Carry = TypeVar("Carry")
 
-# End status codes sent to the host (an index into the host runtime's `STATUSES`).
-_CONVERGED, _MAX_STEPS, _STOPPED = 1, 2, 3
+# End status codes sent to the host (an index into the host runtime's `STATUSES`; the host
+# itself decides "stopped", 3).
+_CONVERGED, _MAX_STEPS = 1, 2
+# The answer of a loop that makes no host call: nobody listens (see `streaming.STOP`).
+_NOBODY = tuple(NEVER if i == streaming.EVERY else 0 for i in range(3))
 
 
 class _Loop(NamedTuple):
@@ -56,12 +59,16 @@ class _State(NamedTuple):
     carry: Any
     bufs: list[jax.Array]
     n: jax.Array  # valid rows (steps + 1)
-    done: jax.Array  # set at the end of the chunk in which a lane ended
+    live: jax.Array  # cleared at the end of the chunk in which a lane ended
     status: jax.Array
     flushed: jax.Array  # rows already sent to the host
-    every: jax.Array  # rows per chunk (host-adapted; NEVER when nobody listens)
+    # The host's last answer (`streaming.STOP`, `EVERY`: rows per chunk, host-adapted; NEVER
+    # when nobody listens, and `RUN`), as the host call gives it.
+    answer: jax.Array
     cont: jax.Array  # cond_fun(carry): computed once, right after the body made the carry
-    over: jax.Array  # no lane runs on (streaming: the chunk loop's predicate, never batched)
+    # Some lane runs on: the chunk loop's predicate, never batched. Carried as is (not its
+    # negation), so that the predicate and the flag it is made of need no kernel of their own.
+    more: jax.Array
 
 
 def while_loop(
@@ -186,7 +193,7 @@ def while_loop(
 
 def _run_plain(loop: _Loop, carry: Any, bufs: list[jax.Array], cont: jax.Array) -> _State:
     """The loop without streaming: steps until no lane runs on; no host call at all."""
-    init = _initial_state(carry, bufs, cont, every=jnp.int32(NEVER))
+    init = _initial_state(carry, bufs, cont, answer=jnp.array(_NOBODY, jnp.int32))
     return _run_until(loop, init, jnp.int32(loop.max_rows))
 
 
@@ -194,38 +201,38 @@ def _run_streaming(
     loop: _Loop, layout: Layout, carry: Any, bufs: list[jax.Array], cont: jax.Array
 ) -> _State:
     """The loop as chunks of steps, each ending in a flush, until no lane runs on."""
-    run_id, every = streaming.open_run(layout, loop.rows.first)
+    answer = streaming.open_run(layout, loop.rows.first)
     flush = streaming.make_flush(layout)
-    init = _initial_state(carry, bufs, cont, every=every)
+    init = _initial_state(carry, bufs, cont, answer=answer)
     # At least one chunk, even when no lane takes a step: its flush ends the run on the host.
-    return lax.while_loop(lambda s: ~s.over, functools.partial(_chunk, loop, flush, run_id), init)
+    return lax.while_loop(lambda s: s.more, functools.partial(_chunk, loop, flush), init)
 
 
-def _initial_state(carry: Any, bufs: list[jax.Array], cont: jax.Array, every: jax.Array) -> _State:
+def _initial_state(carry: Any, bufs: list[jax.Array], cont: jax.Array, answer: jax.Array) -> _State:
     """The state before the first step: row 0 written, ``cont`` = ``cond_fun(init_val)``."""
     zero = jnp.int32(0)
     init = _State(
         carry=carry,
         bufs=bufs,
         n=jnp.int32(1),
-        done=~cont,
+        live=cont,
         status=jnp.where(cont, zero, _CONVERGED),
         flushed=zero,
-        every=every,
+        answer=answer,
         cont=cont,
-        over=jnp.bool_(False),
+        more=jnp.bool_(True),
     )
-    # Under shard_map the bookkeeping varies per device as the carry does (`every` and `over`,
-    # the same on every device, never do).
+    # Under shard_map the bookkeeping varies per device as the carry does (`answer` and
+    # `more`, the same on every device, never do).
     rest, carry = devices.vary(
-        init._replace(carry=None, every=None, over=None), carry, (carry, bufs)
+        init._replace(carry=None, answer=None, more=None), carry, (carry, bufs)
     )
-    return rest._replace(carry=carry, every=every, over=init.over)
+    return rest._replace(carry=carry, answer=answer, more=init.more)
 
 
 def _running(s: _State, limit: jax.Array) -> jax.Array:
     """Whether a lane takes another step: the user's condition, the cap, no stop."""
-    return ~s.done & s.cont & (s.n < limit)
+    return s.live & s.cont & (s.n < limit)
 
 
 def _step(loop: _Loop, limit: jax.Array, s: _State) -> _State:
@@ -268,7 +275,7 @@ def _run_until(loop: _Loop, s: _State, limit: jax.Array) -> _State:
     return lax.while_loop(lambda s: lanes.any_lane(_running(s, limit)), step, s)
 
 
-def _chunk(loop: _Loop, flush: Callable, run_id: jax.Array, s: _State) -> _State:
+def _chunk(loop: _Loop, flush: Callable, s: _State) -> _State:
     """Up to ``every`` steps, then one flush of their rows (`streaming.make_flush`).
 
     Flushing between two inner loops (not inside a `cond` in the step) keeps the history
@@ -276,8 +283,9 @@ def _chunk(loop: _Loop, flush: Callable, run_id: jax.Array, s: _State) -> _State
     step.
     """
     zero = jnp.int32(0)
-    active = ~s.done  # False for vmap lanes that finished before this chunk
-    limit = jnp.minimum(s.flushed + jnp.minimum(s.every, loop.max_rows), loop.max_rows)
+    active = s.live  # False for vmap lanes that finished before this chunk
+    every = s.answer[streaming.EVERY]
+    limit = jnp.minimum(s.flushed + jnp.minimum(every, loop.max_rows), loop.max_rows)
     s = _run_until(loop, s, limit)
     # The host gets values, not tangents: without stop_gradient, jvp/jacfwd would push
     # tangents into the custom_vmap flush, whose batching rule cannot take them.
@@ -289,27 +297,30 @@ def _chunk(loop: _Loop, flush: Callable, run_id: jax.Array, s: _State) -> _State
     capped = s.n >= loop.max_rows
     # nested wheres, not jnp.select: its argmax is a reduction of its own to compile
     known = jnp.where(~cont, _CONVERGED, jnp.where(capped, _MAX_STEPS, zero))
-    flushed, every, stop = flush(
+    status = jnp.where(active, known, s.status)
+    answer = flush(
         streaming.FlushArgs(
-            run_id=run_id,
+            answer=s.answer,
             bufs=sent,
             n=s.n,
             flushed=s.flushed,
-            every=s.every,
-            status=jnp.where(active, known, s.status),
+            status=status,
         )
     )
-    stopped = stop & cont & ~capped
-    status = jnp.where(stopped, _STOPPED, known)
-    done = s.done | (active & (~cont | capped | stopped))
+    stopped = (answer[streaming.STOP] > 0) & cont & ~capped
+    live = active & cont & ~capped & ~stopped
     return s._replace(
-        flushed=flushed,
-        every=every,
-        done=done,
-        status=jnp.where(active, status, s.status),
+        # Every row is sent: a skipped flush had none to send (or, nobody listening, no chunk
+        # follows), so no select on whether it went.
+        flushed=s.n,
+        answer=answer,
+        live=live,
+        # A lane the host stops is told so by the host itself (it answered stop), and no flush
+        # follows a stop (no lane runs on): `status` keeps what the device knows.
+        status=status,
         # every device runs chunks until all are done: a flush under shard_map holds
         # collectives. The host's answer decides this, so XLA keeps every flush.
-        over=~devices.any_device(lanes.any_lane(~done)),
+        more=devices.any_device(lanes.any_lane(live)),
     )
 
 
@@ -328,10 +339,12 @@ def _body_alone(step: Callable[[Carry], Carry], carry: Carry, go: jax.Array) -> 
     step) call ``body_fun`` inline.
     """
 
-    def alone(carry: Carry, go: jax.Array) -> Carry:
-        return lax.cond(go, step, _identity, carry)
-
-    return lax.platform_dependent(carry, go, cpu=alone, default=lambda carry, go: step(carry))
+    # Only the predicate depends on the platform, so that ``step`` is traced and lowered once
+    # (in the branch), not once per platform. Elsewhere it is ``go | True``: True, which XLA
+    # folds and then inlines the conditional; made of ``go`` so that under shard_map it varies
+    # per device as ``go`` does (both branches of `platform_dependent` must).
+    go = lax.platform_dependent(go, cpu=lambda go: go, default=lambda go: go | True)
+    return lax.cond(go, step, _identity, carry)
 
 
 def _body_masked(step: Callable[[Carry], Carry], carry: Carry, active: jax.Array) -> Carry:

@@ -5,11 +5,17 @@ given the static `Layout` by `functools.partial` (static facts of the trace, nev
 
 Cost model: a host call (`hostcall.call`) has a fixed cost plus a smaller one per argument, and
 XLA copies every argument once into a numpy array for the host. So one call carries a whole
-chunk for every vmap lane, as one small uint32 array (``[header | per-lane words]``) and one
-window of rows per leaf (as uint32 words); how each is packed is the wire's (`_wire.pack_head`,
-`_wire.words`). The windows travel as arguments of their own: joined into one array, XLA fused
-the window slices into the join, an index computation per element, much slower than slicing
-them (the README's performance notes have the numbers).
+chunk for every vmap lane: the loop's last answer (`STOP`, `EVERY`, `RUN`: the run id), the
+per-lane words (`_wire.lane_words`) and one window of rows per leaf. The windows travel as
+arguments of their own: joined into one array, XLA fused the window slices into the join, an
+index computation per element, much slower than slicing them (the README's performance notes
+have the numbers).
+
+Compile cost: on CPU, XLA compiles each kernel (fusion) of a program to machine code of its
+own, and those make most of the time a new ``jit`` of a loop takes. So the device packs
+nothing it need not: 32- and 64-bit windows go as the buffers hold them (`_on_wire`), the
+header's static words are added on the host (`_receive`, which also caps the interval), and
+the host's answer stays one array, kept as is by a skipped flush.
 
 Under ``jax.vmap`` a plain callback runs once per lane. `flush` is therefore a
 ``custom_vmap`` function whose batched rule makes one host call with all lanes; lanes that were
@@ -33,6 +39,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 from jax.custom_batching import custom_vmap
 
@@ -41,22 +48,26 @@ from .._wire import Layout
 from . import devices, hostcall
 from .lanes import as_bits
 
-_I32 = jax.ShapeDtypeStruct((2,), jnp.int32)
+#: What the loop keeps of the host's last answer, int32 words: `STOP` (the host asks the
+#: running lanes to stop), `EVERY` (rows until the next flush, `_wire.NEVER` when nobody
+#: listens) and `RUN` (the run id). One array, as the host call returns it: the loop reads its
+#: words where it needs them, and a skipped flush keeps it as it is, with no kernel to compile.
+STOP, EVERY, RUN = 0, 1, 2
+_ANSWER = jax.ShapeDtypeStruct((3,), jnp.int32)
 
 
 class FlushArgs(NamedTuple):
     """What the loop hands `make_flush`'s ``flush`` once per chunk.
 
-    Under vmap every field but ``run_id`` may carry a lane axis; `_flush_lanes` gets them all
+    Under vmap every field but ``answer`` may carry a lane axis; `_flush_lanes` gets them all
     with one (``bufs`` leaves ``(B, max_rows, ...)``, ``n``/``flushed``/``status`` ``(B,)``),
-    but ``run_id`` and ``every`` as scalars.
+    but ``answer`` unbatched.
     """
 
-    run_id: jax.Array  #: int32 scalar from `open_run`
+    answer: jax.Array  #: the host's last answer (`STOP`, `EVERY`, `RUN`; the same in every lane)
     bufs: list[jax.Array]  #: the history buffers (values only: the host gets no tangents)
     n: jax.Array  #: valid rows
     flushed: jax.Array  #: rows already sent to the host
-    every: jax.Array  #: rows per chunk (the host's last answer; the same in every lane)
     status: jax.Array  #: end status as far as the device knows (0: running; the host may stop)
 
 
@@ -64,8 +75,9 @@ class FlushArgs(NamedTuple):
 _PER_LANE = ("bufs", "n", "flushed", "status")
 
 
-def open_run(layout: Layout, init: list[jax.Array]) -> tuple[jax.Array, jax.Array]:
-    """Ask the host for a run id and the first flush interval (int32 scalars).
+def open_run(layout: Layout, init: list[jax.Array]) -> jax.Array:
+    """Ask the host for a run id and the first flush interval: the loop's first answer
+    (int32 words `STOP` = 0, `EVERY`, `RUN`).
 
     ``init`` (the initial record's leaves) only gives the host call a data dependence on the
     loop's input. A callback with no operand that varies is loop-invariant to XLA, which hoists
@@ -74,25 +86,50 @@ def open_run(layout: Layout, init: list[jax.Array]) -> tuple[jax.Array, jax.Arra
     """
 
     def call(token):
-        return hostcall.call(functools.partial(_wire.open_run, layout), _I32, token)
+        return hostcall.call(functools.partial(_open_run, layout), _ANSWER, *token)
 
     devices.check_mesh()
     token = _lanes_token(_token(init))
-    out = devices.on_first_device(
-        jnp.bool_(True), call, lambda _: jnp.zeros(2, jnp.int32), token, axes=devices.manual_axes()
+    return devices.on_first_device(
+        jnp.bool_(True), call, lambda _: jnp.zeros(3, jnp.int32), token, axes=devices.manual_axes()
     )
-    return out[0], out[1]
 
 
-def _token(leaves: list[jax.Array]) -> jax.Array:
-    """A few words that depend on every leaf (its first element), cheap whatever the sizes."""
-    first = lambda x: devices.unsharded(lax.stop_gradient(x)).reshape(-1)[:1]  # noqa: E731
-    words = [_wire.words(first(x)) for x in leaves if x.size]
-    return jnp.concatenate(words) if words else jnp.zeros(1, jnp.uint32)
+def _open_run(layout: Layout, *token) -> np.ndarray:
+    """Host side of `open_run` (the token's pieces are only there to be depended on)."""
+    run_id, every = _wire.open_run(layout, token).tolist()
+    return _answer(stop=0, every=every, run_id=run_id)
+
+
+def _answer(stop: int, every: int, run_id: int) -> np.ndarray:
+    out = np.zeros(3, np.int32)
+    out[[STOP, EVERY, RUN]] = stop, every, run_id
+    return out
+
+
+#: A leaf of at most this many 32-bit elements joins the token whole (no slice to compile).
+_WHOLE_TOKEN = 16
+
+
+def _token(leaves: list[jax.Array]) -> list[jax.Array]:
+    """A few arrays that depend on every leaf, cheap whatever the sizes.
+
+    A small 32-bit leaf is taken whole, as it is (a host-call argument needs no kernel); any
+    other, its first element as words.
+    """
+
+    def part(x: jax.Array) -> jax.Array:
+        x = devices.unsharded(lax.stop_gradient(x))
+        if x.size <= _WHOLE_TOKEN and x.dtype != jnp.bool_ and _wire.itemsize_bits(x.dtype) == 32:
+            return x.reshape(-1)
+        return _wire.words(x.reshape(-1)[:1])
+
+    parts = [part(x) for x in leaves if x.size]
+    return parts or [jnp.zeros(1, jnp.uint32)]
 
 
 @custom_vmap
-def _lanes_token(token: jax.Array) -> jax.Array:
+def _lanes_token(token: list[jax.Array]) -> list[jax.Array]:
     """``token``; under vmap, one unbatched token for all lanes (one run, one host call)."""
     return token
 
@@ -102,20 +139,24 @@ def _lanes_token_rule(axis_size, in_batched, token):
     # Declared unbatched, so of the unbatched shape; a sum over the lanes still depends on
     # every lane's input (all the token is for). A sum, not a bitwise or: lanes sharded over
     # devices make it a cross-device reduction, and XLA has none for bitwise or.
-    if not in_batched[0]:
-        return token, False
-    return jnp.sum(token, axis=0, dtype=token.dtype), False
+    (batched,) = in_batched
+    out = [
+        jnp.sum(t, axis=0, dtype=t.dtype) if b else t for t, b in zip(token, batched, strict=True)
+    ]
+    return out, [False] * len(out)
 
 
 def _pack(
     layout: Layout, batched: bool, args: FlushArgs, count: jax.Array, axes: tuple = ()
 ) -> list[jax.Array]:
-    """Rows ``flushed[b] .. flushed[b]+count[b]`` of each lane as flat uint32 host-call arguments.
+    """Rows ``flushed[b] .. flushed[b]+count[b]`` of each lane as flat host-call arguments.
 
-    Returns ``[head, window of leaf 0, window of leaf 1, ...]``: ``head`` is the header and the
-    per-lane words; each window holds `_window` rows of every lane. ``args`` has a lane axis
-    (see `_flush_lanes`); ``count`` is ``(B,)``. With manual ``axes`` (shard_map, pmap) the
-    lanes of every device are gathered, in device order, into one batch of ``devices * B`` lanes.
+    Returns ``(lanes, window, [answer, per-lane words, window of leaf 0, window of leaf 1, ...])``:
+    each window holds ``window`` rows of every lane; ``lanes`` is None unbatched. The static
+    words of the header are added on the host (`_receive`), so that the device builds no
+    header. ``args`` has a lane axis (see `_flush_lanes`); ``count`` is ``(B,)``. With manual
+    ``axes`` (shard_map, pmap) the lanes of every device are gathered, in device order, into
+    one batch of ``devices * B`` lanes.
     """
     first, status = args.flushed, args.status
     lanes = first.shape[0]
@@ -143,8 +184,34 @@ def _pack(
         lanes, batched = per_lane.shape[0], True
     # Unbatched is told apart from a vmap over zero lanes, so that the latter still decodes.
     # The window's rows travel too: decode must not guess the lanes' share of the budget.
-    head = _wire.pack_head(args.run_id, lanes if batched else None, k, per_lane)
-    return lax.stop_gradient([head] + [_wire.words(devices.unsharded(w)) for w in windows])
+    parts = [args.answer, per_lane.reshape(-1)] + [_on_wire(devices.unsharded(w)) for w in windows]
+    return (lanes if batched else None), k, lax.stop_gradient(parts)
+
+
+def _receive(
+    lanes: int | None, window: int, layout: Layout, answer, per_lane, *windows
+) -> np.ndarray:
+    """Host side of a flush: the chunk as `_wire.decode` reads it, handed to the registry.
+
+    Returns the loop's next answer (`STOP`, `EVERY`, `RUN`), the interval capped at ``window``:
+    never ask for more rows than a window carries (vmap lanes share it; the host may not know).
+    """
+    run_id = int(np.asarray(answer)[RUN])
+    head = _wire.pack_head(run_id, lanes, window, per_lane)
+    stop, every = _wire.receive_chunk(layout, head, *windows).tolist()
+    return _answer(stop=int(bool(stop)), every=min(every, window), run_id=run_id)
+
+
+def _on_wire(window: jax.Array) -> jax.Array:
+    """A window as a flat host-call argument: 32- and 64-bit leaves in their own dtype.
+
+    `_wire.decode` reads those by their bytes whatever the argument's dtype, so they need no
+    bitcast: a window that is the whole buffer then reaches the host call with no kernel of
+    its own to compile (and no copy). Narrower leaves travel as `_wire.words`.
+    """
+    if window.dtype != jnp.bool_ and _wire.itemsize_bits(window.dtype) >= 32:
+        return window.reshape(-1)
+    return _wire.words(window)
 
 
 def _window(layout: Layout, batched: bool, lanes: int) -> int:
@@ -155,25 +222,31 @@ def _window(layout: Layout, batched: bool, lanes: int) -> int:
 def _flush_lanes(layout: Layout, batched: bool, args: FlushArgs, axes: tuple = ()):
     """Send rows ``flushed[b] .. n[b]`` of every lane, and its status, in one host call.
 
-    ``args`` has a lane axis (see `FlushArgs`). Returns ``(flushed, every, stop)``: ``flushed``
-    per lane, the next interval and the stop request as scalars. Skips the call when nobody
-    listens, or when there is no row to send and some lane runs on (the host would learn
-    nothing); the call after which no lane runs always goes, as it ends the run.
+    ``args`` has a lane axis (see `FlushArgs`). Returns the next answer (`_receive`). Skips
+    the call when nobody listens, or when there is no row to send and some lane runs on (the
+    host would learn nothing); the call after which no lane runs always goes, as it ends the
+    run. A skipped call keeps the last answer as it is: its `STOP` is 0 (after a stop no lane
+    runs on, so no flush follows), and its `EVERY` still holds (only `NEVER` can exceed the
+    window, and then the one chunk takes every lane to its end, so none follows either).
     """
-    n, flushed, every, status = args.n, args.flushed, args.every, args.status
+    n, flushed, status, answer = args.n, args.flushed, args.status, args.answer
+    every = answer[EVERY]
     # Unsent rows: new ones of running lanes, and row 0 of a lane that ended before its first
     # step. A lane that ended earlier has sent all of its rows (its `n` stays frozen).
     count = n - flushed
     # Packed outside the cond, so the cond's operands are a chunk, never the history buffers
     # (XLA copies a conditional's operands; inside the loop that would copy the history).
-    counts, host_args = devices.host_args(_pack(layout, batched, args, count, axes))
-    receive = functools.partial(devices.joined, _wire.receive_chunk, layout, counts)
+    lanes, k, parts = _pack(layout, batched, args, count, axes)
+    counts, host_args = devices.host_args(parts)
+    receive = functools.partial(
+        devices.joined, functools.partial(_receive, lanes, k), layout, counts
+    )
 
-    def send(host_args):
-        return hostcall.call(receive, _I32, *host_args)
+    def send(host_args, answer):
+        return hostcall.call(receive, _ANSWER, *host_args)
 
-    def skip(host_args):
-        return jnp.stack([jnp.int32(0), every])
+    def skip(host_args, answer):
+        return answer
 
     if n.shape[0] == 0 and not axes:
         # A vmap over no lanes returns only empty arrays, so XLA would drop every call whose
@@ -182,17 +255,14 @@ def _flush_lanes(layout: Layout, batched: bool, args: FlushArgs, axes: tuple = (
             receive(*host_args)
 
         jax.debug.callback(end, *host_args)
-        return flushed, every, jnp.bool_(False)
+        return answer
 
     # The same on every device (see `on_first_device`): `every` is, and rows are any device's.
     # `ending`: today a chunk in which a lane ends always has rows to send (its last step's, or
     # row 0), so `count` decides; it is kept so that closing the run never rests on that.
     ending = ~devices.any_device(jnp.any(status == 0), axes)
     sent = (every < _wire.NEVER) & (devices.any_device(jnp.any(count > 0), axes) | ending)
-    out = devices.on_first_device(sent, send, skip, host_args, axes=axes)
-    # Never ask for more rows than a window carries (vmap lanes share it; the host may not know).
-    every = jnp.minimum(out[1], _window(layout, batched, n.shape[0]))
-    return jnp.where(sent, n, flushed), every, out[0] > 0
+    return devices.on_first_device(sent, send, skip, host_args, answer, axes=axes)
 
 
 def _one_lane(args: FlushArgs) -> FlushArgs:
@@ -208,7 +278,7 @@ def _all_lanes(axis_size: int, batched: FlushArgs, args: FlushArgs) -> FlushArgs
     an unbatched per-lane field is broadcast to every lane.
     """
     # identical in every lane; a batched carry just copies it
-    every = jnp.min(args.every) if batched.every else args.every
+    answer = jnp.min(args.answer, axis=0) if batched.answer else args.answer
 
     def lanes(x, b):
         return x if b else jnp.broadcast_to(x, (axis_size, *jnp.shape(x)))
@@ -217,7 +287,7 @@ def _all_lanes(axis_size: int, batched: FlushArgs, args: FlushArgs) -> FlushArgs
         f: jax.tree_util.tree_map(lanes, getattr(args, f), getattr(batched, f)) for f in _PER_LANE
     }
     per_lane["n"] = _one_vmap_level(per_lane["n"])
-    return args._replace(every=every, **per_lane)
+    return args._replace(answer=answer, **per_lane)
 
 
 @custom_vmap
@@ -239,7 +309,7 @@ def _nested_vmap(axis_size, in_batched, x):
 
 
 def make_flush(layout: Layout):
-    """Build ``flush(args: FlushArgs) -> (flushed, every, stop)``.
+    """Build ``flush(args: FlushArgs) -> answer`` (see `_flush_lanes`).
 
     Called once per chunk, between the loop's inner runs of ``every`` steps. Under vmap its
     rule makes one host call for all lanes (`_all_lanes`).
@@ -248,19 +318,12 @@ def make_flush(layout: Layout):
 
     @custom_vmap
     def flush(args: FlushArgs):
-        flushed, every, stop = _flush_lanes(layout, False, _one_lane(args), axes)
-        return flushed[0], every, stop
+        return _flush_lanes(layout, False, _one_lane(args), axes)
 
     @flush.def_vmap
     def flush_rule(axis_size, in_batched, args):
         (batched,) = in_batched
-        flushed, every, stop = _flush_lanes(
-            layout, True, _all_lanes(axis_size, batched, args), axes
-        )
-        # The rows sent are the same in every lane when the row counts are (``n`` and
-        # ``flushed`` unbatched: the loop's predicate is), and then stay unbatched, so that
-        # the loop's fixpoint over batched carry leaves keeps what lax would keep unbatched.
-        lanes = batched.n or batched.flushed
-        return (flushed if lanes else flushed[0], every, stop), (lanes, False, False)
+        answer = _flush_lanes(layout, True, _all_lanes(axis_size, batched, args), axes)
+        return answer, False
 
     return flush

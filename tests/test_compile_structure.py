@@ -1,0 +1,109 @@
+"""What keeps a new ``jit`` of a recording loop cheap to compile: facts of its program's shape.
+
+On CPU, XLA compiles each fusion (kernel) to machine code of its own, and that is most of the
+time a new ``jit`` of a loop takes; Python tracing and lowering grow with the traced equations.
+These tests pin the structure that keeps both down (``benchmarks/compile.py`` has the timings):
+two host calls, two while loops, the host's answer kept as one array, windows handed to the host
+as the buffers hold them, and a bounded number of kernels beyond ``lax.while_loop``'s.
+"""
+
+from __future__ import annotations
+
+import re
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+import jaxhist_widget as jhw
+
+#: Kernels the tiny loop below may add to ``lax.while_loop``'s: its share of the compile time.
+#: Per run: the open-run call's token, a history buffer per recorded leaf; per chunk: the step
+#: limit, the lane words, the send decision, the status and the lane flags; per step: the row
+#: count, the step's branch, the loop predicate and a row write per recorded leaf.
+EXTRA_KERNELS = 12
+
+
+def _step(c):
+    return c[0] + 1, jnp.tanh(c[1]) * 0.9
+
+
+def _cond(c):
+    return c[0] < 100
+
+
+def _jhw(x, **kw):
+    return jhw.while_loop(_cond, _step, (0, x), max_steps=1000, **kw)
+
+
+def _lax(x):
+    return lax.while_loop(_cond, _step, (0, x))
+
+
+def _eqns(jaxpr, name: str) -> int:
+    """How many equations of primitive ``name`` ``jaxpr`` holds, nested ones included."""
+    n = 0
+    for eqn in jaxpr.eqns:
+        n += eqn.primitive.name == name
+        for param in eqn.params.values():
+            for sub in param if isinstance(param, (list, tuple)) else [param]:
+                inner = getattr(sub, "jaxpr", sub)
+                if hasattr(inner, "eqns"):
+                    n += _eqns(inner, name)
+    return n
+
+
+def _fusions(fn, x) -> int:
+    return len(re.findall(r"= \S+ fusion\(", jax.jit(fn).lower(x).compile().as_text()))
+
+
+def test_a_streaming_loop_is_two_host_calls_and_two_while_loops():
+    jaxpr = jax.jit(_jhw).trace(jnp.ones(8)).jaxpr.jaxpr
+    # open the run, then one flush per chunk: nothing else calls the host
+    assert _eqns(jaxpr, "jaxhist_host_call") == 2
+    # the chunk loop and the step loop inside it (the step's own branch is a cond)
+    assert _eqns(jaxpr, "while") == 2
+    # stream=False: no host call, one loop
+    plain = jax.jit(lambda x: _jhw(x, stream=False)).trace(jnp.ones(8)).jaxpr.jaxpr
+    assert _eqns(plain, "jaxhist_host_call") == 0
+    assert _eqns(plain, "while") == 1
+
+
+def test_host_call_arguments_need_no_packing_kernel():
+    # 32-bit leaves whose window is their whole buffer reach the flush as the buffer itself,
+    # and the host's answer stays one array that the loop reads word by word: no bitcast, no
+    # concatenation of a header, no slicing of the answer into scalars.
+    hlo = jax.jit(_jhw).lower(jnp.ones(8)).compile().as_text()
+    calls = [line for line in hlo.splitlines() if "xla_ffi_python_cpu_callback" in line]
+    assert len(calls) == 2
+    flush = next(c for c in calls if "f32[8008]" in c or "f32[1001,8]" in c)
+    operands = flush.split("operand_layout_constraints={")[1].split("}}")[0]
+    assert re.findall(r"[a-z]+\d+\[\d*\]", operands) == [
+        "s32[3]",
+        "s32[4]",
+        "s32[1001]",
+        "f32[8008]",
+    ]
+    assert "bitcast-convert" not in hlo
+
+
+def test_kernels_beyond_lax_while_loop_stay_few():
+    x = jnp.ones(8)
+    extra = _fusions(_jhw, x) - _fusions(_lax, x)
+    assert extra <= EXTRA_KERNELS, extra
+
+
+def test_body_fun_is_in_the_program_once():
+    # Tracing replays, and lowering grows with, every copy of a (possibly large) body_fun: one
+    # copy, as in lax.while_loop, whatever the platform choice around the step.
+    def run(x, **kw):
+        return jhw.while_loop(
+            lambda c: c[0] < 100, lambda c: (c[0] + 1, jnp.sin(c[1])), (0, x), max_steps=10, **kw
+        )
+
+    for kw in ({}, {"stream": False}):
+        assert (
+            _eqns(jax.jit(lambda x, kw=kw: run(x, **kw)).trace(jnp.ones(8)).jaxpr.jaxpr, "sin") == 1
+        )
+    vmapped = jax.jit(jax.vmap(run)).trace(jnp.ones((3, 8))).jaxpr.jaxpr
+    assert _eqns(vmapped, "sin") == 1
