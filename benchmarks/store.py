@@ -12,6 +12,8 @@ round's ratio (a round's runs share the machine's load of the moment):
 - ``store``:      `Store` (SQLite, WAL, one commit per chunk, written on the package's worker);
 - ``store-sync``: the same, but each chunk written inside the loop's host call (a sink whose
   rows cannot wait): what the worker saves;
+- ``encode-only``: the store without SQLite (rows read and encoded, no statement run): what
+  of the overhead is SQLite's own inserting and committing;
 - ``arrow-ipc``:  an Arrow IPC stream file per run, one record batch per chunk (vector leaves as
   fixed-size binary), only where ``pyarrow`` is importable (not a dependency of this package).
 
@@ -54,6 +56,31 @@ class SyncStore(jhw.Store):
     """A `Store` whose writes happen in the loop's host call (the loop waits for each)."""
 
     rows_can_wait = False
+
+
+class _NoFile:
+    """A connection that runs nothing: what the store pays besides SQLite."""
+
+    lastrowid = 1
+
+    def execute(self, *args):
+        return self
+
+    def executemany(self, *args):
+        return self
+
+
+class EncodeOnlyStore(jhw.Store):
+    """A `Store` that does all but SQLite's part of filing rows: the worker hop, reading the
+    rows and encoding them into statements' parameters, then runs no statement. Its ratio
+    against ``store`` says how much of the overhead is SQLite inserting and committing."""
+
+    def _write_rows(self, run, lanes):
+        self._transaction = lambda fn: fn(_NoFile())
+        try:
+            super()._write_rows(run, lanes)
+        finally:
+            del self._transaction  # back to the class's method
 
 
 # ------------------------------------------------------------------------- problems
@@ -118,7 +145,7 @@ def timed(fn, args, sink):
 
 def overhead_table(problems, repeat, folder):
     head = ["problem", "rows", "recorder s", "store s", "store / rec (spread)"]
-    head.append("store-sync / rec")
+    head += ["store-sync / rec", "encode-only / rec"]
     if pa is not None:
         head.append("arrow-ipc / rec")
     table, ratios = [], {}
@@ -127,10 +154,12 @@ def overhead_table(problems, repeat, folder):
         # One store per sink kind and problem, as a user keeps one: opening the file (schema,
         # WAL) is paid once, not per run.
         store, sync = jhw.Store(folder / f"{label}.db"), SyncStore(folder / f"{label}-sync.db")
+        encode = EncodeOnlyStore(folder / f"{label}-encode.db")
         sinks = {
             "recorder": jhw.Recorder,
             "store": lambda store=store: store,
             "store-sync": lambda sync=sync: sync,
+            "encode-only": lambda encode=encode: encode,
         }
         if pa is not None:
             (folder / label).mkdir(exist_ok=True)
@@ -159,6 +188,7 @@ def overhead_table(problems, repeat, folder):
             f"{med['store']:.3f}",
             f"{ratios[label]:.2f}x ({spread})",
             f"{paired('store-sync')[0]:.2f}x",
+            f"{paired('encode-only')[0]:.2f}x",
         ]
         if pa is not None:
             line.append(f"{paired('arrow-ipc')[0]:.2f}x")

@@ -256,13 +256,16 @@ def test_a_writer_killed_mid_run_leaves_every_filed_chunk_readable(tmp_path):
             seen = int(line)
             if seen > 20_000:
                 break
+        [alive] = jhw.load_runs(path)  # read while its writer is still at it
         proc.send_signal(signal.SIGKILL)
     finally:
         proc.kill()
         proc.wait()
     assert proc.returncode == -signal.SIGKILL and seen > 20_000
+    assert alive.status == "running" and alive.statuses == ["running"]
     [run] = jhw.load_runs(path)
-    assert run.status == "running"  # it never ended: the process died
+    assert run.status == "interrupted" and run.statuses == ["interrupted"]  # its writer died
+    assert run.ended_at is None
     rows = run.history()
     assert run.counts[0] >= seen
     np.testing.assert_array_equal(rows["i"], np.arange(run.counts[0]))  # from step 0, no gap

@@ -48,15 +48,26 @@ class Store(Sink):
     """Append every run started while attached to the SQLite file ``path``, chunk by chunk.
 
     Each chunk is committed as it arrives, so killing the process mid-run keeps every chunk
-    filed before the kill. Several processes may write one file at once (each waits its turn
-    per chunk). Rows are exact: every dtype, vmap lanes and vector leaves read back bit for bit
-    (`runs`, `load_runs`); the file is plain SQLite (see `_store_schema` for its tables, and the
-    ``history`` view), e.g. ``pandas.read_sql("SELECT * FROM history", sqlite3.connect(path))``.
+    filed before the kill; what a ``kill -9`` loses is only the rows not yet committed: those
+    the loop had not yet handed to the host (at most one chunk per lane, some 50 ms of rows
+    with ``stream_every="auto"``) and those still queued for the worker thread. When the run
+    returns (leaving the ``with`` block), every row handed to the store is committed. A commit
+    is on disk for any later reader once made (a process crash loses nothing committed; only a
+    power cut may lose the last commits: WAL with ``synchronous=NORMAL``). A run whose writer
+    died reads back with status ``"interrupted"`` (`StoredRun`). Several processes may write
+    one file at once (each waits its turn per chunk). Rows are exact: every dtype, vmap lanes
+    and vector leaves read back bit for bit (`runs`, `load_runs`); the file is plain SQLite
+    (see `_store_schema` for its tables, and the ``history`` view), e.g.
+    ``pandas.read_sql("SELECT * FROM history", sqlite3.connect(path))``.
 
-    Writing never holds up the loop: the chunks go to the package's worker thread (a store
-    asks for no stop, so its rows can wait), unless another sink of the run needs to see the
-    rows first. A write that fails (disk full, the file locked for over a minute) is reported
-    once as a warning and never stops the run; its rows go with the next chunk.
+    Writing holds up the loop only when SQLite files rows more slowly than the loop makes
+    them: the chunks go to the package's worker thread (a store asks for no stop, so its rows
+    can wait), unless another sink of the run needs to see the rows first, and the loop waits
+    only once a run has many chunks queued there. Filing costs SQLite a few microseconds per
+    row (``benchmarks/store.py``), so a loop of very cheap steps runs at that pace.
+
+    A write that fails (disk full, the file locked for over a minute) is reported once as a
+    warning and never stops the run; its rows go with the next chunk.
 
     Parameters
     ----------
@@ -106,9 +117,10 @@ class Store(Sink):
         layout = run.layout
         columns = schema.column_names(layout.names)
         kinds = [schema.kind_of(d, s) for d, s in zip(layout.dtypes, layout.shapes, strict=True)]
+        now = _utc_now()
         line = {
             "name": self.name,
-            "started": datetime.datetime.now(datetime.UTC).isoformat(),
+            "started": now,
             "status": "running",
             "max_steps": layout.max_steps,
             "fields": schema.dumps(list(layout.names)),
@@ -119,6 +131,8 @@ class Store(Sink):
             "tree": tree_to_json(layout.treedef),
             "host": socket.gethostname(),
             "pid": os.getpid(),
+            "writer": schema.writer_token(os.getpid()),
+            "heartbeat": now,
         }
 
         def write(conn: sqlite3.Connection) -> int:
@@ -147,7 +161,7 @@ class Store(Sink):
             return
         lanes = list(range(len(run.counts)))
         self._write_rows(run, lanes)  # anything a failed write left behind
-        ended = datetime.datetime.now(datetime.UTC).isoformat()
+        ended = _utc_now()
 
         def write(conn: sqlite3.Connection) -> None:
             conn.execute(
@@ -222,8 +236,8 @@ class Store(Sink):
             if nans:
                 conn.executemany("INSERT INTO nan_bits VALUES (?,?,?,?,?)", nans)
             conn.execute(
-                "UPDATE runs SET rows=?, steps=?, lanes=? WHERE id=?",
-                (schema.dumps(done), max(done) - 1, run.lanes, entry.db_id),
+                "UPDATE runs SET rows=?, steps=?, lanes=?, heartbeat=? WHERE id=?",
+                (schema.dumps(done), max(done) - 1, run.lanes, _utc_now(), entry.db_id),
             )
 
         self._transaction(write)
@@ -251,6 +265,10 @@ class Store(Sink):
 
     def __repr__(self) -> str:
         return f"Store({str(self.path)!r}, name={self.name!r})"
+
+
+def _utc_now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat()
 
 
 def _insert(columns: list[str], rows: int) -> str:

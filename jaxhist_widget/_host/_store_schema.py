@@ -3,7 +3,7 @@
 Host runtime, stdlib and numpy only. Three tables and a view::
 
     runs(id, name, started, ended, elapsed, status, statuses, steps, rows, lanes, max_steps,
-         fields, columns, dtypes, shapes, kinds, tree, host, pid)
+         fields, columns, dtypes, shapes, kinds, tree, host, pid, writer, heartbeat)
     rows(run, lane, step, <one column per leaf>)      -- one row per (run, lane, step)
     nan_bits(run, lane, step, col, bits)               -- exact bytes of every NaN value
     history                                            -- rows joined with their run's name/status
@@ -12,6 +12,15 @@ Host runtime, stdlib and numpy only. Three tables and a view::
 ``statuses`` and ``rows`` (rows per lane) are JSON lists, ``tree`` the record's structure (JSON,
 to rebuild rows in the form of ``History.to_numpy()``), ``lanes`` is NULL for a run without
 vmap (its rows have ``lane = 0``), ``steps`` the most steps any lane took.
+
+A run's ``status`` is ``running`` until its writer ends it. A writer killed mid-run (``kill -9``,
+an out-of-memory kill) never does, so the file alone cannot tell it from a live one; ``host``,
+``pid``, ``writer`` (the process's identity on its host: boot id and start time, so a reused pid
+is not taken for the writer) and ``heartbeat`` (UTC time of its last commit) let a reader tell
+(`writer_gone`): `load_runs` reports such a run as ``interrupted``. The file keeps ``running``.
+``PRAGMA user_version`` is the format's version (`VERSION`); a file of an older version is
+brought up to date by the first writer that opens it (columns added, nothing rewritten), and
+read as it is meanwhile.
 
 A leaf's column holds, per `kind`:
 
@@ -35,13 +44,35 @@ The leaf columns are declared without a type on purpose: a column typed REAL tur
 
 from __future__ import annotations
 
+import datetime
 import json
+import os
+import socket
 import sqlite3
 import time
 
 import numpy as np
 
-__all__ = ["INDEX", "SCHEMA", "column_names", "connect", "ensure_columns", "kind_of"]
+__all__ = [
+    "INDEX",
+    "SCHEMA",
+    "STALE_S",
+    "VERSION",
+    "column_names",
+    "connect",
+    "ensure_columns",
+    "kind_of",
+    "writer_gone",
+    "writer_token",
+]
+
+#: The format's version (``PRAGMA user_version``): 1 had no ``writer`` / ``heartbeat``.
+VERSION = 2
+#: A running run written on another host whose writer committed nothing for this long reads
+#: as interrupted (its process cannot be looked up from here). With ``stream_every="auto"``
+#: chunks come every fraction of a second, so only a run whose chunk of rows takes longer than
+#: this to compute is misread.
+STALE_S = 600.0
 
 #: The columns every rows line has before the leaves' (a leaf named so gets a ``_value`` suffix).
 INDEX = ("run", "lane", "step")
@@ -66,7 +97,9 @@ CREATE TABLE IF NOT EXISTS runs (
     kinds TEXT NOT NULL,
     tree TEXT,
     host TEXT,
-    pid INTEGER
+    pid INTEGER,
+    writer TEXT,
+    heartbeat TEXT
 );
 CREATE TABLE IF NOT EXISTS rows (
     run INTEGER NOT NULL REFERENCES runs(id),
@@ -113,6 +146,7 @@ def connect(path: str) -> sqlite3.Connection:
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
+            _migrate(conn)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -120,6 +154,17 @@ def connect(path: str) -> sqlite3.Connection:
 
     _retry(create)
     return conn
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Bring a file of an older version up to `VERSION` (caller holds a write transaction)."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] >= VERSION:
+        return
+    have = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+    for col in ("writer", "heartbeat"):  # version 2
+        if col not in have:
+            conn.execute(f"ALTER TABLE runs ADD COLUMN {col} TEXT")
+    conn.execute(f"PRAGMA user_version={VERSION}")
 
 
 def _retry(fn, tries: int = 50) -> None:  # type: ignore[no-untyped-def]
@@ -177,3 +222,63 @@ def quote(name: str) -> str:
 
 def dumps(value: object) -> str:
     return json.dumps(value, separators=(",", ":"))
+
+
+# ------------------------------------------------------------------------ liveness
+def writer_token(pid: int) -> str | None:
+    """The identity of process ``pid`` on this host: boot id and start time (clock ticks since
+    boot), which no later process with the same pid shares; None where ``/proc`` is missing
+    (not Linux) or has no such process."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    # fields[0] is field 3 of proc(5) (the state), so the start time (field 22) is fields[19].
+    return None if fields[0] in ("Z", "X") else f"{boot}:{fields[19]}"
+
+
+def writer_gone(
+    host: str | None, pid: int | None, token: str | None, heartbeat: str | None
+) -> bool:
+    """Whether the process that wrote a ``running`` run is certainly gone (killed mid-run).
+
+    On this host: its pid is not alive (or a zombie), or is now another process (its
+    `writer_token` differs). On another host: its last commit (``heartbeat``) is older than
+    `STALE_S`. A run of a version 1 file from another host (no heartbeat) is never judged gone.
+    """
+    if host == socket.gethostname() and pid is not None:
+        if pid == os.getpid():
+            return False
+        if not _alive(pid):
+            return True
+        if token is None:
+            return False
+        now = writer_token(pid)
+        return now is None or now != token
+    if heartbeat is None:
+        return False
+    try:
+        beat = datetime.datetime.fromisoformat(heartbeat)
+    except ValueError:
+        return False
+    age = datetime.datetime.now(datetime.UTC) - beat
+    return age.total_seconds() > STALE_S
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    except OSError:
+        return False
+    try:  # a zombie (dead, not yet reaped by its parent) answers kill(0) too
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return True  # no /proc (not Linux): kill(0) said alive

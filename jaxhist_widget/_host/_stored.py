@@ -19,7 +19,10 @@ from .._wire import Layout, np_dtype
 from . import _store_schema as schema
 from ._run import Run
 
-__all__ = ["StoredRun", "load_runs", "tree_from_json", "tree_to_json"]
+__all__ = ["INTERRUPTED", "StoredRun", "load_runs", "tree_from_json", "tree_to_json"]
+
+#: The status of a stored run whose writer died before ending it.
+INTERRUPTED = "interrupted"
 
 
 class StoredRun(Run):
@@ -35,8 +38,11 @@ class StoredRun(Run):
         ISO 8601 UTC times it started and ended (``ended_at`` None if it never ended: its
         process is still writing it, or died).
     status
-        As stored: ``"running"`` for a run whose writer is still at it or was killed (its rows
-        up to the last filed chunk are here), else the `Run` statuses.
+        The `Run` statuses as stored; ``"running"`` for a run its writer is still at, and
+        ``"interrupted"`` for one whose writer died before ending it (``kill -9``, an
+        out-of-memory kill, a kernel restart): its rows up to the last filed chunk are here.
+        The file itself still says ``running`` for such a run (a reader never writes): see
+        `_store_schema.writer_gone` for how it is told apart.
     """
 
     def __init__(self, db_id: int, layout: Layout, line: sqlite3.Row) -> None:
@@ -45,6 +51,8 @@ class StoredRun(Run):
         self.started_at: str | None = line["started"]
         self.ended_at: str | None = line["ended"]
         self._stored_status: str = line["status"]
+        if self._stored_status == "running" and _writer_gone(line):
+            self._stored_status = INTERRUPTED
         # Run measures time on the perf_counter clock: keep the stored duration.
         elapsed = line["elapsed"]
         self.ended = time.perf_counter()
@@ -73,7 +81,8 @@ def load_runs(path: str | os.PathLike[str]) -> list[StoredRun]:
 
     Each is a `StoredRun`: rows per lane exactly as streamed (every dtype, vector leaves),
     ``history()`` in the form of ``History.to_numpy()``, ``to_pandas()``. A run that was being
-    written when its process died has the rows of every chunk filed before, from step 0.
+    written when its process died has the rows of every chunk filed before, from step 0, and
+    status ``"interrupted"``.
 
     Raises
     ------
@@ -138,8 +147,22 @@ def _load(conn: sqlite3.Connection, line: sqlite3.Row) -> StoredRun:
             leaves.append(leaf[None])
         run.append_lanes([lane], 0, leaves)
     statuses = json.loads(line["statuses"]) if line["statuses"] else None
-    run.statuses = statuses or ["running"] * len(run.counts)
+    run.statuses = statuses or [run.status] * len(run.counts)
     return run
+
+
+def _writer_gone(line: sqlite3.Row) -> bool:
+    """Whether the writer of this ``running`` line died (see `_store_schema.writer_gone`);
+    a version 1 file has no ``writer`` / ``heartbeat`` columns."""
+    keys = line.keys()
+
+    def get(key: str) -> Any:
+        return line[key] if key in keys else None
+
+    pid = get("pid")
+    return schema.writer_gone(
+        get("host"), int(pid) if pid is not None else None, get("writer"), get("heartbeat")
+    )
 
 
 def _decode(kind: str, values: list[Any], shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:

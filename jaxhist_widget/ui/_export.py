@@ -1,8 +1,13 @@
 """Getting a `LivePlot`'s data and picture out: a table per run (pandas, CSV), an SVG, a PNG.
 
 Layer 3 (widget) by role; the tables need only numpy (pandas when asked for a DataFrame), the
-SVG (the complete static picture, `._static`) nothing more, the PNG a frontend showing the
-figure (bqplot rasterizes it in the browser).
+SVG (the complete static picture, `._static`) nothing more. The PNG is that same SVG rasterized
+in the kernel by ``cairosvg`` when it is installed (`png_from_svg`): an optional dependency,
+not a hard one, because it needs the cairo C library, which a pip install cannot bring on every
+platform. Drawing the PNG a second way (matplotlib from the series) would make two pictures to
+keep alike, and a pure-Python rasterizer would need fonts for the text; asking the browser
+(bqplot's ``get_png_data``, the older path kept in `save_png` for a call without ``svg``) needs
+a frontend and gives the figure alone, without title, status, values or legend.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ if TYPE_CHECKING:
 
     from .._host import Run
 
-__all__ = ["save_png", "save_svg", "table", "to_csv", "to_pandas"]
+__all__ = ["PNG_HINT", "png_from_svg", "save_png", "save_svg", "table", "to_csv", "to_pandas"]
 
 
 def table(run: Run) -> dict[str, np.ndarray]:
@@ -71,14 +76,54 @@ def to_csv(run: Run, path: str | Path) -> Path:
     return path
 
 
-def save_png(
-    figure: bqplot.Figure, displayed: bool, path: str | Path, scale: float | None
-) -> concurrent.futures.Future:
-    """Ask the frontend showing ``figure`` for a PNG of it, written to ``path`` on arrival.
+#: What to install for `png_from_svg`, said in its error.
+PNG_HINT = (
+    "LivePlot.save_png rasterizes the plot's complete static picture (the one save_svg "
+    "writes) in the kernel with cairosvg: pip install cairosvg (it uses the cairo library: "
+    "present on most Linux systems, `brew install cairo` on macOS, "
+    "`conda install cairosvg` anywhere). Without it, live.save_svg(path) writes the same "
+    "picture as SVG."
+)
 
-    RuntimeError, naming what to do instead, when no frontend shows it (``displayed`` is False
-    or the figure has no kernel comm).
+
+def png_from_svg(svg: str, scale: float | None = None) -> bytes:
+    """The SVG document ``svg`` as PNG bytes, ``scale`` times its size (1 when None).
+
+    Raises
+    ------
+    ImportError
+        Naming the fix (`PNG_HINT`) when ``cairosvg`` or the cairo library is missing.
     """
+    try:
+        import cairosvg
+    except (ImportError, OSError) as e:  # OSError: cairocffi found no cairo library
+        raise ImportError(f"{PNG_HINT} ({type(e).__name__}: {e})") from None
+    png = cairosvg.svg2png(bytestring=svg.encode("utf-8"), scale=scale or 1.0)
+    return bytes(png)
+
+
+def save_png(
+    figure: bqplot.Figure,
+    displayed: bool,
+    path: str | Path,
+    scale: float | None,
+    svg: str | None = None,
+) -> concurrent.futures.Future:
+    """Write a PNG of the plot to ``path``; a future resolving to the `Path`.
+
+    With ``svg`` (the plot's complete static picture): rasterized here and now
+    (`png_from_svg`), no frontend needed, the future already resolved; ImportError naming the
+    fix without ``cairosvg``. Without: the frontend showing ``figure`` is asked for bqplot's
+    PNG of the figure alone, written on arrival; RuntimeError, naming what to do instead, when
+    no frontend shows it (``displayed`` is False or the figure has no kernel comm).
+    """
+    if svg is not None:
+        done: concurrent.futures.Future = concurrent.futures.Future()
+        data = png_from_svg(svg, scale)  # raises before anything is written
+        path = Path(path)
+        path.write_bytes(data)
+        done.set_result(path)
+        return done
     if not displayed or not has_kernel_comm(figure):
         raise RuntimeError(
             "LivePlot.save_png needs a Jupyter frontend showing this plot (the browser "

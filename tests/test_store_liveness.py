@@ -1,0 +1,121 @@
+"""A stored run whose writer died reads back as ``interrupted``; one still being written as
+``running``: judged from the writer's host, pid, identity and last commit. Files of the first
+format version (no identity, no heartbeat) stay readable and are brought up to date.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxhist_widget as jhw
+from jaxhist_widget._host import _store_schema as schema
+
+
+def halve(x0: float = 10.0):
+    return jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, jnp.float32(x0), max_steps=9)
+
+
+def stored(tmp_path):
+    path = tmp_path / "runs.db"
+    with jhw.Store(path, name="halving"):
+        halve()
+    return path
+
+
+def set_running(path, **writer):
+    """Make run 1 look as if its writer never ended it, with the given writer columns."""
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE runs SET status='running', statuses=NULL, ended=NULL WHERE id=1")
+        for key, value in writer.items():
+            conn.execute(f"UPDATE runs SET {key}=? WHERE id=1", (value,))
+
+
+def ago(seconds: float) -> str:
+    then = datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=seconds)
+    return then.isoformat()
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()  # reaped: the pid names no process (until the system hands it out again)
+    return proc.pid
+
+
+def test_a_finished_run_keeps_its_status_and_records_its_writer(tmp_path):
+    path = stored(tmp_path)
+    with sqlite3.connect(path) as conn:
+        host, pid, writer, beat = conn.execute(
+            "SELECT host, pid, writer, heartbeat FROM runs"
+        ).fetchone()
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+    assert (host, pid, version) == (socket.gethostname(), os.getpid(), schema.VERSION)
+    assert beat and datetime.datetime.fromisoformat(beat).tzinfo is not None
+    if os.path.exists("/proc/self/stat"):
+        assert writer == schema.writer_token(os.getpid())
+    [run] = jhw.load_runs(path)
+    assert run.status == "converged"
+
+
+def test_a_run_this_process_is_writing_reads_as_running(tmp_path):
+    path = stored(tmp_path)
+    set_running(path)
+    [run] = jhw.load_runs(path)
+    assert run.status == "running" and run.statuses == ["running"]
+
+
+def test_a_run_whose_writer_pid_is_gone_reads_as_interrupted(tmp_path):
+    path = stored(tmp_path)
+    set_running(path, pid=dead_pid(), writer=None)
+    [run] = jhw.load_runs(path)
+    assert run.status == "interrupted" and run.statuses == ["interrupted"]
+    np.testing.assert_array_equal(run.history(), [10.0, 5.0, 2.5, 1.25, 0.625])  # rows kept
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="needs /proc")
+def test_a_reused_pid_is_not_taken_for_the_writer(tmp_path):
+    path = stored(tmp_path)
+    parent = os.getppid()  # alive, but not the process that wrote the run
+    token = schema.writer_token(parent)
+    set_running(path, pid=parent, writer=token)
+    assert jhw.load_runs(path)[0].status == "running"
+    boot, ticks = token.rsplit(":", 1)
+    set_running(path, writer=f"{boot}:{int(ticks) + 1}")  # same pid, another start time
+    assert jhw.load_runs(path)[0].status == "interrupted"
+
+
+def test_a_run_from_another_host_is_judged_by_its_last_commit(tmp_path):
+    path = stored(tmp_path)
+    set_running(path, host="elsewhere", heartbeat=ago(schema.STALE_S / 10))
+    assert jhw.load_runs(path)[0].status == "running"
+    set_running(path, heartbeat=ago(schema.STALE_S * 2))
+    assert jhw.load_runs(path)[0].status == "interrupted"
+    set_running(path, heartbeat=None)  # nothing to judge by: as stored
+    assert jhw.load_runs(path)[0].status == "running"
+
+
+def test_a_version_1_file_reads_and_is_upgraded_by_a_writer(tmp_path):
+    path = stored(tmp_path)
+    with sqlite3.connect(path) as conn:  # as the first format wrote it
+        conn.execute("ALTER TABLE runs DROP COLUMN writer")
+        conn.execute("ALTER TABLE runs DROP COLUMN heartbeat")
+        conn.execute("PRAGMA user_version=0")
+    set_running(path, pid=dead_pid())
+    [run] = jhw.load_runs(path)
+    assert run.status == "interrupted"  # host and pid were there from the start
+    with jhw.Store(path, name="again"):
+        halve(4.0)
+    old, new = jhw.load_runs(path)
+    assert (old.status, new.status, new.name) == ("interrupted", "converged", "again")
+    np.testing.assert_array_equal(new.history(), [4.0, 2.0, 1.0])
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION
+        assert conn.execute("SELECT writer FROM runs WHERE id=1").fetchone() == (None,)
