@@ -117,7 +117,7 @@ def widest_message(lanes: int, rows: int) -> int:
     live.on_start(run)
     append(run, lanes, 0, rows, rng)
     live._push(final=False)
-    return max(message_bytes(m) for m in live.figure.marks)
+    return max(message_bytes(m) for f in live.figures for m in f.marks)
 
 
 def in_process(sizes: list[int], repeat: int) -> list[tuple[str, bool]]:
@@ -195,7 +195,9 @@ def timed(kind, rep):
     print("RESULT", json.dumps({{"kind": kind, "rep": rep, "wall": wall, "costs": costs}}),
           flush=True)
     if kind == "liveplot":
-        sink.figure.close(); sink.panel.close()
+        for figure in sink.figures:
+            figure.close()
+        sink.panel.close()
 
 for rep in range({reps}):
     for kind in (("recorder", "liveplot") if rep % 2 == 0 else ("liveplot", "recorder")):

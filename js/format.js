@@ -10,6 +10,7 @@ export const STATUS_LABELS = {
   converged: "finished",
   max_steps: "max steps",
   stopped: "stopped",
+  interrupted: "interrupted",
   diverged: "diverged",
   error: "error",
 };
@@ -21,6 +22,9 @@ const STATUS_TITLES = {
   converged: "The loop's condition became False",
   max_steps: "The loop reached max_steps before its condition became False",
   stopped: "Stopped on request; the rows so far are kept",
+  interrupted:
+    "Its process died before the run ended (killed, out of memory, a kernel restart); " +
+    "the rows stored before are kept",
   diverged: "The latest value of a plotted field is NaN or infinite",
 };
 

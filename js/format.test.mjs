@@ -28,7 +28,7 @@ import {
 } from "./format.js";
 
 test("statusLabel covers every Python status and passes unknown ones through", () => {
-  for (const s of ["idle", "compiling", "running", "converged", "max_steps", "stopped", "error"]) {
+  for (const s of ["idle", "compiling", "running", "converged", "max_steps", "stopped", "interrupted", "error"]) {
     assert.ok(Object.hasOwn(STATUS_LABELS, s), s);
   }
   assert.equal(statusLabel("max_steps"), "max steps");

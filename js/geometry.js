@@ -81,3 +81,44 @@ export function readoutPlacement(x, y, w, h, boxW, boxH) {
   const top = Math.min(Math.max(0, y - h - 8), Math.max(0, boxH - h));
   return { left, top };
 }
+
+/**
+ * Every line's point at step `x` (TensorBoard / W&B style: the chart's series at the step under
+ * the pointer), over the lines of `lineSets` (one chart's): per line its point nearest to `x`
+ * on the x axis, kept when drawn within `radius` pixels of where `x` is drawn (a line that ended
+ * before `x`, or starts after it, has no point there). Returns `{name, color, x, y}` per line,
+ * in the lines' order.
+ */
+export function seriesAtStep(lineSets, x, radius) {
+  const out = [];
+  for (const set of lineSets) {
+    const target = set.xPx(x);
+    for (const line of set.lines) {
+      const values = line.values;
+      if (!values || values.length === 0) continue;
+      const i = bisectX(values, x);
+      let best = null;
+      for (const j of [i - 1, i]) {
+        if (j < 0 || j >= values.length) continue;
+        const d = Math.abs(set.xPx(values[j].x) - target);
+        if (Number.isFinite(d) && d <= radius && (best === null || d < best.d)) best = { j, d };
+      }
+      if (best === null) continue;
+      const v = values[best.j];
+      out.push({ name: line.name, color: line.color, x: v.x, y: v.y });
+    }
+  }
+  return out;
+}
+
+/** The read-out rows of `series` (from `seriesAtStep`): the step once, then one row per series,
+ * its name and value; past `most` rows, one "+ k more" row. */
+export function seriesReadout(step, series, most) {
+  const rows = series.slice(0, most).map((s) => ({
+    name: String(s.name ?? ""),
+    value: formatReadout(s.y),
+    color: s.color || "",
+  }));
+  const more = series.length > most ? `+ ${series.length - most} more` : "";
+  return { step: `step ${formatCount(step)}`, rows, more };
+}

@@ -8,6 +8,8 @@ import {
   nearestPoint,
   readoutLines,
   readoutPlacement,
+  seriesAtStep,
+  seriesReadout,
 } from "./geometry.js";
 
 test("bisectX finds the first point at or after x (repeated x: the first of them)", () => {
@@ -112,4 +114,35 @@ test("readoutPlacement: beside the point, inside the box", () => {
   assert.deepEqual(readoutPlacement(10, 20, 80, 40, 60, 300), { left: 0, top: 0 });
   // a box lower than the read-out
   assert.deepEqual(readoutPlacement(10, 20, 20, 40, 200, 30), { left: 22, top: 0 });
+});
+
+test("seriesAtStep: every line's point at the step, none for a line that ended before it", () => {
+  const line = (name, n, y) => ({
+    name,
+    color: name,
+    values: Array.from({ length: n }, (_, x) => ({ x, y: y(x) })),
+  });
+  const set = frame([line("a", 10, (x) => x), line("b", 10, (x) => -x), line("c", 3, () => 7)]);
+  // xPx maps step 1 to 10 px: step 6 is 60 px; "c" ends at step 2 (20 px), 40 px away
+  assert.deepEqual(seriesAtStep([set], 6, 12), [
+    { name: "a", color: "a", x: 6, y: 6 },
+    { name: "b", color: "b", x: 6, y: -6 },
+  ]);
+  assert.deepEqual(
+    seriesAtStep([set], 2, 12).map((s) => s.name),
+    ["a", "b", "c"],
+  );
+  assert.deepEqual(seriesAtStep([], 2, 12), []);
+});
+
+test("seriesReadout: the step once, a row per series, the rest counted", () => {
+  const series = [1, 2, 3].map((k) => ({ name: `f${k}`, color: "#123456", y: k / 3 }));
+  assert.deepEqual(seriesReadout(12345, series, 2), {
+    step: "step 12,345",
+    rows: [
+      { name: "f1", value: "0.333333", color: "#123456" },
+      { name: "f2", value: "0.666667", color: "#123456" },
+    ],
+    more: "+ 1 more",
+  });
 });

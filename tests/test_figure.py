@@ -168,18 +168,23 @@ def test_axis_limits_stay_put_while_a_run_grows(log_y):
 
 
 # ------------------------------------------------------------------- colors, legend
-def test_field_colors_are_stable_across_plots():
+def all_marks(live):
+    """Every chart's marks, in grid order."""
+    return [m for f in live.figures for m in f.marks]
+
+
+def test_field_colors_follow_the_palette_in_order():
     adam, lbfgs = LivePlot(fields=["loss", "grad_norm"]), LivePlot(fields=["grad_norm"])
     feed(adam, {"grad_norm": falling(20), "loss": falling(20)})
     feed(lbfgs, {"grad_norm": falling(20), "loss": falling(20)})
-    colors = {m.labels[0]: m.colors[0] for m in adam.figure.marks}
-    assert colors["grad_norm · run 1"] == lbfgs.figure.marks[0].colors[0]
-    assert colors["grad_norm · run 1"] != colors["loss · run 1"]
-    assert legend.field_colors(["loss", "grad_norm"])[1] == legend.field_colors(["grad_norm"])[0]
-    # the legend row shows the same colors, outside the figure
+    colors = {m.labels[0]: m.colors[0] for m in all_marks(adam)}
+    # By position, not hashed from the name: the first field is blue, never olive or red.
+    assert colors == {"loss · run 1": legend.PALETTE[0], "grad_norm · run 1": legend.PALETTE[1]}
+    assert lbfgs.figure.marks[0].colors == [legend.PALETTE[0]]
+    # the legend row shows the same colors, outside the figures
     for color in colors.values():
         assert f'stroke="{color}"' in adam.legend.value
-    assert not any(m.display_legend for m in adam.figure.marks)
+    assert not any(m.display_legend for m in all_marks(adam))
     assert adam.widget.children[-1] is adam.legend
 
 
@@ -192,7 +197,8 @@ def test_lane_colors_follow_the_ramp_without_repeats():
     colors = legend.lane_colors(64)
     assert len(set(colors)) == 64
     assert colors[0] == legend.LANE_RAMP[0] and colors[-1] == legend.LANE_RAMP[-1]
-    assert legend.lane_colors(1) == [legend.LANE_RAMP[0]]
+    # up to the palette's size, lanes get its categorical colors (six lanes: six hues)
+    assert legend.lane_colors(6) == list(legend.PALETTE[:6])
 
 
 def test_legend_html_names_runs_lanes_and_escapes():
@@ -212,20 +218,24 @@ def test_legend_html_names_runs_lanes_and_escapes():
     assert legend.legend_html([]) == ""
 
 
-def test_64_lane_sweep_legend_is_a_lane_scale_plus_one_entry_per_field():
+def test_64_lane_sweep_legend_is_a_lane_scale():
     names = [f"lr={v:.3f}" for v in np.linspace(0.01, 0.3, 64)]
     live = LivePlot(lane_labels=names)
     curves = np.stack([falling(100, decades=3, start=1 + k) for k in range(64)])
     feed(live, {"grad_norm": curves, "loss": curves**2}, lanes=64)
-    grad, loss = live.figure.marks
+    grad, loss = all_marks(live)  # one chart each
     for mark in (loss, grad):
         assert len(mark.colors) == 64 and len(set(mark.colors)) == 64  # no repeats every 10
         # No bqplot tooltip over the panel's hover read-out, which reads the figure's lines.
-        assert mark.tooltip is None and live.panel.figure is live.figure
-    assert loss.line_style != grad.line_style  # fields told apart by dash style
+        assert mark.tooltip is None and live.panel.figures == live.figures
+    assert [f.title for f in live.figures] == ["grad_norm", "loss"]
     assert grad.labels[5] == f"grad_norm · {names[5]} · run 1"  # the hover read-out
     html = live.legend.value
-    assert html.count('class="jhw-legend-item"') == 2
+    # a chart per field, titled with it: the legend names only the lanes
+    assert html.count('class="jhw-legend-item"') == 0
+    shared = LivePlot(lane_labels=names, charts="shared")
+    feed(shared, {"grad_norm": curves, "loss": curves**2}, lanes=64)
+    assert shared.legend.value.count('class="jhw-legend-item"') == 2  # dash styles named
     assert html.count('jhw-legend-lane"') == 0  # no per-lane entries above LEGEND_LANES
     assert html.count("jhw-legend-lanes") == 1 and names[0] in html and names[-1] in html
 
@@ -291,7 +301,7 @@ def test_marks_leave_the_scale_limits_to_the_figure(batched):
             feed(live, {"grad_norm": falling(300, 3, start), "loss": falling(300, 6, start)})
     live.log_y = True
     live.log_y = False
-    marks = live.figure.marks
+    marks = all_marks(live)
     assert len(marks) == 4, marks  # two runs, two fields each
     for mark in marks:
         assert mark.preserve_domain == {"x": True, "y": True}, mark.preserve_domain

@@ -182,7 +182,8 @@ def test_magic_shows_one_plot_that_moves_during_the_cell(session: KernelDriver) 
 
 def test_magic_options_and_the_cells_value(session: KernelDriver) -> None:
     run = session.execute(
-        "%%jaxhist -o p --title 'two words' --log-y --keep-runs --fields norm --max-points 50\n"
+        "%%jaxhist -o p --title 'two words' --log-y --keep-runs --fields norm --max-points 50"
+        " --charts shared\n"
         "final, hist = short_run(x0)\n"
         "final, hist = short_run(x0 + 1)\n"
         "int(hist.length)"
@@ -197,10 +198,10 @@ def test_magic_options_and_the_cells_value(session: KernelDriver) -> None:
     check = session.execute(
         "report(p, final, hist)\n"
         'print("OPTIONS", json.dumps([p.panel.title, p.log_y, p.keep_runs, p.panel.fields,'
-        " p.max_points]))"
+        " p.max_points, p._fig.mode]))"
     )
     check_ok(check)
-    assert printed(check, "OPTIONS") == ["two words", True, True, ["norm"], 50]
+    assert printed(check, "OPTIONS") == ["two words", True, True, ["norm"], 50, "shared"]
     report = printed(check, "REPORT")
     assert report["runs"] == 2 and report["run_number"] == 2  # both runs, kept
     assert report["same_rows"] and report["host_rows"] == 301
@@ -210,6 +211,7 @@ def test_magic_options_and_the_cells_value(session: KernelDriver) -> None:
     ("line", "message"),
     [
         ("--max-points 2", "argument --max-points: must be in 5..4000"),
+        ("--charts grid", "argument --charts: invalid choice: 'grid'"),
         ("--log", "unrecognized arguments: --log"),  # no abbreviations
         ("-o 2x", "'2x' is not a Python name"),
         ("--fields norm,,i", "empty field name"),

@@ -134,7 +134,7 @@ def test_each_update_reduces_only_the_new_rows():
     assert sum(per_push[-50:]) <= 1.2 * sum(per_push[50:100])
     assert all(s.size == n for s in drawing.series.values())  # every row was seen
     assert drawing.last_step == n - 1
-    for mark in live.figure.marks:
+    for mark in [m for f in live.figures for m in f.marks]:
         assert len(mark.x) <= budget and mark.x[-1] == n - 1
 
 
@@ -184,7 +184,9 @@ def test_vmap_lanes_are_each_drawn_as_their_own_reference():
         _, _hist = spiky(lanes, steps)
     rows = live.history()
     budget = min(live.max_points, MARK_POINTS // lanes)  # the lanes share a mark's points
-    for mark, name in zip(live.figure.marks, ("loss", "peak"), strict=True):
+    for mark, name in zip(
+        [m for f in live.figures for m in f.marks], ("loss", "peak"), strict=True
+    ):
         for lane, (x, y) in enumerate(lane_lines(mark, lanes)):
             ref = rows[lane][name].astype(np.float64)
             xr, yr = reference(ref, bucket_size(ref, budget))
@@ -193,7 +195,7 @@ def test_vmap_lanes_are_each_drawn_as_their_own_reference():
             np.testing.assert_array_equal(x[:n], xr)
             np.testing.assert_array_equal(y[:n], yr)
             assert (x[n:] == xr[-1]).all() and len(x) <= budget
-    loss = lane_lines(live.figure.marks[0], lanes)
+    loss = lane_lines(live.figures[0].marks[0], lanes)
     x3, y3 = loss[3]
     assert y3.max() > 100 and x3[y3.argmax()] == 777  # the spike, at its step
     x5, y5 = loss[5]
@@ -206,7 +208,7 @@ def test_64_lane_update_message_stays_under_64_kb():
     live = LivePlot()
     with live:
         spiky(MAX_LANES, 3000)
-    for mark in live.figure.marks:
+    for mark in [m for f in live.figures for m in f.marks]:
         # what an update sends: x and y of every lane, as binary buffers
         state, _, buffers = _remove_buffers(mark.get_state(["x", "y"]))
         sent = len(str(state)) + sum(memoryview(b).nbytes for b in buffers)
@@ -234,8 +236,8 @@ def test_resumed_long_runs_continue_on_one_step_axis_and_keep_their_spikes():
     with live:
         for k in range(3):
             (_, x), _hist = jax.jit(chunk)(x, 5.0 * (k + 1))
-    assert len(live.figure.marks) == 3
-    for k, mark in enumerate(live.figure.marks):
+    assert len([m for f in live.figures for m in f.marks]) == 3
+    for k, mark in enumerate([m for f in live.figures for m in f.marks]):
         xs, ys = np.asarray(mark.x), np.asarray(mark.y)
         assert xs[0] == 10_000 * k and xs[-1] == 10_000 * (k + 1)  # one step axis
         v = live.runs[k].history()["v"].astype(np.float64)

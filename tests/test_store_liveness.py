@@ -81,6 +81,17 @@ def test_a_run_whose_writer_pid_is_gone_reads_as_interrupted(tmp_path):
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="needs /proc")
+def test_a_plot_draws_an_interrupted_run_and_says_so(tmp_path):
+    # What a user sees reloading last night's runs after the kernel was killed.
+    path = stored(tmp_path)
+    set_running(path, pid=dead_pid(), writer=None)
+    live = jhw.LivePlot()
+    live.add_run(jhw.load_runs(path)[0])
+    assert live.panel.status == "interrupted" and live.panel.error == ""
+    assert live.panel.step == 4
+    assert "interrupted, 4 / 9 steps" in live._repr_mimebundle_()["text/plain"]
+
+
 def test_a_reused_pid_is_not_taken_for_the_writer(tmp_path):
     path = stored(tmp_path)
     parent = os.getppid()  # alive, but not the process that wrote the run

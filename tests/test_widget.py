@@ -8,6 +8,7 @@ panel update sent).
 from __future__ import annotations
 
 import math
+import sys
 import threading
 import time
 
@@ -387,14 +388,16 @@ def test_nan_and_inf_do_not_break_plot():
 
 
 # ---------------------------------------------------------------------- no frontend
-def test_no_frontend_works_silently_and_save_png_explains():
+def test_no_frontend_works_silently_and_save_png_explains(tmp_path, monkeypatch):
     live = LivePlot()
     assert type(live.panel.comm).__name__ == "DummyComm"
     with live:
         _, hist = halve(10.0)
     assert_tree_equal(live.history(), hist.to_numpy())
-    with pytest.raises(RuntimeError, match="needs a Jupyter frontend"):
-        live.save_png("plot.png")
+    monkeypatch.setitem(sys.modules, "cairosvg", None)  # not installed
+    with pytest.raises(ImportError, match="pip install cairosvg"):
+        live.save_png(tmp_path / "plot.png")
+    assert not (tmp_path / "plot.png").exists()
 
 
 def test_display_reuses_one_container():
@@ -403,7 +406,8 @@ def test_display_reuses_one_container():
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == live.widget.model_id
     assert live.widget is live.widget
-    assert live.widget.children == (live.panel, live.figure, live.legend)
+    assert live.widget.children == (live.panel, live.charts, live.legend)
+    assert live.charts.children == (live.figure,)  # one chart (empty) before any run
 
 
 def test_panel_esm_is_the_js_module():

@@ -62,6 +62,8 @@ def _plot_options(args: Any) -> dict[str, Any]:
         options["max_points"] = args.max_points
     if args.store is not None:
         options["store"] = args.store
+    if args.charts is not None:
+        options["charts"] = args.charts
     return options
 
 
@@ -101,6 +103,11 @@ def _plot_arguments(func: Callable[..., Any]) -> Callable[..., Any]:
                 metavar="N",
                 type=_max_points,
                 help=f"points sent per line per update, 5..{MAX_POINTS_LIMIT}",
+            ),
+            magic_arguments.argument(
+                "--charts",
+                choices=("per_field", "shared"),
+                help="one chart per field (the default) or every field on one chart",
             ),
             magic_arguments.argument(
                 "--store",

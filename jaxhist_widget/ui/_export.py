@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import csv
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,16 @@ if TYPE_CHECKING:
 
     from .._host import Run
 
-__all__ = ["PNG_HINT", "png_from_svg", "save_png", "save_svg", "table", "to_csv", "to_pandas"]
+__all__ = [
+    "PNG_HINT",
+    "png_from_svg",
+    "save_picture_png",
+    "save_png",
+    "save_svg",
+    "table",
+    "to_csv",
+    "to_pandas",
+]
 
 
 def table(run: Run) -> dict[str, np.ndarray]:
@@ -100,6 +110,20 @@ def png_from_svg(svg: str, scale: float | None = None) -> bytes:
         raise ImportError(f"{PNG_HINT} ({type(e).__name__}: {e})") from None
     png = cairosvg.svg2png(bytestring=svg.encode("utf-8"), scale=scale or 1.0)
     return bytes(png)
+
+
+def save_picture_png(
+    svg: str, figure: bqplot.Figure, displayed: bool, path: str | Path, scale: float | None
+) -> concurrent.futures.Future:
+    """`LivePlot.save_png`: the complete picture ``svg`` rasterized here; without cairosvg,
+    bqplot's PNG of ``figure`` from a frontend showing it, with a warning naming the fix."""
+    try:
+        return save_png(figure, displayed, path, scale, svg=svg)
+    except ImportError:
+        if not displayed or not has_kernel_comm(figure):
+            raise
+        warnings.warn(f"{PNG_HINT} Writing bqplot's PNG of the first chart instead.", stacklevel=3)
+        return save_png(figure, displayed, path, scale)
 
 
 def save_png(

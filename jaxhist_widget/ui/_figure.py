@@ -31,6 +31,8 @@ __all__ = ["Extent", "LiveFigure"]
 #: ``-inf`` when there is none.
 Extent = tuple[float, float, float]
 
+#: Top margin of a titled chart (the title sits in it).
+TITLED_TOP_PX = 30
 _FADED = 0.3  # opacity of the run before the latest one; older ones fade further
 _FADED_MIN = 0.12
 #: Axis text follows JupyterLab's theme (bqplot's own dark style made the label orange).
@@ -69,11 +71,20 @@ class LiveFigure:
         The step scale and the two y scales; the y axis and the marks use `y_scale`.
     """
 
-    def __init__(self, log_y: bool) -> None:
+    def __init__(
+        self,
+        log_y: bool,
+        title: str = "",
+        height: int = 320,
+        titled: bool | None = None,
+        x_scale: bqplot.LinearScale | None = None,
+    ) -> None:
         self.log = log_y
         self._runs: dict[int, _RunMarks] = {}  # by run number, oldest first
         self._width: float | None = None  # of the figure in a view, once one reported it
-        self.x_scale = bqplot.LinearScale(min=0.0, max=1.0)
+        # Charts of one grid share their step scale (one message per update, not one each).
+        self.x_scale = x_scale if x_scale is not None else bqplot.LinearScale(min=0.0, max=1.0)
+        self._own_x = x_scale is None
         # Limits from the start: fixed tick values on a scale without a domain sit at NaN.
         self.y_lin = bqplot.LinearScale(min=0.0, max=1.0)
         self.y_log = bqplot.LogScale(min=0.1, max=10.0)
@@ -96,8 +107,17 @@ class LiveFigure:
             axes=[self.x_axis, self.y_axis],
             animation_duration=0,  # transitions would lag behind 20 updates per second
             # The right margin holds half of the last x label (`_update_ticks` sizes it).
-            fig_margin={"top": 16, "bottom": 40, "left": 48, "right": ticks.RIGHT_MARGIN_PX},
-            layout=ipywidgets.Layout(width="100%", height="320px"),
+            fig_margin={
+                # A chart titled later (``titled``) has the title's room from the start: a
+                # margin changed after a view drew the figure is one more relayout to race.
+                "top": TITLED_TOP_PX if (bool(title) if titled is None else titled) else 16,
+                "bottom": 40,
+                "left": 48,
+                "right": ticks.RIGHT_MARGIN_PX,
+            },
+            title=title,
+            title_style={"fill": _AXIS_TEXT, "font-size": "13px", "font-weight": "600"},
+            layout=ipywidgets.Layout(width="100%", height=f"{height}px", min_width="0"),
         )
         self.figure.add_class("jhw-figure")
         # The legend is a row of HTML under the figure, never inside the plot: it cannot cover
@@ -123,14 +143,16 @@ class LiveFigure:
         fields: Sequence[str],
         lane_names: Sequence[str] | None = None,
         lanes: int = 0,
+        colors: Sequence[str] | None = None,
     ) -> None:
         """Create run ``number``'s marks: one per field, with one line per name in
         ``lane_names`` (the drawn vmap lanes of a run of ``lanes``) or a single line when the
-        run is unbatched (None)."""
+        run is unbatched (None). ``colors``: one per field of an unbatched run (default: the
+        palette in order)."""
         r = self._runs[number]
         r.fields, r.lanes = list(fields), lanes
         r.lane_names = list(lane_names or [])
-        colors_of_fields = field_colors(r.fields)
+        colors_of_fields = list(colors) if colors is not None else field_colors(r.fields)
         colors_of_lanes = lane_colors(len(r.lane_names))
         for i, label in enumerate(r.fields):
             # The labels are what the hover read-out shows: field, lane, run.
@@ -225,13 +247,20 @@ class LiveFigure:
         self._update_ticks()
 
     # ------------------------------------------------------------ scales, ticks
-    def update_scales(self) -> None:
-        """Scales from the drawn runs' steps and extents, then the ticks."""
+    def step_range(self) -> tuple[int, int]:
+        """The first and last step of the drawn runs (> 0 first: continued, earlier dropped)."""
         runs = list(self._runs.values())
-        first = min((r.x0 for r in runs), default=0)  # > 0: continued, earlier dropped
-        last = max((r.x0 + r.last_step for r in runs), default=first)
-        with self.x_scale.hold_sync():
-            self.x_scale.min, self.x_scale.max = ticks.x_limits(first, last)
+        first = min((r.x0 for r in runs), default=0)
+        return first, max((r.x0 + r.last_step for r in runs), default=first)
+
+    def update_scales(self, steps: tuple[int, int] | None = None) -> None:
+        """Scales from the drawn runs' steps (or ``steps``, first and last, shared by several
+        charts) and extents, then the ticks."""
+        runs = list(self._runs.values())
+        x_lo, x_hi = ticks.x_limits(*(steps if steps is not None else self.step_range()))
+        if (self.x_scale.min, self.x_scale.max) != (x_lo, x_hi):
+            with self.x_scale.hold_sync():
+                self.x_scale.min, self.x_scale.max = x_lo, x_hi
         extents = [e for r in runs for e in r.extents]
         self._extent = (
             min((e[0] for e in extents), default=math.inf),
@@ -277,10 +306,16 @@ class LiveFigure:
             (self.x_axis, x_ticks, x_format),
             (self.y_axis, y_ticks, y_format),
         ):
-            if list(axis.tick_values) != values or axis.tick_format != fmt:
-                with axis.hold_sync():
-                    axis.tick_values = np.array(values, float)
-                    axis.tick_format = fmt
+            # The format first, in a message of its own: bqplot redraws new tick values a frame
+            # later with the format its view has by then, but a new format at once; in one
+            # message (whose keys the view may apply in either order) the late redraw could
+            # write the new ticks in the old format and keep them so.
+            labels = ticks.zero_labels(fmt, values)
+            if (axis.tick_labels or {}) != labels:
+                axis.tick_labels = labels
+            axis.tick_format = fmt
+            if list(axis.tick_values) != values:
+                axis.tick_values = np.array(values, float)
         last = len(d3_format(x_format, x_ticks[-1])) if x_ticks else 1
         new = {"left": ticks.left_margin(width), "right": ticks.right_margin(last)}
         if any(margin.get(k) != v for k, v in new.items()):
@@ -293,6 +328,11 @@ class LiveFigure:
 
     def _update_legend(self) -> None:
         """The legend row: one entry per field (and per kept run), plus the latest run's lanes."""
+        self.legend.value = legend_html(*self.legend_entries())
+
+    def legend_entries(self) -> tuple[list[LegendLine], list[str], int]:
+        """What the legend names: one line per field and run, then the latest batched run's
+        drawn lane names and lane count."""
         lines = [
             LegendLine(
                 label,
@@ -306,7 +346,20 @@ class LiveFigure:
         ]
         latest = next((r for r in reversed(self._runs.values()) if r.marks), None)
         names, lanes = (latest.lane_names, latest.lanes) if latest is not None else ([], 0)
-        self.legend.value = legend_html(lines, names, lanes)
+        return lines, list(names), lanes
+
+    def has_marks(self) -> bool:
+        """Whether a drawn run has a mark in this figure."""
+        return any(r.marks for r in self._runs.values())
+
+    def close(self) -> None:
+        """Close every widget of this figure (a chart no longer shown)."""
+        self.drop_runs(list(self._runs))
+        for w in (self.figure, self.x_axis, self.y_axis, self.y_lin, self.y_log):
+            w.close()
+        if self._own_x:
+            self.x_scale.close()
+        self.legend.close()
 
     def _new_y_axis(self) -> bqplot.Axis:
         return bqplot.Axis(

@@ -7,7 +7,6 @@ lines drawn. The figure (`jaxhist_widget.ui._figure`) puts the HTML into its leg
 from __future__ import annotations
 
 import html
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -17,23 +16,29 @@ __all__ = [
     "LANE_RAMP",
     "LEGEND_LANES",
     "LINE_STYLES",
+    "PALETTE",
     "LegendLine",
     "field_colors",
     "lane_colors",
     "legend_html",
 ]
 
-_PALETTE = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+#: Categorical colors for up to ``len(PALETTE)`` fields or lanes, in this order. Every one has a
+#: contrast of at least 3:1 (WCAG, for graphics) on JupyterLab's light (``#ffffff``) and dark
+#: (``#111111``) backgrounds, so no line fades into either theme; none is a pure red or green,
+#: which would read as error / success. Blue first: the first (often only) plotted field.
+PALETTE = (
+    "#3a78c4", "#d9730d", "#8e5bd0", "#1c8a8a", "#c2478f",
+    "#9a7b1d", "#4f63d2", "#b85c38", "#2f8f5b", "#7a7a7a",
 )  # fmt: skip
-#: Lanes colored along this ramp (lane 0 first). Mid-luminance ends, so that every lane stays
-#: visible on JupyterLab's light and dark backgrounds.
-LANE_RAMP = ("#3b528b", "#21918c", "#5ec962", "#d39b12")
+#: More lines than `PALETTE` holds are colored along this sequential ramp (lane 0 first), whose
+#: colors, in between included, keep the same contrast in both themes.
+LANE_RAMP = ("#5b4fc9", "#2f7fb8", "#1e8f7e", "#8a8a22", "#c7721a")
 #: Under vmap color tells lanes apart, so fields are told apart by dash style.
 LINE_STYLES = ("solid", "dashed", "dotted", "dash_dotted")
-#: Up to this many lanes the legend names each lane; above it shows the lane color ramp.
-LEGEND_LANES = 8
+#: Up to this many lanes the legend names each lane (each has its `PALETTE` color); above it
+#: shows the lane color ramp.
+LEGEND_LANES = len(PALETTE)
 
 _DASHES = {"solid": "", "dashed": "6,3", "dotted": "2,2", "dash_dotted": "6,2,2,2"}
 
@@ -50,31 +55,32 @@ class LegendLine:
 
 
 def field_colors(labels: Sequence[str]) -> list[str]:
-    """A color per field that depends on its name, not on its position: ``grad_norm`` gets the
-    same color in every plot. A name whose color is already taken in this plot gets the next
-    free one (deterministic, so the same set of names always gets the same colors)."""
-    taken: set[int] = set()
-    out = []
-    for label in labels:
-        k = zlib.crc32(label.encode()) % len(_PALETTE)
-        if len(taken) < len(_PALETTE):
-            while k in taken:
-                k = (k + 1) % len(_PALETTE)
-        taken.add(k)
-        out.append(_PALETTE[k])
-    return out
+    """A color per field, by position: the `PALETTE` in order, the sequential ramp beyond it.
+
+    By position, not hashed from the name: a hash gave the first plot of a notebook olive or red
+    (which reads as an error) by chance.
+
+    >>> field_colors(["loss", "lr"]) == list(PALETTE[:2])
+    True
+    """
+    return lane_colors(len(labels))
 
 
 def lane_colors(n: int) -> list[str]:
-    """``n`` colors along the sequential lane ramp (lane 0 first).
+    """``n`` line colors: the categorical `PALETTE` for up to ``len(PALETTE)`` lines, else ``n``
+    colors along the sequential `LANE_RAMP` (lane 0 first).
 
-    >>> lane_colors(2) == [LANE_RAMP[0], LANE_RAMP[-1]]
+    >>> lane_colors(2) == list(PALETTE[:2])
+    True
+    >>> lane_colors(20)[0] == LANE_RAMP[0] and lane_colors(20)[-1] == LANE_RAMP[-1]
     True
     """
+    if n <= len(PALETTE):
+        return list(PALETTE[:n])
     ramp = np.array([[int(c[i : i + 2], 16) for i in (1, 3, 5)] for c in LANE_RAMP], float)
     out = []
     for k in range(n):
-        t = (k / (n - 1) if n > 1 else 0.0) * (len(ramp) - 1)
+        t = k / (n - 1) * (len(ramp) - 1)
         j = min(int(t), len(ramp) - 2)
         rgb = ramp[j] + (t - j) * (ramp[j + 1] - ramp[j])
         out.append("#" + "".join(f"{round(v):02x}" for v in rgb))

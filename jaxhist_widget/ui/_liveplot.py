@@ -1,9 +1,10 @@
 """`LivePlot`: a sink that draws every streamed run live in Jupyter, and records it.
 
 Layer 3 (widget). A `LivePlot` owns a `LivePanel` (status, progress, rate, latest values,
-controls) and a `LiveFigure` (the bqplot figure: one `Lines` mark per plotted field and run; one
-line per vmap lane inside it). All drawn state lives in those widgets' traits, so a view opened
-late, shown twice or after a page reload shows everything; without a frontend the widgets talk
+controls) and a `ChartGrid` (one bqplot figure per plotted metric, a `LiveFigure` each: one
+`Lines` mark per field and run, one line per vmap lane inside it). All drawn state lives in
+those widgets' traits, so a view opened late, shown twice or after a page reload shows
+everything; without a frontend the widgets talk
 to nobody and the plot still records.
 
 This module is what a user holds: the options, display, data access, exports, runners and the
@@ -26,9 +27,10 @@ from .._host import Run, Sink, Store
 from .._host._report import report
 from . import _display as outputs
 from . import _export as export
+from ._charts import ChartGrid, check_charts
 from ._drawing import MAX_LANES, check_lane_labels
-from ._figure import LiveFigure
 from ._panel import LivePanel
+from ._plot_options import MAX_POINTS_LIMIT, check_options
 from ._series import check_fields
 from ._updates import MAX_UPDATES_PER_SECOND, PUSH_BUDGET, LiveUpdates
 
@@ -41,20 +43,6 @@ __all__ = [
     "PUSH_BUDGET",
     "LivePlot",
 ]
-
-#: Upper bound on ``max_points``.
-MAX_POINTS_LIMIT = 4000
-
-_OPTIONS = (
-    "fields",
-    "log_y",
-    "keep_runs",
-    "title",
-    "max_points",
-    "lane_labels",
-    "continue_steps",
-    "store",
-)
 
 
 class LivePlot(LiveUpdates):
@@ -75,7 +63,8 @@ class LivePlot(LiveUpdates):
         vector leaf gives all its components, at most 32), ``"|x|"`` (norm), ``"x[3]"`` (one
         flat component).
     log_y
-        Start with a logarithmic y axis (there is a toggle in the panel).
+        Start with a logarithmic y axis on every chart (the panel's "log y" toggle sets every
+        chart; each chart also has its own "log" toggle in its top left corner).
     keep_runs
         Keep previous runs on the plot, faded, and in `runs` (there is a toggle). When False
         only the latest run is kept, which also bounds memory.
@@ -94,6 +83,13 @@ class LivePlot(LiveUpdates):
         Also append every run this plot draws to the SQLite store at this path (or this
         `jaxhist_widget.Store`), chunk by chunk, so a killed kernel keeps them; read them back
         with `jaxhist_widget.load_runs`.
+    charts
+        ``"per_field"`` (default): one chart per plotted field, each with its own y range and
+        titled with the field's name (a vector leaf's components share one chart), in a grid
+        that reflows with the cell's width (charts of at least 320 px side by side, one column
+        when narrower); every chart shows the same steps and has its own log toggle. A run
+        plotting more than 12 metrics draws them on one chart.
+        ``"shared"``: every field on one chart.
 
     Examples
     --------
@@ -120,27 +116,13 @@ class LivePlot(LiveUpdates):
         lane_labels: Sequence[str] | None = None,
         continue_steps: bool = False,
         store: str | os.PathLike[str] | Store | None = None,
+        charts: str = "per_field",
         **unknown: Any,
     ) -> None:
-        if unknown:
-            raise TypeError(
-                f"LivePlot() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
-                f"allowed: {', '.join(_OPTIONS)}."
-            )
+        check_options(unknown, max_points, title, continue_steps)
         fields = check_fields(fields)
-        if not isinstance(max_points, int) or isinstance(max_points, bool):
-            raise TypeError(f"max_points must be an int, got {max_points!r}.")
-        if not 5 <= max_points <= MAX_POINTS_LIMIT:
-            raise ValueError(
-                f"max_points must be in 5..{MAX_POINTS_LIMIT} (points per line per update), "
-                f"got {max_points}."
-            )
-        if title is not None and not isinstance(title, str):
-            raise TypeError(f"title must be a str or None, got {title!r}.")
-        if not isinstance(continue_steps, bool):
-            raise TypeError(f"continue_steps must be True or False, got {continue_steps!r}.")
         check_lane_labels(lane_labels)
-        fig = LiveFigure(log_y=bool(log_y))
+        fig = ChartGrid(log_y=bool(log_y), charts=check_charts(charts))
         super().__init__(
             LivePanel(title=title or "", log_y=bool(log_y), keep_runs=bool(keep_runs)),
             fig,
@@ -156,14 +138,17 @@ class LivePlot(LiveUpdates):
         self._container: ipywidgets.VBox | None = None
         self._displayed = False
         self._outputs = outputs.Outputs()  # the display ids of the outputs showing this plot
-        #: The bqplot figure (axes and one `Lines` mark per plotted series and run).
-        self.figure = fig.figure
-        self.panel.figure = self.figure  # the panel's view reads it out on hover (in the browser)
-        #: The legend row under the figure (HTML).
+        #: The charts' grid (one bqplot figure per chart; see `figures`).
+        self.charts = fig.box
+        # The panel's view reads the figures out on hover (in the browser).
+        self._link_figures()
+        fig.box.observe(lambda _: self._link_figures(), "children")
+        #: The legend row under the charts (HTML).
         self.legend = fig.legend
         self.panel.observe(self._on_stop_click, "stop_clicks")
         self.panel.observe(self._on_clear_click, "clear_clicks")
         self.panel.observe(self._on_log_y, "log_y")
+        self.panel.observe(self._on_log_charts, "log_charts")
         self.panel.observe(self._on_keep_runs, "keep_runs")
 
     # ------------------------------------------------------------------ display
@@ -172,10 +157,27 @@ class LivePlot(LiveUpdates):
         """The displayed widget: the panel above the figure (made on first use)."""
         if self._container is None:
             self._container = ipywidgets.VBox(
-                [self.panel, self.figure, self.legend], layout=ipywidgets.Layout(width="100%")
+                [self.panel, self.charts, self.legend], layout=ipywidgets.Layout(width="100%")
             )
             self._container.add_class("jhw-liveplot")
         return self._container
+
+    @property
+    def figures(self) -> list[Any]:
+        """The bqplot figures shown, one per chart (axes and one `Lines` mark per plotted
+        series and run), in grid order."""
+        return list(self._fig.figures)
+
+    @property
+    def figure(self) -> Any:
+        """The first chart's bqplot figure (the only one with ``charts="shared"``)."""
+        return self._fig.figures[0]
+
+    def _link_figures(self) -> None:
+        figures = self._fig.figures
+        self.panel.figures = figures
+        self.panel.figure = figures[0] if figures else None
+        self.panel.log_charts = self._fig.log_charts  # a new chart follows the log toggle
 
     # The output: the widget's view and a static picture of it, updated when a run ends
     # (`._display`).
@@ -250,29 +252,28 @@ class LivePlot(LiveUpdates):
         return export.to_csv(self._run(run), path)
 
     def save_png(self, path: str | Path, scale: float | None = None) -> concurrent.futures.Future:
-        """Ask the frontend showing this plot to render it to PNG and write it to ``path``.
+        """Write the plot's complete picture (the one `save_svg` writes: title, status, final
+        values, every chart, legend) to ``path`` as PNG, ``scale`` times its size.
 
-        The browser renders the figure, so this needs a live Jupyter frontend that displays
-        the plot. The file is written when the frontend answers: after the current cell ends,
-        or while an async cell awaits (``await asyncio.wrap_future(live.save_png(p))``).
-
-        It is bqplot's picture of the figure alone (no panel, no legend row). `save_svg`
-        writes the complete picture (title, status, final values, figure, legend) without a
-        frontend: the one a notebook shows where the widget cannot be drawn. (No PNG is
-        rasterized in the kernel: that would need a rasterizer such as cairosvg as a
-        dependency.)
+        Rasterized here, in the kernel, by ``cairosvg`` (optional: ``pip install
+        jaxhist_widget[png]``), so it needs no frontend and the file is there when this
+        returns. Without cairosvg, a plot shown in a live frontend falls back to bqplot's PNG of
+        its first chart alone, written when the browser answers (after the current cell ends,
+        or while an async cell awaits: ``await asyncio.wrap_future(live.save_png(p))``).
 
         Returns
         -------
         concurrent.futures.Future
-            Resolves to the written `Path`.
+            Resolves to the written `Path` (already resolved when rasterized here).
 
         Raises
         ------
-        RuntimeError
-            Without a frontend (plain Python, or a plot never displayed).
+        ImportError
+            Without cairosvg (or the cairo library) and without a frontend showing the plot;
+            the message says what to install (`save_svg` needs nothing).
         """
-        return export.save_png(self.figure, self._displayed, path, scale)
+        svg = self._static_bundle()["image/svg+xml"]
+        return export.save_picture_png(svg, self.figure, self._displayed, path, scale)
 
     def save_svg(self, path: str | Path) -> Path:
         """Write the plot's complete static picture to ``path`` as SVG, now, with no frontend.
@@ -384,7 +385,13 @@ class LivePlot(LiveUpdates):
 
     def _on_log_y(self, change: dict[str, Any]) -> None:
         self._set_log(bool(change["new"]))
+        self.panel.log_charts = self._fig.log_charts
         self._update_static()  # the saved picture shows what the widget shows
+
+    def _on_log_charts(self, change: dict[str, Any]) -> None:
+        with self._state_lock:
+            self._fig.set_log_charts(change["new"])
+        self._update_static()
 
     def _on_keep_runs(self, change: dict[str, Any]) -> None:
         if not change["new"]:

@@ -37,7 +37,16 @@ CSS_PATH = _front_end_path("panel.css")
 #: Values of `LivePanel.status`: the run's (`Run.status`; the view says "finished" for
 #: ``converged``, which only means ``cond`` became False) and the panel's own: ``idle`` (no
 #: run), ``compiling`` (attached, waiting for the loop to start) and ``error``.
-STATUSES = ("idle", "compiling", "running", "converged", "max_steps", "stopped", "error")
+STATUSES = (
+    "idle",
+    "compiling",
+    "running",
+    "converged",
+    "max_steps",
+    "stopped",
+    "interrupted",
+    "error",
+)
 
 #: Values of `LivePanel.stop_mode`: how a Stop click reaches the kernel.
 STOP_MODES = ("message", "interrupt")
@@ -102,11 +111,19 @@ class LivePanel(anywidget.AnyWidget):
     figure = traitlets.Instance(ipywidgets.DOMWidget, allow_none=True).tag(
         sync=True, **ipywidgets.widget_serialization
     )
+    #: Every chart's bqplot figure (one per plotted metric; `figure` is the first): the hover
+    #: read-out reads the chart under the pointer.
+    figures = traitlets.List(traitlets.Instance(ipywidgets.DOMWidget)).tag(
+        sync=True, **ipywidgets.widget_serialization
+    )
 
     # ---- the controls: set here from the view's messages (`_on_view_message`); Python
     # observes them
     log_y = traitlets.Bool(False).tag(sync=True)
     keep_runs = traitlets.Bool(False).tag(sync=True)
+    #: Titles of the charts whose y axis is logarithmic (each chart's own log toggle; the
+    #: ``log_y`` toggle puts all of them on one scale).
+    log_charts = traitlets.List(traitlets.Unicode()).tag(sync=True)
     #: One more on each Stop click (a counter, so two clicks are two changes).
     stop_clicks = traitlets.Int(0).tag(sync=True)
     #: One more on each Clear click.
@@ -137,5 +154,19 @@ class LivePanel(anywidget.AnyWidget):
             self.clear_clicks += 1
         elif name in ("log_y", "keep_runs") and isinstance(value, bool):
             setattr(self, name, value)
+        elif name == "chart_log" and _is_chart_log(value):
+            key, log = value
+            keys = [k for k in self.log_charts if k != key]
+            self.log_charts = [*keys, key] if log else keys
         elif name == "plot_width" and isinstance(value, int) and value >= 0:
             self.plot_width = value
+
+
+def _is_chart_log(value: Any) -> bool:
+    """Whether ``value`` is a ``chart_log`` control's value: ``[chart title, log on]``."""
+    return (
+        isinstance(value, list)
+        and len(value) == 2
+        and isinstance(value[0], str)
+        and isinstance(value[1], bool)
+    )

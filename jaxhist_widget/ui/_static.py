@@ -27,8 +27,10 @@ from xml.sax.saxutils import escape, quoteattr
 import numpy as np
 
 from ._legend import LANE_RAMP, LEGEND_LANES, LegendLine, lane_colors
+from ._static_chart import DASHES as _DASHES
+from ._static_chart import ChartPicture, StaticLine, draw_charts
+from ._static_chart import svg_text as _text
 from ._static_text import (
-    d3_format,
     first_line,
     format_count,
     lane_summary,
@@ -38,13 +40,21 @@ from ._static_text import (
     summary,
 )
 
-__all__ = ["WIDTH", "Picture", "StaticLine", "fallback_html", "render_svg", "snapshot", "summary"]
+__all__ = [
+    "WIDTH",
+    "ChartPicture",
+    "Picture",
+    "StaticLine",
+    "fallback_html",
+    "render_svg",
+    "snapshot",
+    "summary",
+]
 
 #: Width of the picture in pixels (a notebook's output column); the height follows the content.
 WIDTH = 720
-_PLOT_HEIGHT = 320  # as the widget's figure (`LiveFigure`'s layout)
 _FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
-_TEXT, _MUTED, _GRID, _AXIS = "#212121", "#616161", "#e0e0e0", "#9e9e9e"
+_TEXT, _MUTED = "#212121", "#616161"
 _CHAR_PX = 7.0  # rough advance of one 12 px character, for wrapping the legend
 #: Status badge colors: the panel's (``js/panel.css``) defaults outside JupyterLab's theme.
 _STATUS_COLORS = {
@@ -52,23 +62,11 @@ _STATUS_COLORS = {
     "converged": ("#616161", "#fff"),
     "max_steps": ("#f57c00", "#000"),
     "stopped": ("#ffa726", "#000"),
+    "interrupted": ("#e57373", "#000"),
     "diverged": ("#ffa726", "#000"),
     "compiling": ("#bdbdbd", "#000"),
     "error": ("#d32f2f", "#fff"),
 }
-_DASHES = {"solid": "", "dashed": "6,3", "dotted": "2,2", "dash_dotted": "6,2,2,2"}
-
-
-@dataclass(frozen=True)
-class StaticLine:
-    """One drawn line: the points of one field (one lane, one run) as the widget holds them."""
-
-    x: np.ndarray
-    y: np.ndarray
-    color: str
-    style: str  #: a `._legend.LINE_STYLES` name
-    opacity: float
-    label: str  #: the hover label: ``"loss · run 1"``, ``"loss · lane 0 · run 1"``
 
 
 @dataclass(frozen=True)
@@ -78,59 +76,70 @@ class Picture:
     title: str = ""
     #: The panel's run state (`._panel_state.panel_state`; the keys it lacks read as idle).
     state: Mapping[str, Any] = field(default_factory=dict)
-    log_y: bool = False
+    log_y: bool = False  #: whether every chart is on a log y axis
     x_limits: tuple[float, float] = (0.0, 1.0)
-    y_limits: tuple[float, float] = (0.0, 1.0)
-    x_ticks: tuple[float, ...] = ()
-    x_format: str = ",.0f"
-    y_ticks: tuple[float, ...] = ()
-    y_format: str = ",~g"
-    left: int = 48  #: the figure's left margin (fits the widest y label)
-    lines: tuple[StaticLine, ...] = ()
+    #: One per chart, in grid order (one when every field shares a chart).
+    charts: tuple[ChartPicture, ...] = (ChartPicture(),)
     legend: tuple[LegendLine, ...] = ()
     lane_names: tuple[str, ...] = ()  #: of the latest batched run's drawn lanes
     lanes: int = 0  #: that run's lane count
 
 
-def snapshot(fig: Any, panel: Any) -> Picture:
-    """Copy what a `LiveFigure` and its `LivePanel` show now (the caller holds the plot's lock).
+def snapshot(grid: Any, panel: Any) -> Picture:
+    """Copy what a `ChartGrid` and its `LivePanel` show now (the caller holds the plot's lock).
 
     Reads their attributes only: the marks' points, colors, styles and opacities, the scales'
-    limits, the axes' tick values and formats, and the panel's synced traits.
+    limits, the axes' tick values and formats, the legend's entries and the panel's synced
+    traits.
     """
-    lines, legend = [], []
-    runs = list(fig._runs.values())
-    for r in runs:
-        for label, mark in zip(r.fields, r.marks, strict=False):
-            color = "currentColor" if r.batched else mark.colors[0]
-            legend.append(LegendLine(label, r.number, color, mark.line_style, r.opacity))
+    charts = tuple(_chart(c) for c in grid.shown)
+    lines, names, lanes = [], [], 0
+    for c in grid.charts.values() or grid.shown:
+        chart_lines, chart_names, chart_lanes = c.legend_entries()
+        lines += chart_lines
+        if chart_names:
+            names, lanes = chart_names, chart_lanes
+    order = {label: i for i, label in enumerate(grid._order)}
+    lines.sort(key=lambda line: (line.run, order.get(line.label, len(order))))
+    # The panel's run state (`panel_state`'s keys): its synced traits but the widget plumbing.
+    keys = [k for k, t in panel.traits().items() if t.metadata.get("sync") and k[0] != "_"]
+    plumbing = ("figure", "figures", "layout", "tooltip")
+    state = {k: getattr(panel, k) for k in keys if k not in plumbing}
+    first = grid.shown[0]
+    return Picture(
+        title=panel.title,
+        state=state,
+        log_y=all(c.log for c in grid.shown),
+        x_limits=(float(first.x_scale.min), float(first.x_scale.max)),
+        charts=charts,
+        legend=tuple(lines),
+        lane_names=tuple(names),
+        lanes=lanes,
+    )
+
+
+def _chart(fig: Any) -> ChartPicture:
+    """One chart's copy: its title, y scale, ticks, margin and lines."""
+    lines = []
+    for r in fig._runs.values():
         for mark in r.marks:
             xs, ys = np.atleast_2d(mark.x), np.atleast_2d(mark.y)
             labels = list(mark.labels)
             for k in range(min(len(xs), len(ys), len(labels))):
                 x, y = _unpad(np.asarray(xs[k], float), np.asarray(ys[k], float))
-                color = mark.colors[k % len(mark.colors)] if len(mark.colors) else "#1f77b4"
+                color = mark.colors[k % len(mark.colors)] if len(mark.colors) else "#3a78c4"
                 lines.append(StaticLine(x, y, color, mark.line_style, r.opacity, labels[k]))
-    latest = next((r for r in reversed(runs) if r.marks), None)
-    names = tuple(latest.lane_names) if latest is not None else ()
-    # The panel's run state (`panel_state`'s keys): its synced traits but the widget plumbing.
-    keys = [k for k, t in panel.traits().items() if t.metadata.get("sync") and k[0] != "_"]
-    state = {k: getattr(panel, k) for k in keys if k not in ("figure", "layout", "tooltip")}
-    return Picture(
-        title=panel.title,
-        state=state,
-        log_y=bool(fig.log),
-        x_limits=(float(fig.x_scale.min), float(fig.x_scale.max)),
+    return ChartPicture(
+        title=str(fig.figure.title or ""),
         y_limits=(float(fig.y_scale.min), float(fig.y_scale.max)),
         x_ticks=tuple(float(t) for t in fig.x_axis.tick_values),
         x_format=str(fig.x_axis.tick_format),
         y_ticks=tuple(float(t) for t in fig.y_axis.tick_values),
         y_format=str(fig.y_axis.tick_format),
         left=int(fig.figure.fig_margin.get("left", 48)),
+        top=int(fig.figure.fig_margin.get("top", 16)),
+        log_y=bool(fig.log),
         lines=tuple(lines),
-        legend=tuple(legend),
-        lane_names=names,
-        lanes=latest.lanes if latest is not None else 0,
     )
 
 
@@ -156,23 +165,14 @@ def render_svg(p: Picture, width: int = WIDTH) -> str:
         y += 18
         out.append(_text(12, y, p.title, size=15, weight="bold"))
     y = _header(out, p, y + 24)
-    plot_top = y + 16  # the widget figure's margins
-    plot_h = _PLOT_HEIGHT - 16 - 40
-    x0, x1 = float(p.left), width - 32.0
-    y0, y1 = plot_top + plot_h, plot_top
-    fx, fy = _scale(p.x_limits, (x0, x1), False), _scale(p.y_limits, (y0, y1), p.log_y)
-    _axes(out, p, fx, fy, (x0, x1, y0, y1))
-    out.append('<g clip-path="url(#jhw-plot)" fill="none" stroke-width="1.5">')
-    out += [_path(line, fx, fy) for line in p.lines]
-    out.append("</g>")
-    y = _legend(out, p, y0 + 40 + 4, width)
+    bottom, clips = draw_charts(out, p.charts, p.x_limits, y, width)
+    y = _legend(out, p, bottom + 4, width)
     height = math.ceil(y + 8)
     head = (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="{_FONT}" class="jhw-static">'
         f"<title>{escape(summary(p.title, p.state))}</title>"
-        f'<defs><clipPath id="jhw-plot"><rect x="{x0}" y="{y1 - 1}" width="{x1 - x0}" '
-        f'height="{y0 - y1 + 2}"/></clipPath></defs>'
+        f"<defs>{clips}</defs>"
         f'<rect width="100%" height="100%" fill="#fff"/>'
     )
     return head + "".join(out) + "</svg>"
@@ -210,72 +210,6 @@ def _header(out: list[str], p: Picture, y: float) -> float:
         y += 18
         out.append(_text(12, y, first_line(s["error"])[:110], size=12, fill="#d32f2f"))
     return y + 4
-
-
-def _scale(limits: tuple[float, float], pixels: tuple[float, float], log: bool) -> Any:
-    """Data -> pixel as the widget's bqplot scale maps it (NaN for what cannot be drawn)."""
-    lo, hi = limits
-    if log:
-        lo, hi = math.log10(max(lo, 1e-300)), math.log10(max(hi, 1e-300))
-    span = (hi - lo) or 1.0
-    a, b = pixels
-
-    def f(v: np.ndarray) -> np.ndarray:
-        v = np.asarray(v, float)
-        if log:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                v = np.where(v > 0, np.log10(np.where(v > 0, v, 1.0)), np.nan)
-        return a + (v - lo) / span * (b - a)
-
-    return f
-
-
-def _axes(out: list[str], p: Picture, fx: Any, fy: Any, box: tuple[float, ...]) -> None:
-    x0, x1, y0, y1 = box
-    out.append(f'<g class="jhw-axes" font-size="11" fill="{_TEXT}">')
-    for t in p.x_ticks:
-        px = float(fx(t))
-        if x0 - 0.5 <= px <= x1 + 0.5:
-            out.append(_grid(px, y1, px, y0))
-            out.append(_text(px, y0 + 16, d3_format(p.x_format, t), anchor="middle", cls="x"))
-    for t in p.y_ticks:
-        py = float(fy(t))
-        if math.isfinite(py) and y1 - 0.5 <= py <= y0 + 0.5:
-            out.append(_grid(x0, py, x1, py))
-            out.append(_text(x0 - 6, py + 4, d3_format(p.y_format, t), anchor="end", cls="y"))
-    out.append(
-        f'<path d="M{x0},{y1}V{y0}H{x1}" fill="none" stroke="{_AXIS}"/>'
-        + _text((x0 + x1) / 2, y0 + 34, "step", anchor="middle", cls="x-label")
-        + "</g>"
-    )
-
-
-def _grid(a: float, b: float, c: float, d: float) -> str:
-    return (
-        f'<line x1="{a:.1f}" y1="{b:.1f}" x2="{c:.1f}" y2="{d:.1f}" stroke="{_GRID}" '
-        'stroke-dasharray="4,3"/>'
-    )
-
-
-def _path(line: StaticLine, fx: Any, fy: Any) -> str:
-    """One line as an SVG path; a NaN (or, on a log axis, a value <= 0) leaves a gap."""
-    px, py = fx(line.x), fy(line.y)
-    ok = np.isfinite(px) & np.isfinite(py)
-    parts = []
-    start = True
-    for x, y, good in zip(px.tolist(), py.tolist(), ok.tolist(), strict=True):
-        if not good:
-            start = True
-            continue
-        parts.append(f"{'M' if start else 'L'}{x:.2f} {y:.2f}")
-        start = False
-    dash = _DASHES.get(line.style, "")
-    return (
-        f'<path class="jhw-line" data-label={quoteattr(line.label)} d="{"".join(parts)}" '
-        f'stroke="{line.color}" stroke-opacity="{line.opacity:.2f}"'
-        + (f' stroke-dasharray="{dash}"' if dash else "")
-        + "/>"
-    )
 
 
 def _legend(out: list[str], p: Picture, y: float, width: int) -> float:
@@ -324,29 +258,6 @@ def _legend(out: list[str], p: Picture, y: float, width: int) -> float:
         out.append(f'<g class="jhw-legend-item">{swatch}{_text(x + 27, row, label, size=12)}</g>')
         x += w + 14
     return row + 6 if items else y
-
-
-def _text(
-    x: float,
-    y: float,
-    text: str,
-    size: int | None = None,
-    fill: str | None = None,
-    anchor: str | None = None,
-    weight: str | None = None,
-    cls: str | None = None,
-) -> str:
-    attrs = [f'x="{x:.1f}"', f'y="{y:.1f}"']
-    for name, value in (
-        ("font-size", size),
-        ("fill", fill),
-        ("text-anchor", anchor),
-        ("font-weight", weight),
-        ("class", cls),
-    ):
-        if value is not None:
-            attrs.append(f'{name}="{value}"')
-    return f"<text {' '.join(attrs)}>{escape(str(text))}</text>"
 
 
 # ------------------------------------------------------------------ the picture's output

@@ -256,3 +256,13 @@ def _exp_label(t: float, p: int) -> str:
     """The longest label d3-format ``.{p}e`` writes for ``t`` (``1e-6``: no zero padding)."""
     mantissa, exponent = f"{t:.{p}e}".split("e")
     return f"{mantissa}e{int(exponent):+d}"
+
+
+def zero_labels(fmt: str, values: Sequence[float]) -> dict[str, str]:
+    """Labels that replace ``fmt``'s for some ``values``: ``0`` for a tick at zero in a
+    scientific format, which d3 writes ``0e+0``.
+
+    >>> zero_labels(".0e", [0.0, 5e-5, 1e-4]), zero_labels(",~g", [0.0, 1.0])
+    ({'0': '0'}, {})
+    """
+    return {"0": "0"} if "e" in fmt and any(v == 0 for v in values) else {}

@@ -23,8 +23,8 @@ import warnings
 from collections.abc import Sequence
 
 from .._host import Run, Sink
+from ._charts import ChartGrid, chart_key
 from ._drawing import LaneNames, RunDrawing
-from ._figure import LiveFigure
 from ._flusher import Flusher
 from ._panel import LivePanel
 from ._panel_state import RateWindow, panel_state, run_step
@@ -46,7 +46,7 @@ class LiveUpdates(Sink):
     def __init__(
         self,
         panel: LivePanel,
-        fig: LiveFigure,
+        fig: ChartGrid,
         *,
         fields: tuple[str, ...] | None,
         max_points: int,
@@ -225,7 +225,8 @@ class LiveUpdates(Sink):
                 return
             batched = d.run.lanes is not None
             names = self._lane_names(d.run)[: d.lanes] if batched else None
-            self._fig.add_marks(d.number, d.fields, names, d.run.lanes or 0)
+            keys = [chart_key(s.label, s.kind == "component") for s in d.specs]
+            self._fig.add_marks(d.number, d.fields, names, d.run.lanes or 0, keys)
         start = time.perf_counter()
         d.ingest()
         self._ingest_s += time.perf_counter() - start

@@ -257,6 +257,6 @@ def live_run_cells(lines: int, max_steps: int, n: int = 256, max_points: int = 2
         f'live = jhw.LivePlot(title="draw time", max_points={max_points})\nlive',
         "with live:\n"
         f"    x, hist = spin(jnp.ones({n}))\n"
-        "print('IDS', json.dumps({'marks': [m.model_id for m in live.figure.marks],\n"
+        "print('IDS', json.dumps({'marks': [m.model_id for f in live.figures for m in f.marks],\n"
         "                          'panel': live.panel.model_id}))",
     ]

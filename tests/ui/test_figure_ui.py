@@ -26,8 +26,13 @@ from .jupyter_browser import (
     save_screenshot,
     wait_idle,
 )
-from .test_hover_ui import READOUT_JS, VERTEX_JS
-from .test_liveplot_ui import CONTRAST_JS, MIN_CONTRAST, set_theme, widget_screenshot_on_failure
+from .test_hover_ui import hover_until_read_out
+from .test_liveplot_ui import (
+    CONTRAST_JS,
+    MIN_CONTRAST,
+    set_theme,
+    widget_screenshot_on_failure,
+)
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -100,29 +105,32 @@ CELLS = [
 ]
 TITLES = ["log wide", "sweep wide", "log narrow", "sweep narrow", "kept runs"]
 
-# Per LivePlot view: the figure's SVG box, the plot area, every tick label, the legend.
+# Per LivePlot view and per chart of it (one per metric): the chart's SVG box, its plot area,
+# its tick labels; the view's legend.
 GEOMETRY_JS = """
 () => [...document.querySelectorAll('.jhw-liveplot')].map((view) => {
   const box = (el) => { const r = el.getBoundingClientRect();
     return { left: r.left, right: r.right, top: r.top, bottom: r.bottom }; };
-  const svg = view.querySelector('.jhw-figure svg');
-  const area = view.querySelector('.jhw-figure .plotarea_background');
   const legend = view.querySelector('.jhw-legend-items');
   // A tick d3 is removing (opacity ~0, a transition not yet run) is not a label a user sees.
   const shown = (t) => t.textContent && Number(getComputedStyle(t.closest('.tick')).opacity) > 0.5;
-  const ticks = (sel) => [...view.querySelectorAll(sel)].filter(shown)
-    .map((t) => ({ text: t.textContent, ...box(t) }));
-  const axes = [...view.querySelectorAll('.jhw-figure g.axis')];
+  const charts = [...view.querySelectorAll('.jhw-figure')].map((fig) => {
+    const svg = fig.querySelector('svg');
+    const area = fig.querySelector('.plotarea_background');
+    return {
+      svg: svg && box(svg),
+      area: area && box(area),
+      allTicks: [...fig.querySelectorAll('g.axis .tick text')].filter(shown)
+        .map((t) => ({ text: t.textContent, ...box(t) })),
+      lines: fig.querySelectorAll('g.curve path.line').length,
+    };
+  });
   return {
     title: (view.querySelector('.jhw-title') || {}).textContent,
     widget: box(view),
-    svg: svg && box(svg),
-    area: area && box(area),
+    charts,
     legend: legend && { ...box(legend), scroll: legend.scrollWidth, client: legend.clientWidth,
                         text: legend.textContent },
-    xTicks: axes.length ? ticks('.jhw-figure g.axis:nth-of-type(1) .tick text') : [],
-    allTicks: ticks('.jhw-figure g.axis .tick text'),
-    lines: view.querySelectorAll('.jhw-figure g.curve path.line').length,
   };
 })
 """
@@ -133,7 +141,8 @@ EPS = 0.5  # px: sub-pixel rounding of boxes
 _FG = "parse(getComputedStyle(el).color)"
 assert _FG in CONTRAST_JS
 SVG_CONTRAST_JS = CONTRAST_JS.replace(
-    _FG, "parse(el instanceof SVGElement ? getComputedStyle(el).fill : getComputedStyle(el).color)"
+    _FG,
+    "parse(el instanceof SVGElement ? getComputedStyle(el).fill : getComputedStyle(el).color)",
 )
 FIGURE_TEXT = ".jhw-figure g.axis .tick text, .jhw-figure text.axislabel, .jhw-legend-items > span"
 
@@ -158,27 +167,30 @@ def disjoint(a: dict[str, float], b: dict[str, float]) -> bool:
 
 def check_geometry(views: list[dict[str, Any]], where: str) -> None:
     assert [v["title"] for v in views] == TITLES, where
-    for v in views:
-        name = f"{v['title']} at {where}"
-        assert v["svg"] and v["area"] and v["lines"] > 0, f"{name}: no figure drawn: {v}"
-        assert len(v["allTicks"]) >= 4, f"{name}: too few tick labels: {v['allTicks']}"
-        clipped = [t for t in v["allTicks"] if not inside(t, v["svg"])]
-        assert not clipped, f"{name}: tick labels cut by the SVG {v['svg']}: {clipped}"
-        # x labels side by side, never running together
-        xs = sorted(
-            (t for t in v["allTicks"] if t["top"] >= v["area"]["bottom"] - EPS),
-            key=lambda t: t["left"],
-        )
-        assert len(xs) >= 2, f"{name}: x tick labels {xs}"
-        touching = [
-            (a["text"], b["text"]) for a, b in itertools.pairwise(xs) if a["right"] > b["left"]
-        ]
-        assert not touching, f"{name}: x tick labels run together: {touching}"
-        legend = v["legend"]
-        assert legend, f"{name}: no legend"
-        assert disjoint(legend, v["area"]), f"{name}: legend {legend} over plot {v['area']}"
-        assert inside(legend, v["widget"]), f"{name}: legend {legend} out of {v['widget']}"
-        assert legend["scroll"] <= legend["client"] + 1, f"{name}: legend overflows: {legend}"
+    for view in views:
+        assert view["charts"], f"{view['title']} at {where}: no chart"
+        for k, chart in enumerate(view["charts"]):
+            check_chart({**view, **chart}, f"{view['title']} (chart {k + 1}) at {where}")
+
+
+def check_chart(v: dict[str, Any], name: str) -> None:
+    assert v["svg"] and v["area"] and v["lines"] > 0, f"{name}: no figure drawn: {v}"
+    assert len(v["allTicks"]) >= 4, f"{name}: too few tick labels: {v['allTicks']}"
+    clipped = [t for t in v["allTicks"] if not inside(t, v["svg"])]
+    assert not clipped, f"{name}: tick labels cut by the SVG {v['svg']}: {clipped}"
+    # x labels side by side, never running together
+    xs = sorted(
+        (t for t in v["allTicks"] if t["top"] >= v["area"]["bottom"] - EPS),
+        key=lambda t: t["left"],
+    )
+    assert len(xs) >= 2, f"{name}: x tick labels {xs}"
+    touching = [(a["text"], b["text"]) for a, b in itertools.pairwise(xs) if a["right"] > b["left"]]
+    assert not touching, f"{name}: x tick labels run together: {touching}"
+    legend = v["legend"]
+    assert legend, f"{name}: no legend"
+    assert disjoint(legend, v["area"]), f"{name}: legend {legend} over plot {v['area']}"
+    assert inside(legend, v["widget"]), f"{name}: legend {legend} out of {v['widget']}"
+    assert legend["scroll"] <= legend["client"] + 1, f"{name}: legend overflows: {legend}"
 
 
 def settled_geometry(page: Page, where: str, timeout: float = 10.0) -> list[dict[str, Any]]:
@@ -252,11 +264,8 @@ def test_figure_ticks_and_legend_fit(
             # Hover read-out: field, lane label, run, step and value of the point under the
             # pointer (a vertex of one of the 64 sweep lanes).
             page.locator(".jhw-liveplot").nth(1).scroll_into_view_if_needed()
-            vertex = page.evaluate(VERTEX_JS, ["grad_norm · lr=", 0.1])
-            assert vertex is not None, "no grad_norm lane drawn"
-            page.mouse.move(vertex["x"], vertex["y"])
-            page.wait_for_function(f"() => ({READOUT_JS})() !== null", timeout=30_000)
-            name, step, value = page.evaluate(READOUT_JS)["lines"]
+            _, shown = hover_until_read_out(page, "grad_norm · lr=", 0.1, timeout=30)
+            name, step, value = shown["lines"]
             assert re.fullmatch(r"(grad_norm|loss) · lr=0\.\d{3} · run 1", name), name
             assert re.fullmatch(r"step \d+", step) and re.fullmatch(r"value \S+", value)
             measured = page.evaluate(SVG_CONTRAST_JS, ".jhw-hover > div")

@@ -211,11 +211,8 @@ def test_hover_far_from_any_line_shows_nothing(
         page.locator(".jhw-liveplot .jhw-legend").scroll_into_view_if_needed()
         # The line falls from 999 to < 1 in 10 steps: its last vertex is at the bottom right;
         # the top right of the plot area is far from every point.
-        vertex = page.evaluate(VERTEX_JS, ["value ·", 1.0])
-        assert vertex is not None and vertex["points"] == 11, vertex
-        page.mouse.move(vertex["x"], vertex["y"])
-        page.wait_for_function(f"() => ({READOUT_JS})() !== null", timeout=30_000)
-        shown = page.evaluate(READOUT_JS)
+        vertex, shown = hover_until_read_out(page, "value ·", 1.0, timeout=30)
+        assert vertex["points"] == 11, vertex
         assert shown["lines"] == ["value · run 1", "step 10", "value 0.975586"], shown
         area = page.locator(".jhw-figure .plotarea_background").bounding_box()
         assert area is not None

@@ -297,7 +297,16 @@ TEXT_SELECTORS = ".jhw-status, .jhw-step, .jhw-title, .jhw-rate, .jhw-elapsed, .
 TEXT_SELECTORS += ".jhw-field-value"
 MIN_CONTRAST = 4.5  # WCAG AA, normal text
 #: jaxhist_widget.ui._panel.STATUSES (not imported: collecting this module needs no widget stack).
-STATUS_NAMES = ("idle", "compiling", "running", "converged", "max_steps", "stopped", "error")
+STATUS_NAMES = (
+    "idle",
+    "compiling",
+    "running",
+    "converged",
+    "max_steps",
+    "stopped",
+    "interrupted",
+    "error",
+)
 
 # ----------------------------------------------------------------------------------- helpers
 

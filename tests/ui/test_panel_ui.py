@@ -30,7 +30,7 @@ from .jupyter_browser import (
     run_all_done,
     wait_idle,
 )
-from .test_hover_ui import READOUT_JS, VERTEX_JS
+from .test_hover_ui import hover_until_read_out
 from .test_liveplot_ui import (
     CONTRAST_JS,
     MIN_CONTRAST,
@@ -432,12 +432,11 @@ def test_vmap_panel_shows_lane_summary_and_median_range(
             poor = [m for m in measured if m["ratio"] < MIN_CONTRAST]
             assert not poor, f"lane texts below WCAG AA in {theme}: {poor}"
             # Hover: the read-out names the lane (by its label) of the point under the pointer.
-            page.locator(".jhw-liveplot .jhw-legend").scroll_into_view_if_needed()
-            vertex = page.evaluate(VERTEX_JS, ["scaled · limit=1000 ·", 0.5])
-            assert vertex is not None and vertex["points"] == 61, vertex
-            page.mouse.move(vertex["x"], vertex["y"])
-            page.wait_for_function(f"() => ({READOUT_JS})() !== null", timeout=30_000)
-            shown = page.evaluate(READOUT_JS)
+            # (The chart of "scaled" on screen: the pointer moves over what is shown.)
+            chart = page.locator(".jhw-liveplot .jhw-figure").filter(has_text="scaled")
+            chart.scroll_into_view_if_needed()
+            vertex, shown = hover_until_read_out(page, "scaled · limit=1000 ·", 0.5, timeout=30)
+            assert vertex["points"] == 61, vertex
             assert shown["lines"] == ["scaled · limit=1000 · run 1", "step 30", "value 3000"]
     finally:
         set_theme(page, "JupyterLab Light")

@@ -1,0 +1,292 @@
+"""`ChartGrid`: the charts of a `LivePlot`, one per plotted metric, in a grid that reflows.
+
+Layer 3 (widget). With ``charts="per_field"`` (the default) every plotted field gets its own
+chart (a `LiveFigure`: its own auto-scaled y axis, titled with the field's name); the components
+of one vector leaf share a chart; a run of more than `MAX_CHARTS` such charts is drawn on one.
+``charts="shared"`` draws every field on one chart. All charts show the same step range; each
+chart has its own log toggle (`set_log_charts`), the panel's sets all of them (`set_log`); one
+legend row under the grid names the fields, kept runs and lanes.
+
+It answers the calls a `LivePlot` makes of a single figure (`add_run`, `add_marks`,
+`set_lines`, `fade_older`, `drop_runs`, `update_scales`, `set_log`, `set_width`) and hands each
+chart its share of the fields.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import bqplot
+import ipywidgets
+import numpy as np
+
+from ._figure import Extent, LiveFigure
+from ._legend import field_colors, legend_html
+
+__all__ = [
+    "CHART_MIN_PX",
+    "CHART_MODES",
+    "MAX_CHARTS",
+    "ChartGrid",
+    "chart_columns",
+    "check_charts",
+]
+
+#: Values of ``LivePlot(charts=...)``.
+CHART_MODES = ("per_field", "shared")
+#: Most charts a run's fields get: a run plotting more metrics draws them all on one chart (a
+#: grid of dozens of small charts reads worse than one busy chart with a legend).
+MAX_CHARTS = 12
+#: Narrowest a chart gets before the grid puts it on a row of its own.
+CHART_MIN_PX = 320
+_GAP_PX = 8
+#: Height of every chart. One height whatever the number of charts: a figure resized after a
+#: view drew it left its tick labels where the old height put them (seen in JupyterLab 4).
+CHART_HEIGHT_PX = 300
+
+
+def check_charts(charts: object) -> str:
+    """``charts`` if it is one of `CHART_MODES`, else a ValueError naming them."""
+    if not isinstance(charts, str) or charts not in CHART_MODES:
+        raise ValueError(
+            f"charts must be 'per_field' (one chart per plotted field, the default) or "
+            f"'shared' (every field on one chart), got {charts!r}."
+        )
+    return charts
+
+
+def chart_columns(width: float, charts: int) -> int:
+    """Columns the grid shows ``charts`` charts in at ``width`` pixels (as the CSS grid's
+    ``repeat(auto-fit, minmax(CHART_MIN_PX, 1fr))`` lays them out).
+
+    >>> chart_columns(600, 3), chart_columns(1400, 3), chart_columns(1400, 8)
+    (1, 3, 4)
+    """
+    fit = max(1, int((width + _GAP_PX) // (CHART_MIN_PX + _GAP_PX)))
+    return max(1, min(fit, charts))
+
+
+def chart_key(label: str, component: bool) -> str:
+    """The chart a series goes to: its label, or its leaf's name for a vector's component
+    (``"x[3]"`` -> ``"x"``), so that one vector stays on one chart."""
+    return label.rsplit("[", 1)[0] if component else label
+
+
+class ChartGrid:
+    """The charts of one `LivePlot` and what they draw.
+
+    Attributes
+    ----------
+    box
+        The grid widget holding the shown charts' figures (a CSS grid: as many columns of at
+        least `CHART_MIN_PX` as the width allows).
+    legend
+        One HTML row under the grid: the fields (with their colors), kept runs and lanes.
+    charts
+        The charts, by key (a field's label, a vector leaf's name, or ``""`` when shared).
+    """
+
+    def __init__(self, log_y: bool, charts: str = "per_field") -> None:
+        self.mode = check_charts(charts)
+        self.log = log_y
+        self.charts: dict[str, LiveFigure] = {}
+        self._x_scale = bqplot.LinearScale(min=0.0, max=1.0)  # every chart's steps
+        self._runs: dict[int, int] = {}  # run number -> its first step (x0)
+        self._groups: dict[int, list[tuple[str, list[int]]]] = {}  # run -> (key, field indices)
+        self._order: list[str] = []  # every label seen, in first-seen order (legend order)
+        self._width: float | None = None
+        self.box = ipywidgets.GridBox(
+            layout=ipywidgets.Layout(
+                width="100%",
+                grid_template_columns=f"repeat(auto-fit, minmax(min({CHART_MIN_PX}px, 100%), 1fr))",
+                grid_gap=f"0 {_GAP_PX}px",
+            )
+        )
+        self.box.add_class("jhw-charts")
+        self.legend = ipywidgets.HTML(layout=ipywidgets.Layout(width="auto"))
+        self.legend.add_class("jhw-legend")
+        # Before any run one empty chart holds the place (and reports the width of a chart).
+        self._blank = self._new_chart("")
+        self._show()
+
+    # ------------------------------------------------------------------ views
+    @property
+    def figures(self) -> list[bqplot.Figure]:
+        """The figures shown, in grid order."""
+        return list(self.box.children)
+
+    @property
+    def shown(self) -> list[LiveFigure]:
+        """The charts shown, in grid order."""
+        shown = [c for c in self.charts.values() if c.has_marks()]
+        return shown or [self._blank if not self.charts else next(iter(self.charts.values()))]
+
+    # ------------------------------------------------------------------ runs
+    def add_run(self, number: int, x0: int = 0) -> None:
+        """Draw run ``number`` (no marks until `add_marks`), its steps starting at ``x0``."""
+        self._runs[number] = x0
+        for chart in self._all():
+            chart.add_run(number, x0)
+
+    def add_marks(
+        self,
+        number: int,
+        fields: Sequence[str],
+        lane_names: Sequence[str] | None = None,
+        lanes: int = 0,
+        keys: Sequence[str] | None = None,
+    ) -> None:
+        """Create run ``number``'s marks: field ``fields[i]`` on chart ``keys[i]`` (default: its
+        own label; every field on one chart when shared)."""
+        fields = list(fields)
+        for label in fields:
+            if label not in self._order:
+                self._order.append(label)
+        if self.mode == "shared":
+            keys = [""] * len(fields)
+        elif keys is None:
+            keys = fields
+        if len(set(keys)) > MAX_CHARTS:
+            keys = [""] * len(fields)
+        groups: dict[str, list[int]] = {}
+        for i, key in enumerate(keys):
+            groups.setdefault(key, []).append(i)
+        self._groups[number] = list(groups.items())
+        colors = field_colors(self._order)
+        for key, idx in groups.items():
+            chart = self._chart(key)
+            sub = [fields[i] for i in idx]
+            chart.add_marks(
+                number, sub, lane_names, lanes, colors=[colors[self._order.index(f)] for f in sub]
+            )
+        self._show()
+
+    def set_lines(
+        self,
+        number: int,
+        lines: Sequence[tuple[list[np.ndarray], list[np.ndarray], Extent]],
+        last_step: int,
+    ) -> None:
+        """Set the points of run ``number``'s marks, one ``(xs, ys, extent)`` per field in the
+        order `add_marks` was given them."""
+        lines = list(lines)
+        for key, idx in self._groups.get(number, []):
+            self.charts[key].set_lines(number, [lines[i] for i in idx], last_step)
+        for chart in self._all():  # the charts without a field of this run still count its steps
+            if number in chart._runs:
+                chart._runs[number].last_step = last_step
+
+    def fade_older(self) -> None:
+        """Fade every run but the newest, on every chart."""
+        for chart in self._all():
+            chart.fade_older()
+        self._update_legend()
+
+    def drop_runs(self, numbers: Iterable[int]) -> None:
+        """Stop drawing runs ``numbers``; a chart left without marks is hidden (kept for reuse)."""
+        numbers = [n for n in numbers if n in self._runs]
+        if not numbers:
+            return
+        for n in numbers:
+            self._runs.pop(n)
+            self._groups.pop(n, None)
+        for chart in self._all():
+            chart.drop_runs(numbers)
+        self._show()
+
+    def set_log(self, log: bool) -> None:
+        """Switch every chart's y axis (and the charts made later) to a log (or linear) scale."""
+        self.log = log
+        for chart in self._all():
+            if chart.log != log:
+                chart.set_log(log)
+        self._show()
+
+    def set_log_charts(self, keys: Iterable[str]) -> None:
+        """Put exactly the charts ``keys`` (titles, see `log_charts`) on a log y axis, the
+        others on a linear one: each chart's own log toggle."""
+        keys = set(keys)
+        for key, chart in self.charts.items():
+            if chart.log != (key in keys):
+                chart.set_log(key in keys)
+        self._show()
+
+    @property
+    def log_charts(self) -> list[str]:
+        """The keys (titles) of the charts on a log y axis, in grid order."""
+        return [k for k, c in self.charts.items() if c.log]
+
+    def update_scales(self) -> None:
+        """Every chart's scales: one step range for all, each chart's own y range."""
+        ranges = [c.step_range() for c in self._all() if c._runs]
+        steps = (min(r[0] for r in ranges), max(r[1] for r in ranges)) if ranges else (0, 0)
+        for chart in self._all():
+            chart.update_scales(steps)
+
+    def set_width(self, pixels: float) -> None:
+        """The grid's width in a view (0: unknown): each chart's width follows from the
+        columns it is laid out in, and its number of x ticks from that."""
+        self._width = float(pixels) if pixels and pixels > 0 else None
+        self._set_chart_widths()
+
+    # ------------------------------------------------------------------ helpers
+    def _all(self) -> list[LiveFigure]:
+        return list(self.charts.values()) or [self._blank]
+
+    def _new_chart(self, key: str) -> LiveFigure:
+        title = key if self.mode == "per_field" else ""
+        titled = self.mode == "per_field"
+        chart = LiveFigure(
+            self.log, title=title, height=CHART_HEIGHT_PX, titled=titled, x_scale=self._x_scale
+        )
+        for number, x0 in self._runs.items():
+            chart.add_run(number, x0)
+        return chart
+
+    def _chart(self, key: str) -> LiveFigure:
+        """The chart of ``key``: the blank placeholder becomes the first one."""
+        if key not in self.charts:
+            if not self.charts and not self._blank.has_marks():
+                chart = self._blank
+                chart.figure.title = key if self.mode == "per_field" else ""
+                for number, x0 in self._runs.items():
+                    if number not in chart._runs:
+                        chart.add_run(number, x0)
+            else:
+                chart = self._new_chart(key)
+            self.charts[key] = chart
+        return self.charts[key]
+
+    def _show(self) -> None:
+        """List the shown charts' figures in the grid, size them, and redo the legend."""
+        figures = [c.figure for c in self.shown]
+        if list(self.box.children) != figures:
+            self.box.children = figures
+        self._set_chart_widths()
+        self._update_legend()
+
+    def _set_chart_widths(self) -> None:
+        shown = self.shown
+        width = None
+        if self._width is not None:
+            cols = chart_columns(self._width, len(shown))
+            width = (self._width - _GAP_PX * (cols - 1)) / cols
+        for chart in shown:
+            chart.set_width(math.floor(width) if width else 0)
+
+    def _update_legend(self) -> None:
+        """One legend for all charts: each field of each run in the fields' order, then the
+        latest batched run's lanes."""
+        lines, names, lanes = [], [], 0
+        for chart in self._all():
+            chart_lines, chart_names, chart_lanes = chart.legend_entries()
+            if self.mode == "per_field" and len(chart_lines) == 1 and chart_names:
+                # One field of one batched run: the chart's title names it, colors are lanes.
+                chart_lines = []
+            lines += chart_lines
+            if chart_names:
+                names, lanes = chart_names, chart_lanes
+        order = {label: i for i, label in enumerate(self._order)}
+        lines.sort(key=lambda line: (line.run, order.get(line.label, len(order))))
+        self.legend.value = legend_html(lines, names, lanes)

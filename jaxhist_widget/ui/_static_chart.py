@@ -1,0 +1,193 @@
+"""One chart of the static picture (`._static`): its axes, grid, tick labels and lines, and
+the grid of charts, laid out as the widget's `ChartGrid` lays out its figures.
+
+Layer 3 (widget) by role, numpy only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+import numpy as np
+
+from . import _ticks as ticks
+from ._charts import CHART_HEIGHT_PX, chart_columns
+from ._figure import TITLED_TOP_PX
+from ._static_text import d3_format
+
+__all__ = ["DASHES", "ChartPicture", "StaticLine", "draw_charts", "svg_text"]
+
+DASHES = {"solid": "", "dashed": "6,3", "dotted": "2,2", "dash_dotted": "6,2,2,2"}
+_TEXT, _GRID, _AXIS = "#212121", "#e0e0e0", "#9e9e9e"
+_GAP, _RIGHT = 8, 32
+
+
+@dataclass(frozen=True)
+class StaticLine:
+    """One drawn line: the points of one field (one lane, one run) as the widget holds them."""
+
+    x: np.ndarray
+    y: np.ndarray
+    color: str
+    style: str  #: a `._legend.LINE_STYLES` name
+    opacity: float
+    label: str  #: the hover label: ``"loss · run 1"``, ``"loss · lane 0 · run 1"``
+
+
+@dataclass(frozen=True)
+class ChartPicture:
+    """One chart of the picture, copied from one of the widget's figures."""
+
+    title: str = ""
+    y_limits: tuple[float, float] = (0.0, 1.0)
+    x_ticks: tuple[float, ...] = ()
+    x_format: str = ",.0f"
+    y_ticks: tuple[float, ...] = ()
+    y_format: str = ",~g"
+    left: int = 48  #: the figure's left margin (fits the widest y label)
+    top: int = 16  #: the figure's top margin (a titled chart's holds its title)
+    log_y: bool = False  #: whether its y axis is logarithmic (each chart has its own toggle)
+    lines: tuple[StaticLine, ...] = ()
+
+
+def draw_charts(
+    out: list[str],
+    charts: tuple[ChartPicture, ...],
+    x_limits: tuple[float, float],
+    top: float,
+    width: int,
+) -> tuple[float, str]:
+    """Draw ``charts`` in a grid from ``top`` (as many columns of at least `CHART_MIN_PX` as
+    ``width`` holds); return the bottom of the grid and the charts' clip paths."""
+    n = max(1, len(charts))
+    cols = chart_columns(width, n)
+    cell = (width - _GAP * (cols - 1)) / cols
+    height = CHART_HEIGHT_PX
+    clips = []
+    for i, chart in enumerate(charts):
+        ox, oy = (i % cols) * (cell + _GAP), top + (i // cols) * height
+        out.append(f'<g class="jhw-chart" data-title={quoteattr(chart.title)}>')
+        margin_top = max(chart.top, TITLED_TOP_PX if chart.title else 0)
+        x0, x1 = ox + float(chart.left), ox + cell - _RIGHT
+        y1, y0 = oy + margin_top, oy + height - 40
+        if chart.title:
+            out.append(
+                svg_text(
+                    (x0 + x1) / 2,
+                    oy + 18,
+                    chart.title,
+                    size=13,
+                    anchor="middle",
+                    weight="600",
+                    cls="jhw-chart-title",
+                )
+            )
+        fx, fy = _scale(x_limits, (x0, x1), False), _scale(chart.y_limits, (y0, y1), chart.log_y)
+        _axes(out, chart, fx, fy, (x0, x1, y0, y1))
+        clip = "jhw-plot" if i == 0 else f"jhw-plot-{i}"
+        clips.append(
+            f'<clipPath id="{clip}"><rect x="{x0:.1f}" y="{y1 - 1:.1f}" width="{x1 - x0:.1f}" '
+            f'height="{y0 - y1 + 2:.1f}"/></clipPath>'
+        )
+        out.append(f'<g clip-path="url(#{clip})" fill="none" stroke-width="1.5">')
+        out += [_path(line, fx, fy) for line in chart.lines]
+        out.append("</g></g>")
+    rows = math.ceil(n / cols)
+    return top + rows * height, "".join(clips)
+
+
+def _scale(limits: tuple[float, float], pixels: tuple[float, float], log: bool) -> Any:
+    """Data -> pixel as the widget's bqplot scale maps it (NaN for what cannot be drawn)."""
+    lo, hi = limits
+    if log:
+        lo, hi = math.log10(max(lo, 1e-300)), math.log10(max(hi, 1e-300))
+    span = (hi - lo) or 1.0
+    a, b = pixels
+
+    def f(v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v, float)
+        if log:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                v = np.where(v > 0, np.log10(np.where(v > 0, v, 1.0)), np.nan)
+        return a + (v - lo) / span * (b - a)
+
+    return f
+
+
+def _axes(out: list[str], p: ChartPicture, fx: Any, fy: Any, box: tuple[float, ...]) -> None:
+    x0, x1, y0, y1 = box
+    out.append(f'<g class="jhw-axes" font-size="11" fill="{_TEXT}">')
+    for t in p.x_ticks:
+        px = float(fx(t))
+        if x0 - 0.5 <= px <= x1 + 0.5:
+            out.append(_grid(px, y1, px, y0))
+            out.append(svg_text(px, y0 + 16, _label(p.x_format, t), anchor="middle", cls="x"))
+    for t in p.y_ticks:
+        py = float(fy(t))
+        if math.isfinite(py) and y1 - 0.5 <= py <= y0 + 0.5:
+            out.append(_grid(x0, py, x1, py))
+            out.append(svg_text(x0 - 6, py + 4, _label(p.y_format, t), anchor="end", cls="y"))
+    out.append(
+        f'<path d="M{x0},{y1}V{y0}H{x1}" fill="none" stroke="{_AXIS}"/>'
+        + svg_text((x0 + x1) / 2, y0 + 34, "step", anchor="middle", cls="x-label")
+        + "</g>"
+    )
+
+
+def _grid(a: float, b: float, c: float, d: float) -> str:
+    return (
+        f'<line x1="{a:.1f}" y1="{b:.1f}" x2="{c:.1f}" y2="{d:.1f}" stroke="{_GRID}" '
+        'stroke-dasharray="4,3"/>'
+    )
+
+
+def _path(line: StaticLine, fx: Any, fy: Any) -> str:
+    """One line as an SVG path; a NaN (or, on a log axis, a value <= 0) leaves a gap."""
+    px, py = fx(line.x), fy(line.y)
+    ok = np.isfinite(px) & np.isfinite(py)
+    parts = []
+    start = True
+    for x, y, good in zip(px.tolist(), py.tolist(), ok.tolist(), strict=True):
+        if not good:
+            start = True
+            continue
+        parts.append(f"{'M' if start else 'L'}{x:.2f} {y:.2f}")
+        start = False
+    dash = DASHES.get(line.style, "")
+    return (
+        f'<path class="jhw-line" data-label={quoteattr(line.label)} d="{"".join(parts)}" '
+        f'stroke="{line.color}" stroke-opacity="{line.opacity:.2f}"'
+        + (f' stroke-dasharray="{dash}"' if dash else "")
+        + "/>"
+    )
+
+
+def svg_text(
+    x: float,
+    y: float,
+    text: str,
+    size: int | None = None,
+    fill: str | None = None,
+    anchor: str | None = None,
+    weight: str | None = None,
+    cls: str | None = None,
+) -> str:
+    attrs = [f'x="{x:.1f}"', f'y="{y:.1f}"']
+    for name, value in (
+        ("font-size", size),
+        ("fill", fill),
+        ("text-anchor", anchor),
+        ("font-weight", weight),
+        ("class", cls),
+    ):
+        if value is not None:
+            attrs.append(f'{name}="{value}"')
+    return f"<text {' '.join(attrs)}>{escape(str(text))}</text>"
+
+
+def _label(fmt: str, value: float) -> str:
+    """A tick's label as the widget's axis writes it (its format, and `_ticks.zero_labels`)."""
+    return ticks.zero_labels(fmt, [value]).get("0") or d3_format(fmt, value)
