@@ -418,7 +418,8 @@ def test_replaced_runs_close_their_marks():
         with live:
             loop(x0)
     assert _widget_count() == baseline
-    assert len(live.figure.marks) == 2 and all(m.comm is not None for m in live.figure.marks)
+    marks = [m for f in live.figures for m in f.marks]  # one chart per field, a mark each
+    assert len(marks) == 2 and all(m.comm is not None for m in marks)
     # switching keep_runs off and clear() close what they drop too
     live.keep_runs = True
     for _ in range(3):
@@ -427,4 +428,5 @@ def test_replaced_runs_close_their_marks():
     live.keep_runs = False
     assert _widget_count() == baseline
     live.clear()
-    assert _widget_count() == baseline - 2 and live.figure.marks == []
+    assert _widget_count() == baseline - 2  # the two marks
+    assert [m for f in live.figures for m in f.marks] == []
