@@ -141,6 +141,26 @@ def test_nan_payloads_signed_zero_and_inf_read_back_exactly(tmp_path):
     same_bits(run.history()["v"], hist.to_numpy()["v"])
 
 
+def test_matrix_and_zero_size_leaves_read_back_with_their_shapes(tmp_path):
+    def loop(x):
+        return jhw.while_loop(
+            lambda c: c[0] < 5,
+            lambda c: (c[0] + 1, c[1] * 2.0 - 1.0),
+            (jnp.int32(0), x),
+            max_steps=8,
+            record=lambda c: {"m": c[1], "empty": c[1][0, :0]},
+        )
+
+    path = tmp_path / "runs.db"
+    with jhw.Store(path):
+        _, hist = jax.jit(loop)(jnp.arange(6.0, dtype=jnp.float32).reshape(2, 3))
+    [run] = jhw.load_runs(path)
+    host, dev = run.history(), hist.to_numpy()
+    assert host["m"].shape == (6, 2, 3) and host["empty"].shape == (6, 0)
+    for key in ("m", "empty"):
+        same_bits(host[key], dev[key])
+
+
 def test_lanes_vectors_status_and_record_structure_read_back(tmp_path):
     path = tmp_path / "runs.db"
     with jhw.Store(path, name="sweep") as store:

@@ -288,9 +288,15 @@ def _encode(kind: str, leaf: np.ndarray) -> np.ndarray:
     if kind == "float":
         return _to_float64(leaf)  # a NaN binds as NULL: its bytes go to nan_bits
     n = len(leaf)
-    data = np.ascontiguousarray(leaf).tobytes()
-    size = len(data) // n if n else 0
-    return np.fromiter((data[i * size : (i + 1) * size] for i in range(n)), object, n)
+    size = leaf.itemsize * (leaf.size // n if n else 0)
+    out = np.empty(n, object)
+    if size == 0:  # a zero-size leaf: empty bytes
+        out[:] = [b""] * n
+        return out
+    # Each row as one opaque item: a void array's items are whole `bytes` (numpy's own loop).
+    rows = np.ascontiguousarray(leaf).reshape(n, -1)
+    out[:] = rows.view(np.dtype((np.void, size))).ravel().tolist()
+    return out
 
 
 def _to_float64(leaf: np.ndarray) -> np.ndarray:
