@@ -128,11 +128,20 @@ def write_user_settings(settings_dir: Path, settings: dict[str, dict[str, Any]])
         target.write_text(json.dumps(values, indent=2))
 
 
-def start_jupyter_server(base_dir: Path, startup_timeout: float = 90.0) -> JupyterServer:
+def start_jupyter_server(
+    base_dir: Path,
+    startup_timeout: float = 90.0,
+    launcher: list[str] | None = None,
+    settings: dict[str, dict[str, Any]] | None = None,
+) -> JupyterServer:
     """Start ``jupyter lab`` with isolated config/runtime/settings dirs under ``base_dir``.
 
     Uses ``sys.executable`` so kernels (whose kernelspec argv is "python") run
     in the same environment as the tests and see the installed package.
+    ``launcher``: a command that starts ``jupyter lab`` itself and passes it the
+    server options given after it (e.g. the README's quickstart script); the
+    server's root is then the launcher's own choice. ``settings``: user settings
+    over `USER_SETTINGS`.
     """
     dirs = {
         name: base_dir / name
@@ -140,7 +149,7 @@ def start_jupyter_server(base_dir: Path, startup_timeout: float = 90.0) -> Jupyt
     }
     for path in dirs.values():
         path.mkdir(parents=True, exist_ok=True)
-    write_user_settings(dirs["settings"], USER_SETTINGS)
+    write_user_settings(dirs["settings"], {**USER_SETTINGS, **(settings or {})})
 
     env = dict(os.environ)
     env.update(
@@ -152,20 +161,19 @@ def start_jupyter_server(base_dir: Path, startup_timeout: float = 90.0) -> Jupyt
         # A browser is never wanted from the server itself.
         BROWSER="true",
     )
+    if launcher:  # its `python3` is this environment's
+        env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
     port = _free_port()
     token = secrets.token_hex(16)
     cmd = [
-        sys.executable,
-        "-m",
-        "jupyter",
-        "lab",
+        *(launcher or [sys.executable, "-m", "jupyter", "lab"]),
         "--no-browser",
         "--ServerApp.ip=127.0.0.1",
         f"--ServerApp.port={port}",
         "--ServerApp.port_retries=0",
         f"--ServerApp.token={token}",
         "--ServerApp.allow_root=True",
-        f"--ServerApp.root_dir={dirs['root']}",
+        *([] if launcher else [f"--ServerApp.root_dir={dirs['root']}"]),
         # Else the notebook-signing secret and database land in ~/.local/share.
         f"--NotebookNotary.data_dir={dirs['notary']}",
         # Expose window.jupyterapp (commands, kernel status) in both front ends.
