@@ -39,7 +39,7 @@ def test_a_band_keeps_every_steps_extreme_component() -> None:
     assert np.allclose(upper[1][:-1], values[steps].max(axis=1))
 
 
-@pytest.mark.parametrize("components", [1, 2, 5, 50, 333])
+@pytest.mark.parametrize("components", [1, 2, 5, 50, 333, 2000])
 def test_row_quantiles_are_numpys_percentiles_of_the_finite_values(components) -> None:
     rng = np.random.default_rng(components)
     values = rng.normal(size=(200, components))

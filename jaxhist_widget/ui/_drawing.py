@@ -142,15 +142,18 @@ class RunDrawing:
             # Every series of a lane has the same length: read only the rows that are new.
             start = self.series[0, lane].size
             rows = self.run.rows_since(lane, start)
-            if len(rows[0]):
-                for i, spec in enumerate(self.specs):
-                    self.series[i, lane].extend(spec.values(rows))
-                for i, extra in self.extras.items():
-                    values = self.specs[i].components(rows)
-                    if isinstance(extra, HistogramBuckets):
-                        pooled.setdefault((i, start, len(values)), []).append(values)
-                    else:  # a band: unbatched runs only
-                        extra.extend(values)
+            if not len(rows[0]):
+                continue
+            for i, spec in enumerate(self.specs):
+                extra = self.extras.get(i)
+                if isinstance(extra, BandSeries):  # (unbatched only) its median, of one sort
+                    values = extra.extend(spec.components(rows))
+                else:
+                    values = spec.values(rows)
+                if isinstance(extra, HistogramBuckets):
+                    components = spec.components(rows)
+                    pooled.setdefault((i, start, len(components)), []).append(components)
+                self.series[i, lane].extend(values)
         for (i, start, _), values in pooled.items():
             self.extras[i].add(start, np.concatenate(values, axis=1))
 
