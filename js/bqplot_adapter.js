@@ -5,8 +5,9 @@
 // `scale`, a d3 scale with `invert`, plus a pixel `offset`, the mapping bqplot's Lines draws
 // with), its model's `mark_data` (per line: `name`, `index`, `values` as sorted {x, y}), and
 // its SVG element's screen transform. Checked against bqplot 0.13.1 (front end bqplot 0.6.1,
-// bqscales 0.3.7); a LivePlot figure's marks are all Lines. What is missing while a figure is
-// still being drawn makes it return nothing; anything else that is not as expected throws a
+// bqscales 0.3.7); only a LivePlot figure's plain Lines marks are read (`lineSets`). What is
+// missing while a figure is still being drawn makes it return nothing; anything else that is
+// not as expected throws a
 // `BqplotMismatch`, on which the hover turns itself off and says why in the console, rather
 // than read out a wrong point.
 
@@ -27,6 +28,11 @@ function expect(condition, what) {
 const DRAWN_LINE = "path.line";
 const hasDrawnLine = (el) =>
   typeof el.querySelector === "function" && el.querySelector(DRAWN_LINE) !== null;
+
+/** A Lines mark drawn as lines (not a filled band), by its model. */
+function isPlainLine(model) {
+  return model.get("_model_name") === "LinesModel" && (model.get("fill") || "none") === "none";
+}
 
 function isScaleView(s) {
   return (
@@ -100,8 +106,12 @@ export const bqplot = {
     return !!view && !!view.el && view.el.isConnected && box.contains(view.el);
   },
 
-  /** What the figure view draws: one entry per mark (see `readMark`); [] before it draws. */
+  /** What the figure view draws: one entry per line mark (see `readMark`); [] before it
+   * draws. Only the lines are read: a band (a filled polygon, its x going back), a heatmap
+   * image and a path's end dots are not, nor any line of a path chart (class `jhw-path`: its x
+   * is a series, not a step). */
   async lineSets(view) {
+    if (view.el && view.el.classList && view.el.classList.contains("jhw-path")) return [];
     const list = view.mark_views;
     if (!list) {
       // A figure view makes its mark views once it is displayed and laid out.
@@ -110,6 +120,9 @@ export const bqplot = {
     }
     expect(Array.isArray(list.views), "`mark_views.views` is not a list");
     const marks = await Promise.all(list.views);
-    return marks.map(readMark).filter((set) => set !== null);
+    return marks
+      .filter((m) => !m || !m.model || isPlainLine(m.model))
+      .map(readMark)
+      .filter((set) => set !== null);
   },
 };

@@ -12,14 +12,15 @@ function fakeScale(k, offset = 0) {
   return { scale, offset };
 }
 const identity = { a: 1, b: 0, c: 0, d: 1, e: 0, f: 0 };
-function fakeMark({ scales, markData, ctm = identity, drawn = true } = {}) {
+function fakeMark({ scales, markData, ctm = identity, drawn = true, model = {} } = {}) {
   const matrix = ctm && { ...ctm, inverse: () => ({ ...ctm, e: -ctm.e, f: -ctm.f }) };
+  const traits = { colors: ["red", "green"], _model_name: "LinesModel", fill: "none", ...model };
   return {
     scales: scales === undefined ? { x: fakeScale(10, 5), y: fakeScale(-10, 100) } : scales,
     model: {
       mark_data: markData === undefined ? [{ name: "loss", index: 1, values: [{ x: 2, y: 3 }] }]
         : markData,
-      get: (name) => (name === "colors" ? ["red", "green"] : undefined),
+      get: (name) => traits[name],
     },
     el: {
       getScreenCTM: () => matrix,
@@ -43,6 +44,20 @@ test("bqplot adapter: reads lines, scales and frame of a figure view", async () 
   assert.deepEqual(set.toClient(25, 70), { x: 125, y: 270 });
   const hit = nearestOnLines([set], 126, 271, 12);
   assert.deepEqual([hit.name, hit.x, hit.y, hit.at], ["loss", 2, 3, { x: 125, y: 270 }]);
+});
+
+test("bqplot adapter: reads only plain lines: not a band, an image, dots or a path chart", async () => {
+  const line = fakeMark();
+  // Their data is not a list of sorted lines: read as lines, they would throw a mismatch.
+  const band = fakeMark({ model: { fill: "inside" }, markData: [{ values: [[1, 2]] }] });
+  const image = fakeMark({ model: { _model_name: "ImageModel" }, markData: { x: [0, 1] } });
+  const dots = fakeMark({ model: { _model_name: "ScatterModel" }, markData: [{ x: 1, y: 2 }] });
+  const sets = await bqplot.lineSets(fakeFigureView([band, image, line, dots]));
+  assert.equal(sets.length, 1);
+  assert.deepEqual(sets[0].lines.map((l) => l.name), ["loss"]);
+  const path = fakeFigureView([line]);
+  path.el.classList = { contains: (name) => name === "jhw-path" };
+  assert.deepEqual(await bqplot.lineSets(path), []);
 });
 
 test("bqplot adapter: a figure still being drawn gives nothing, without an error", async () => {

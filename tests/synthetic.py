@@ -58,7 +58,8 @@ class FakeLoop:
         for name, shape in zip(self.layout.names, self.layout.shapes, strict=True):
             value = leaves[name]
             lanes = value if self.lanes is not None else [value]
-            per_lane.append([np.asarray(a, np.float32).reshape(-1, *shape) for a in lanes])
+            # (a leaf of no values keeps its rows: -1 would not say how many)
+            per_lane.append([_rows(np.asarray(a, np.float32), shape) for a in lanes])
         counts = [len(a) for a in per_lane[0]]
         k = max([1, *counts])  # the window: rows per lane in this call
         statuses = [status] * b if isinstance(status, str) else list(status)
@@ -80,6 +81,10 @@ class FakeLoop:
         shapes = zip(self.layout.names, self.layout.shapes, strict=True)
         empty = {name: np.zeros((b, 0, *shape)) for name, shape in shapes}
         self.send(status=status, **empty)
+
+
+def _rows(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    return a.reshape(len(a) if 0 in shape else -1, *shape)
 
 
 class Capture(jhw.Sink):

@@ -21,6 +21,7 @@ pytestmark = pytest.mark.slow
         ("devices.py", ["--quick"], "one run per call, every row of every lane on the host"),
         ("interrupt.py", ["--quick"], "every interrupt stopped its run with all its rows"),
         ("liveview.py", ["--quick"], "updates/s over the whole run"),
+        ("vectors.py", ["--quick"], "field drawn as"),
         ("store.py", ["--quick"], "rows read back"),
         ("compile.py", ["--quick"], "compile: jhw adds"),
     ],

@@ -212,6 +212,8 @@ def test_magic_options_and_the_cells_value(session: KernelDriver) -> None:
     [
         ("--max-points 2", "argument --max-points: must be in 5..4000"),
         ("--charts grid", "argument --charts: invalid choice: 'grid'"),
+        ("--vectors norm", "argument --vectors: invalid choice: 'norm'"),
+        ("--paths x:y:z", "a path is a leaf of two components or a pair x:y"),
         ("--log", "unrecognized arguments: --log"),  # no abbreviations
         ("-o 2x", "'2x' is not a Python name"),
         ("--fields norm,,i", "empty field name"),

@@ -23,7 +23,6 @@ import jaxhist_widget as jhw
 from jaxhist_widget.ui._decimate import MinMaxBuckets
 from jaxhist_widget.ui._drawing import MARK_POINTS, RunDrawing
 from jaxhist_widget.ui._liveplot import MAX_LANES, LivePlot
-from jaxhist_widget.ui._series import resolve
 
 from .synthetic import Capture, FakeLoop, layout
 
@@ -115,7 +114,7 @@ def test_each_update_reduces_only_the_new_rows():
     with live, cap:
         loop = FakeLoop(layout(("f0", "f1", "f2"), max_steps=10**7))
         (run,) = cap.runs
-        drawing = RunDrawing(run, 1, resolve(run, None))
+        drawing = RunDrawing(run, 1)  # every leaf, as LivePlot() draws
         for _ in range(300):  # 300,000 rows, one update per 1000
             leaves = {f"f{k}": rng.standard_normal(chunk) for k in range(3)}
             loop.send(**leaves)

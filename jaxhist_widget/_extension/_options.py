@@ -13,6 +13,7 @@ from IPython.core.error import UsageError
 from IPython.utils.process import arg_split
 
 from ..ui import MAX_POINTS_LIMIT
+from ..ui._vectors import VECTOR_MODES
 
 
 # The option types raise ArgumentTypeError: argparse shows its text (for a ValueError it would
@@ -47,6 +48,20 @@ def _fields(text: str) -> list[str]:
     return fields
 
 
+def _paths(text: str) -> list[str | tuple[str, str]]:
+    """``xy,a:b``: a leaf of two components, or a pair ``x:y`` (x, then y)."""
+    out: list[str | tuple[str, str]] = []
+    for entry in _fields(text):
+        parts = [p.strip() for p in entry.split(":")]
+        if len(parts) > 2 or not all(parts):
+            raise ArgumentTypeError(
+                f"a path is a leaf of two components or a pair x:y, got {entry!r}; write "
+                "e.g. --paths xy or --paths x[0]:x[1]"
+            )
+        out.append(parts[0] if len(parts) == 1 else (parts[0], parts[1]))
+    return out
+
+
 def _plot_options(args: Any) -> dict[str, Any]:
     """`LivePlot` keyword arguments from parsed magic options (only those given)."""
     options: dict[str, Any] = {}
@@ -64,6 +79,10 @@ def _plot_options(args: Any) -> dict[str, Any]:
         options["store"] = args.store
     if args.charts is not None:
         options["charts"] = args.charts
+    if args.vectors is not None:
+        options["vectors"] = args.vectors
+    if args.paths is not None:
+        options["paths"] = args.paths
     return options
 
 
@@ -108,6 +127,18 @@ def _plot_arguments(func: Callable[..., Any]) -> Callable[..., Any]:
                 "--charts",
                 choices=("per_field", "shared"),
                 help="one chart per field (the default) or every field on one chart",
+            ),
+            magic_arguments.argument(
+                "--vectors",
+                choices=VECTOR_MODES,
+                help="how a vector leaf is drawn: lines, band (median, quartiles, min-max), "
+                "heatmap, or auto (lines up to 10 components, a band beyond)",
+            ),
+            magic_arguments.argument(
+                "--paths",
+                metavar="XY,A:B",
+                type=_paths,
+                help="charts of one series against another: a leaf of two components, or x:y",
             ),
             magic_arguments.argument(
                 "--store",

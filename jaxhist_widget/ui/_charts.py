@@ -15,14 +15,16 @@ chart its share of the fields.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import bqplot
 import ipywidgets
 import numpy as np
 
+from ._extras import make_extra, notes_html
 from ._figure import Extent, LiveFigure
 from ._legend import field_colors, legend_html
+from ._path_figure import PathFigure
 
 __all__ = [
     "CHART_MIN_PX",
@@ -67,12 +69,6 @@ def chart_columns(width: float, charts: int) -> int:
     return max(1, min(fit, charts))
 
 
-def chart_key(label: str, component: bool) -> str:
-    """The chart a series goes to: its label, or its leaf's name for a vector's component
-    (``"x[3]"`` -> ``"x"``), so that one vector stays on one chart."""
-    return label.rsplit("[", 1)[0] if component else label
-
-
 class ChartGrid:
     """The charts of one `LivePlot` and what they draw.
 
@@ -95,6 +91,10 @@ class ChartGrid:
         self._runs: dict[int, int] = {}  # run number -> its first step (x0)
         self._groups: dict[int, list[tuple[str, list[int]]]] = {}  # run -> (key, field indices)
         self._order: list[str] = []  # every label seen, in first-seen order (legend order)
+        self._fields: dict[int, list[str]] = {}  # run -> its marks' labels
+        self._chart_labels: dict[str, list[str]] = {}  # chart key -> its labels, first seen first
+        self._paths: dict[str, str] = {}  # path chart key -> the label of its x series
+        self._notes: dict[int, tuple[str, ...]] = {}  # run -> what it does not draw as asked
         self._width: float | None = None
         self.box = ipywidgets.GridBox(
             layout=ipywidgets.Layout(
@@ -136,31 +136,69 @@ class ChartGrid:
         lane_names: Sequence[str] | None = None,
         lanes: int = 0,
         keys: Sequence[str] | None = None,
+        paths: Mapping[str, str] | None = None,
     ) -> None:
         """Create run ``number``'s marks: field ``fields[i]`` on chart ``keys[i]`` (default: its
-        own label; every field on one chart when shared)."""
+        own label; every field on one chart when shared). ``paths``: the keys of path charts
+        (a series against another, never shared), with the label of their x series."""
         fields = list(fields)
         for label in fields:
             if label not in self._order:
                 self._order.append(label)
-        if self.mode == "shared":
-            keys = [""] * len(fields)
-        elif keys is None:
-            keys = fields
-        if len(set(keys)) > MAX_CHARTS:
-            keys = [""] * len(fields)
+        paths = dict(paths or {})
+        self._paths.update(paths)
+        keys = list(fields if keys is None else keys)
+        steps = [k for k in keys if k not in paths]
+        if self.mode == "shared" or len(set(steps)) > MAX_CHARTS:
+            keys = [k if k in paths else "" for k in keys]
+        self._fields[number] = fields
         groups: dict[str, list[int]] = {}
         for i, key in enumerate(keys):
             groups.setdefault(key, []).append(i)
         self._groups[number] = list(groups.items())
-        colors = field_colors(self._order)
+        for key, idx in groups.items():
+            seen = self._chart_labels.setdefault(key, [])
+            seen += [fields[i] for i in idx if fields[i] not in seen]
         for key, idx in groups.items():
             chart = self._chart(key)
             sub = [fields[i] for i in idx]
             chart.add_marks(
-                number, sub, lane_names, lanes, colors=[colors[self._order.index(f)] for f in sub]
+                number, sub, lane_names, lanes, colors=[self._color(key, f) for f in sub]
             )
         self._show()
+
+    def _color(self, key: str, label: str) -> str:
+        """The colour of series ``label`` on chart ``key``: the chart's (by the charts' order)
+        when it shows one series, else the series' by its order on the chart, so that the
+        components of a vector get the palette's colours, each its own."""
+        labels = self._chart_labels[key]
+        if len(labels) == 1:
+            keys = list(self._chart_labels)
+            return field_colors(keys)[keys.index(key)]
+        return field_colors(labels)[labels.index(label)]
+
+    def add_extras(self, number: int, extras: Mapping[str, object], x0: int = 0) -> None:
+        """Draw what run ``number``'s vector medians are drawn over (``extras``: by the
+        median's label, a `BandSeries` or `HistogramBuckets`), on the median's chart and in
+        its color."""
+        fields = self._fields.get(number, [])
+        for key, idx in self._groups.get(number, []):
+            for i in idx:
+                label = fields[i]
+                if label in extras:
+                    extra = make_extra(extras[label], label, number, self._color(key, label), x0)
+                    self.charts[key].add_extra(number, extra)
+        self._show()
+
+    def set_notes(self, number: int, notes: Sequence[str]) -> None:
+        """What run ``number`` does not draw as asked, said under the charts."""
+        self._notes[number] = tuple(notes)
+        self._update_legend()
+
+    @property
+    def notes(self) -> list[str]:
+        """The notes of the drawn runs, each once."""
+        return list(dict.fromkeys(n for notes in self._notes.values() for n in notes))
 
     def set_lines(
         self,
@@ -191,6 +229,8 @@ class ChartGrid:
         for n in numbers:
             self._runs.pop(n)
             self._groups.pop(n, None)
+            self._fields.pop(n, None)
+            self._notes.pop(n, None)
         for chart in self._all():
             chart.drop_runs(numbers)
         self._show()
@@ -235,11 +275,16 @@ class ChartGrid:
         return list(self.charts.values()) or [self._blank]
 
     def _new_chart(self, key: str) -> LiveFigure:
-        title = key if self.mode == "per_field" else ""
-        titled = self.mode == "per_field"
-        chart = LiveFigure(
-            self.log, title=title, height=CHART_HEIGHT_PX, titled=titled, x_scale=self._x_scale
-        )
+        if key in self._paths:  # its own x axis: the x series, not the steps
+            chart: LiveFigure = PathFigure(
+                self.log, title=key, height=CHART_HEIGHT_PX, x_label=self._paths[key]
+            )
+        else:
+            title = key if self.mode == "per_field" else ""
+            titled = self.mode == "per_field"
+            chart = LiveFigure(
+                self.log, title=title, height=CHART_HEIGHT_PX, titled=titled, x_scale=self._x_scale
+            )
         for number, x0 in self._runs.items():
             chart.add_run(number, x0)
         return chart
@@ -247,7 +292,7 @@ class ChartGrid:
     def _chart(self, key: str) -> LiveFigure:
         """The chart of ``key``: the blank placeholder becomes the first one."""
         if key not in self.charts:
-            if not self.charts and not self._blank.has_marks():
+            if not self.charts and not self._blank.has_marks() and key not in self._paths:
                 chart = self._blank
                 chart.figure.title = key if self.mode == "per_field" else ""
                 for number, x0 in self._runs.items():
@@ -289,4 +334,4 @@ class ChartGrid:
                 names, lanes = chart_names, chart_lanes
         order = {label: i for i, label in enumerate(self._order)}
         lines.sort(key=lambda line: (line.run, order.get(line.label, len(order))))
-        self.legend.value = legend_html(lines, names, lanes)
+        self.legend.value = legend_html(lines, names, lanes) + notes_html(self.notes)

@@ -1,7 +1,9 @@
 """What a `LivePlot` draws of one run: its series per lane, read from the run as rows arrive.
 
-Layer 3 (widget) by role, numpy only (no widgets): a `RunDrawing` reads the rows a run received
-since the last update, reduces them into its `LaneSeries`, and hands out each field's lines (for
+Layer 3 (widget) by role, numpy only (no widgets): a `RunDrawing` plans what to draw of a run
+when its first rows arrive (`._plan`), reads the rows it received since the last update, reduces
+them into its series (`LaneSeries`, `PathSeries`, and the bands and histograms of vectors), and
+hands out each series' lines (for
 `jaxhist_widget.ui._figure.LiveFigure.set_lines`) and latest values (for the panel,
 `jaxhist_widget.ui._panel_state.panel_state`). `LaneNames` names a run's vmap lanes.
 """
@@ -16,6 +18,11 @@ from typing import Any
 import numpy as np
 
 from .._host import Run
+from ._band import BandSeries
+from ._histogram import HistogramBuckets
+from ._path import PathSeries
+from ._plan import PlotChoice
+from ._plan import plan as make_plan
 from ._series import LaneSeries, Spec
 
 __all__ = ["MARK_POINTS", "MAX_LANES", "LaneNames", "RunDrawing", "check_lane_labels"]
@@ -38,52 +45,89 @@ class RunDrawing:
         The run drawn.
     number
         Its number in the LivePlot (1 for the first run it received).
-    specs
-        The plotted fields (empty when ``fields=`` named none of the run's leaves).
+    choice
+        What the plot was asked to draw (``fields=``, ``vectors=``, ``paths=``).
     x0
         The step its lines start at: where the previous run ended, with ``continue_steps``.
+    specs, notes
+        The plotted series and the notes on what is not drawn as asked (`._plan.plan`), once
+        the run's lane count is known (`start`).
     series
-        ``(field, lane) -> LaneSeries``, once the lane count is known (`start`).
+        ``(spec, lane) -> LaneSeries`` (a `PathSeries` for a path), once started.
+    extras
+        ``spec -> BandSeries | HistogramBuckets``: what a vector's median is drawn over.
     last_step
         The last step drawn (the largest over lanes).
     """
 
     run: Run
     number: int
-    specs: list[Spec]
+    choice: PlotChoice = field(default_factory=PlotChoice)
     x0: int = 0
-    series: dict[tuple[int, int], LaneSeries] = field(default_factory=dict)
+    specs: tuple[Spec, ...] = ()
+    notes: tuple[str, ...] = ()
+    series: dict[tuple[int, int], Any] = field(default_factory=dict)
+    extras: dict[int, BandSeries | HistogramBuckets] = field(default_factory=dict)
     last_step: int = 0
+    started: bool = field(default=False, init=False)
+    _lanes: int = field(default=0, init=False, repr=False)
+
+    @property
+    def labels(self) -> list[str]:
+        """The labels of every drawn series (one mark each), in legend order."""
+        return [s.label for s in self.specs]
+
+    @property
+    def keys(self) -> list[str]:
+        """The chart of each drawn series."""
+        return [s.key for s in self.specs]
+
+    @property
+    def paths(self) -> dict[str, str]:
+        """The charts that are paths, with the label of their x series."""
+        return {s.key: s.xy[0].label for s in self.specs if s.xy is not None}
 
     @property
     def fields(self) -> list[str]:
-        """The labels of the plotted fields, in legend order."""
-        return [s.label for s in self.specs]
+        """The labels of the plotted fields the panel lists (every series but the paths)."""
+        return [s.label for s in self.specs if s.xy is None]
 
     @property
     def lanes(self) -> int:
         """Lanes drawn (0 before `start`; 1 for an unbatched run; at most `MAX_LANES`)."""
-        return len(self.series) // len(self.specs) if self.specs else 0
+        return self._lanes
 
     @property
     def work(self) -> int:
         """Values reduced and buckets touched so far, all series together."""
-        return sum(s.work for s in self.series.values())
+        return sum(s.work for s in self.series.values()) + sum(e.work for e in self.extras.values())
 
     def start(self, max_points: int) -> bool:
-        """Make the series once the run's lane count is known (its first rows arrived), at most
-        ``max_points`` points per line; False while there is nothing to draw yet."""
-        if self.series:
+        """Plan the series and make them once the run's lane count is known (its first rows
+        arrived), at most ``max_points`` points per line; False while nothing arrived yet."""
+        if self.started:
             return True
         counts = self.run.counts
-        if not counts or not self.specs:
+        if not counts:
             return False
-        lanes = min(len(counts), MAX_LANES)
-        # The lanes of a mark share one message: at most MARK_POINTS points, 48 KB.
-        budget = min(max_points, MARK_POINTS // lanes)
-        for i in range(len(self.specs)):
-            for lane in range(lanes):
-                self.series[i, lane] = LaneSeries(budget)
+        plan = make_plan(self.run.layout, self.choice, self.run.lanes)
+        self.specs, self.notes = plan.specs, plan.notes
+        self.started = True
+        self._lanes = min(len(counts), MAX_LANES) if self.specs else 0
+        if not self.specs:
+            return True
+        # The lanes of a mark share one message: at most MARK_POINTS points, 48 KB (a path's
+        # points are two float64, so three quarters as many).
+        budget = min(max_points, MARK_POINTS // self._lanes)
+        path_budget = max(8, min(max_points, 3 * MARK_POINTS // 4 // self._lanes))
+        for i, spec in enumerate(self.specs):
+            for lane in range(self._lanes):
+                path = spec.xy is not None
+                self.series[i, lane] = PathSeries(path_budget) if path else LaneSeries(budget)
+            if spec.under == "band":
+                self.extras[i] = BandSeries(budget)
+            elif spec.under == "heatmap":
+                self.extras[i] = HistogramBuckets()
         return True
 
     def ingest(self) -> None:
@@ -92,15 +136,30 @@ class RunDrawing:
         if not self.series or not counts:
             return
         self.last_step = max(counts) - 1
+        # A histogram pools the lanes: the rows of lanes at the same steps are counted at once.
+        pooled: dict[tuple[int, int, int], list[np.ndarray]] = {}
         for lane in range(self.lanes):
             # Every series of a lane has the same length: read only the rows that are new.
-            rows = self.run.rows_since(lane, self.series[0, lane].size)
-            if len(rows[0]):
-                for i, spec in enumerate(self.specs):
-                    self.series[i, lane].extend(spec.values(rows))
+            start = self.series[0, lane].size
+            rows = self.run.rows_since(lane, start)
+            if not len(rows[0]):
+                continue
+            for i, spec in enumerate(self.specs):
+                extra = self.extras.get(i)
+                if isinstance(extra, BandSeries):  # (unbatched only) its median, of one sort
+                    values = extra.extend(spec.components(rows))
+                else:
+                    values = spec.values(rows)
+                if isinstance(extra, HistogramBuckets):
+                    components = spec.components(rows)
+                    pooled.setdefault((i, start, len(components)), []).append(components)
+                self.series[i, lane].extend(values)
+        for (i, start, _), values in pooled.items():
+            self.extras[i].add(start, np.concatenate(values, axis=1))
 
     def lines(self) -> list[tuple[list[np.ndarray], list[np.ndarray], tuple[float, float, float]]]:
-        """Per field: the points of each drawn lane (steps from `x0`) and their joint extent."""
+        """Per series: the points of each drawn lane (steps from `x0`; a path's x values) and
+        their joint extent."""
         out = []
         for i in range(len(self.specs)):
             xs, ys, lo, hi, lo_pos = [], [], np.inf, -np.inf, np.inf
@@ -112,11 +171,16 @@ class RunDrawing:
             out.append((xs, ys, (lo, hi, lo_pos)))
         return out
 
+    def extras_by_label(self) -> dict[str, BandSeries | HistogramBuckets]:
+        """What each vector median is drawn over, by the median's label."""
+        return {self.specs[i].label: extra for i, extra in self.extras.items()}
+
     def last_values(self) -> list[list[float]]:
-        """Per field: the latest value of each drawn lane that has rows."""
+        """Per field of `fields`: the latest value of each drawn lane that has rows."""
         return [
             [self.series[i, lane].last for lane in range(self.lanes) if self.series[i, lane].size]
-            for i in range(len(self.specs))
+            for i, spec in enumerate(self.specs)
+            if spec.xy is None
         ]
 
 

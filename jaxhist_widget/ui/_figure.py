@@ -50,6 +50,7 @@ class _RunMarks:
     lanes: int = 0  # the run's lane count (more than drawn above the lane cap)
     marks: list[bqplot.Lines] = field(default_factory=list)
     extents: list[Extent] = field(default_factory=list)
+    extras: list[Any] = field(default_factory=list)  # bands, heatmaps, path ends (`._extras`)
     last_step: int = 0
     opacity: float = 1.0
 
@@ -171,6 +172,17 @@ class LiveFigure:
         self._show()
         self._update_legend()
 
+    def add_extra(self, number: int, extra: Any) -> None:
+        """Draw ``extra`` (a band, a heatmap, a path's ends: `._extras`) for run ``number``,
+        under its lines (over them when ``extra.above``)."""
+        r = self._runs[number]
+        extra.make(self.x_scale, self.y_scale)
+        if r.opacity < 1.0:
+            extra.set_opacity(r.opacity)
+        r.extras.append(extra)
+        self._show()
+        self._update_legend()
+
     def set_lines(
         self,
         number: int,
@@ -197,6 +209,8 @@ class LiveFigure:
                 r.opacity = max(_FADED_MIN, _FADED * 0.7 ** (age - 1))
                 for mark in r.marks:
                     mark.opacities = [r.opacity] * max(1, len(r.lane_names))
+                for extra in r.extras:
+                    extra.set_opacity(r.opacity)
         self._update_legend()
 
     def drop_runs(self, numbers: Iterable[int]) -> None:
@@ -213,6 +227,8 @@ class LiveFigure:
         for r in dropped:
             for mark in r.marks:
                 mark.close()
+            for extra in r.extras:
+                extra.close()
         self._update_legend()
 
     def set_log(self, log: bool) -> None:
@@ -238,12 +254,14 @@ class LiveFigure:
                 )
                 for m in r.marks
             ]
+            old += [m for extra in r.extras for m in extra.make(self.x_scale, self.y_scale)]
         self.y_axis = self._new_y_axis()
         with self.figure.hold_sync():
             self._show()
             self.figure.axes = [self.x_axis, self.y_axis]
         for w in old:
             w.close()
+        self._draw_extras()
         self._update_ticks()
 
     # ------------------------------------------------------------ scales, ticks
@@ -257,18 +275,33 @@ class LiveFigure:
         """Scales from the drawn runs' steps (or ``steps``, first and last, shared by several
         charts) and extents, then the ticks."""
         runs = list(self._runs.values())
-        x_lo, x_hi = ticks.x_limits(*(steps if steps is not None else self.step_range()))
+        x_lo, x_hi = self._x_limits(steps if steps is not None else self.step_range())
         if (self.x_scale.min, self.x_scale.max) != (x_lo, x_hi):
             with self.x_scale.hold_sync():
                 self.x_scale.min, self.x_scale.max = x_lo, x_hi
-        extents = [e for r in runs for e in r.extents]
+        extents = [e for r in runs for e in r.extents] + [
+            extra.extent() for r in runs for extra in r.extras
+        ]
         self._extent = (
             min((e[0] for e in extents), default=math.inf),
             max((e[1] for e in extents), default=-math.inf),
             min((e[2] for e in extents), default=math.inf),
         )
         self._set_y_limits()
+        self._draw_extras()
         self._update_ticks()
+
+    def _x_limits(self, steps: tuple[int, int]) -> tuple[float, float]:
+        """The x scale's limits for the first and last step drawn."""
+        return ticks.x_limits(*steps)
+
+    def _draw_extras(self) -> None:
+        """Draw the runs' extras for the y limits now set (a band clipped to a log axis, a
+        heatmap image over them)."""
+        limits = (float(self.y_scale.min), float(self.y_scale.max))
+        for r in self._runs.values():
+            for extra in r.extras:
+                extra.draw(limits, self.log)
 
     def _set_y_limits(self) -> None:
         """Limits of the y scale in use (the other one is set when the toggle selects it: one
@@ -296,9 +329,7 @@ class LiveFigure:
         plot = None if self._width is None else self._width - margin["left"] - margin["right"]
         # The label width depends on the ticks and the ticks on it: one refinement is enough
         # (a label of the axis end is the widest the axis can have, to a character).
-        chars = len(d3_format(ticks.tick_format([x_lo, x_hi], si=True)[0], x_hi))
-        x_ticks = ticks.linear_ticks(x_lo, x_hi, ticks.x_intervals(plot, chars), integer=True)
-        x_format = ticks.tick_format(x_ticks, si=True)[0]
+        x_ticks, x_format = self._x_ticks(x_lo, x_hi, plot)
         lo, hi = float(self.y_scale.min), float(self.y_scale.max)
         y_ticks = ticks.log_ticks(lo, hi) if self.log else ticks.linear_ticks(lo, hi, 6)
         y_format, width = ticks.tick_format(y_ticks, log=self.log)
@@ -321,10 +352,22 @@ class LiveFigure:
         if any(margin.get(k) != v for k, v in new.items()):
             self.figure.fig_margin = {**margin, **new}
 
+    def _x_ticks(self, x_lo: float, x_hi: float, plot: float | None) -> tuple[list[float], str]:
+        """Tick values and format of the step axis over ``[x_lo, x_hi]``, ``plot`` px wide."""
+        chars = len(d3_format(ticks.tick_format([x_lo, x_hi], si=True)[0], x_hi))
+        x_ticks = ticks.linear_ticks(x_lo, x_hi, ticks.x_intervals(plot, chars), integer=True)
+        return x_ticks, ticks.tick_format(x_ticks, si=True)[0]
+
     # ------------------------------------------------------------------ helpers
     def _show(self) -> None:
-        """Make the figure list exactly the marks of the drawn runs."""
-        self.figure.marks = [m for r in self._runs.values() for m in r.marks]
+        """Make the figure list exactly the marks of the drawn runs (extras under or over)."""
+        runs = list(self._runs.values())
+        extras = [(e.above, m) for r in runs for e in r.extras for m in e.marks]
+        self.figure.marks = (
+            [m for above, m in extras if not above]
+            + [m for r in runs for m in r.marks]
+            + [m for above, m in extras if above]
+        )
 
     def _update_legend(self) -> None:
         """The legend row: one entry per field (and per kept run), plus the latest run's lanes."""
@@ -343,7 +386,7 @@ class LiveFigure:
             )
             for r in self._runs.values()
             for label, mark in zip(r.fields, r.marks, strict=False)
-        ]
+        ] + [line for r in self._runs.values() for extra in r.extras for line in extra.legend()]
         latest = next((r for r in reversed(self._runs.values()) if r.marks), None)
         names, lanes = (latest.lane_names, latest.lanes) if latest is not None else ([], 0)
         return lines, list(names), lanes

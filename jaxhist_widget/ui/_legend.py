@@ -50,7 +50,7 @@ class LegendLine:
     label: str
     run: int  #: the run's number (named in the entry when several runs are drawn)
     color: str  #: ``currentColor`` under vmap, where the lanes' colors tell them apart
-    style: str  #: one of `LINE_STYLES`
+    style: str  #: one of `LINE_STYLES`, or ``"band"`` (a filled area: a band, a heatmap)
     opacity: float
 
 
@@ -127,7 +127,13 @@ def legend_html(lines: Sequence[LegendLine], lane_names: Sequence[str] = (), lan
 
 
 def _swatch(color: str, line_style: str, opacity: float) -> str:
-    """A short line in the legend, drawn like the plotted line."""
+    """A short line in the legend, drawn like the plotted line (a band: a filled bar)."""
+    if line_style == "band":
+        return (
+            f'<svg width="22" height="10" style="vertical-align:middle" aria-hidden="true">'
+            f'<rect x="1" y="1" width="20" height="8" fill="{color}" '
+            f'fill-opacity="{0.35 * opacity:.2f}"/></svg>'
+        )
     dash = _DASHES.get(line_style, "")
     dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
     return (

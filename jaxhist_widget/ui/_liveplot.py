@@ -30,9 +30,11 @@ from . import _export as export
 from ._charts import ChartGrid, check_charts
 from ._drawing import MAX_LANES, check_lane_labels
 from ._panel import LivePanel
+from ._plan import PlotChoice
 from ._plot_options import MAX_POINTS_LIMIT, check_options
 from ._series import check_fields
 from ._updates import MAX_UPDATES_PER_SECOND, PUSH_BUDGET, LiveUpdates
+from ._vectors import check_paths, check_vectors
 
 T = TypeVar("T")
 
@@ -58,10 +60,10 @@ class LivePlot(LiveUpdates):
     Parameters
     ----------
     fields
-        What to plot, by leaf name of ``record(carry)``. Default: every scalar leaf, and the L2
-        norm of every other leaf (labelled ``|x|``). Entries: ``"loss"`` (a scalar leaf; a
-        vector leaf gives all its components, at most 32), ``"|x|"`` (norm), ``"x[3]"`` (one
-        flat component).
+        What to plot, by leaf name of ``record(carry)``. Default: every leaf. Entries:
+        ``"loss"`` (a leaf; a vector leaf is drawn as ``vectors`` says), ``"|x|"`` (its L2
+        norm), ``"x[3]"`` (one flat component; ``"W[1,2]"`` of a matrix). A name a run's
+        record does not have is said in a note under the charts (the run is not an error).
     log_y
         Start with a logarithmic y axis on every chart (the panel's "log y" toggle sets every
         chart; each chart also has its own "log" toggle in its top left corner).
@@ -83,6 +85,14 @@ class LivePlot(LiveUpdates):
         Also append every run this plot draws to the SQLite store at this path (or this
         `jaxhist_widget.Store`), chunk by chunk, so a killed kernel keeps them; read them back
         with `jaxhist_widget.load_runs`.
+    vectors
+        How a leaf of more than one value is drawn, on one chart: ``"lines"`` (one per
+        component), ``"band"`` (the median over quartile and min–max bands), ``"heatmap"`` (the
+        median over a histogram per step), ``"auto"`` (default: lines up to 10 components, 4
+        under vmap, else a band), or a dict per leaf (``{"w": "heatmap"}``).
+    paths
+        Charts of one series against another, live: ``["xy"]`` (a leaf of two components) or
+        ``[("x[0]", "x[1]")]`` (x, then y); one line per lane, its start and latest point marked.
     charts
         ``"per_field"`` (default): one chart per plotted field, each with its own y range and
         titled with the field's name (a vector leaf's components share one chart), in a grid
@@ -117,16 +127,18 @@ class LivePlot(LiveUpdates):
         continue_steps: bool = False,
         store: str | os.PathLike[str] | Store | None = None,
         charts: str = "per_field",
+        vectors: str | dict[str, str] = "auto",
+        paths: str | Sequence[str | tuple[str, str]] | None = None,
         **unknown: Any,
     ) -> None:
         check_options(unknown, max_points, title, continue_steps)
-        fields = check_fields(fields)
+        choice = PlotChoice(check_fields(fields), check_vectors(vectors), check_paths(paths))
         check_lane_labels(lane_labels)
         fig = ChartGrid(log_y=bool(log_y), charts=check_charts(charts))
         super().__init__(
             LivePanel(title=title or "", log_y=bool(log_y), keep_runs=bool(keep_runs)),
             fig,
-            fields=fields,
+            choice=choice,
             max_points=max_points,
             lane_labels=lane_labels,
             continue_steps=continue_steps,

@@ -1,7 +1,7 @@
 """`LivePlot`'s options: their names and the checks that name the fix for a bad one.
 
 Layer 3 (widget). The checks of options with a module of their own (`fields`, `lane_labels`,
-`charts`) stay there; these are the plain ones.
+`charts`, `vectors`, `paths`) stay there; these are the plain ones.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ OPTIONS = (
     "continue_steps",
     "store",
     "charts",
+    "vectors",
+    "paths",
 )
 
 

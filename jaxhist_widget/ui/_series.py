@@ -1,7 +1,7 @@
 """What a `LivePlot` draws of a run: the plotted series (`Spec`) and, per lane, their points.
 
-Layer 3 (widget) by role, numpy only. `resolve` turns ``LivePlot(fields=...)`` into the series
-of a run's layout (a scalar leaf, a vector leaf's norm, or one component). `LaneSeries` holds
+Layer 3 (widget) by role, numpy only. `._plan.plan` turns the `LivePlot` options into the
+specs of a run's layout. `LaneSeries` holds
 one series of one vmap lane as it grows: the values of the new rows are reduced once, as they
 arrive, into min/max buckets (`jaxhist_widget.decimate.MinMaxBuckets`), so an update costs the
 new rows and the point budget, not the length of the run.
@@ -10,41 +10,55 @@ new rows and the point budget, not the length of the run.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from ._band import row_quantiles
 from ._decimate import MinMaxBuckets
 
-if TYPE_CHECKING:
-    from .._host import Run
-
-__all__ = ["MAX_COMPONENTS", "LaneSeries", "Spec", "check_fields", "resolve"]
-
-#: Components a single ``fields=`` entry may expand to (a vector leaf named bare).
-MAX_COMPONENTS = 32
+__all__ = ["LaneSeries", "Spec", "check_fields", "finite_tail"]
 
 
 @dataclass(frozen=True)
 class Spec:
-    """One plotted series of a run: a scalar leaf, a vector leaf's norm, or one component."""
+    """One plotted series of a run: a scalar leaf, one component, a vector leaf's norm or median
+    (drawn over its band or heatmap: `under`), or a path (`xy`: its x and y series)."""
 
     label: str
     leaf: int
-    kind: str  # "scalar" | "norm" | "component"
+    kind: str  # "scalar" | "norm" | "component" | "median" | "path"
     index: int = 0  # flat component index for kind == "component"
+    chart: str = ""  # the chart it is drawn on, when not the one titled with its label
+    under: str = ""  # what a median is drawn over: "band" | "heatmap"
+    xy: tuple[Spec, Spec] | None = None  # a path's x and y series
+
+    @property
+    def key(self) -> str:
+        """The chart it is drawn on (a vector's components and median: the leaf's name)."""
+        return self.chart or self.label
 
     def values(self, rows: list[np.ndarray]) -> np.ndarray:
-        """This series' float64 values of ``rows`` (one array per leaf, as `Run` hands out)."""
-        new = rows[self.leaf]
-        flat = new.reshape(len(new), -1)
+        """This series' float64 values of ``rows`` (one array per leaf, as `Run` hands out);
+        for a path, ``(rows, 2)``: x and y."""
+        if self.xy is not None:
+            x, y = self.xy
+            return np.stack([x.values(rows), y.values(rows)], axis=1)
         if self.kind == "scalar":
-            return flat[:, 0].astype(np.float64)
+            return self.components(rows)[:, 0]
         if self.kind == "component":
-            return flat[:, self.index].astype(np.float64)
-        return np.linalg.norm(flat.astype(np.float64), axis=1)
+            return self.components(rows)[:, self.index]
+        if self.kind == "median":  # NaN where a component is: the panel flags it as diverged
+            values = self.components(rows)
+            (median,) = row_quantiles(values, (50.0,))
+            return np.where(np.isfinite(values).all(axis=1), median, np.nan)
+        return np.linalg.norm(self.components(rows), axis=1)
+
+    def components(self, rows: list[np.ndarray]) -> np.ndarray:
+        """Every value of this series' leaf in ``rows``, flat: float64 ``(rows, components)``."""
+        new = rows[self.leaf]
+        return new.reshape(len(new), -1).astype(np.float64, copy=False)
 
 
 class LaneSeries:
@@ -114,59 +128,3 @@ def check_fields(fields: Any) -> tuple[str, ...] | None:
     if not items or not all(isinstance(f, str) for f in items):
         raise TypeError(f"fields must be None, a str or a non-empty list of str, got {fields!r}.")
     return items
-
-
-_NORM = re.compile(r"^\|(.+)\|$")
-_COMPONENT = re.compile(r"^(.+)\[([\d,\s]+)\]$")
-
-
-def resolve(run: Run, fields: tuple[str, ...] | None) -> list[Spec]:
-    """The series to plot for ``run``'s layout; ValueError naming the choices for a bad entry."""
-    names, shapes = run.layout.names, run.layout.shapes
-    where = {n: i for i, n in enumerate(names)}
-    if fields is None:
-        return [
-            Spec(n, i, "scalar") if s == () else Spec(f"|{n}|", i, "norm")
-            for i, (n, s) in enumerate(zip(names, shapes, strict=True))
-        ]
-    specs = []
-    for f in fields:
-        if f in where:
-            i, shape = where[f], shapes[where[f]]
-            size = math.prod(shape)
-            if shape == ():
-                specs.append(Spec(f, i, "scalar"))
-            elif size <= MAX_COMPONENTS:
-                for j in range(size):
-                    idx = ",".join(map(str, np.unravel_index(j, shape)))
-                    specs.append(Spec(f"{f}[{idx}]", i, "component", j))
-            else:
-                raise ValueError(
-                    f"field {f!r} has {size} components (shape {shape}), more than "
-                    f"{MAX_COMPONENTS} lines; plot its norm '|{f}|' or pick components like "
-                    f"'{f}[0]'."
-                )
-            continue
-        m_norm, m_comp = _NORM.match(f), _COMPONENT.match(f)
-        if m_norm and m_norm.group(1) in where:
-            specs.append(Spec(f, where[m_norm.group(1)], "norm"))
-            continue
-        if m_comp and m_comp.group(1) in where:
-            i, shape = where[m_comp.group(1)], shapes[where[m_comp.group(1)]]
-            try:
-                idx = tuple(int(k) for k in m_comp.group(2).split(","))
-                j = int(np.ravel_multi_index(idx, shape)) if len(idx) > 1 else idx[0]
-                if not 0 <= j < math.prod(shape) or shape == ():
-                    raise ValueError
-            except ValueError:
-                raise ValueError(
-                    f"field {f!r}: no such component of {m_comp.group(1)!r} (shape {shape})."
-                ) from None
-            specs.append(Spec(f, i, "component", j))
-            continue
-        choices = ", ".join(repr(n) for n in names)
-        raise ValueError(
-            f"LivePlot(fields=...): no field {f!r} in this run's record; its leaves are "
-            f"{choices} (also '|name|' for a norm, 'name[i]' for a component)."
-        )
-    return specs

@@ -26,9 +26,10 @@ from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
+from ._extras import BAND_OPACITY, BandExtra, HeatmapExtra, PathEnds
 from ._legend import LANE_RAMP, LEGEND_LANES, LegendLine, lane_colors
 from ._static_chart import DASHES as _DASHES
-from ._static_chart import ChartPicture, StaticLine, draw_charts
+from ._static_chart import ChartPicture, StaticImage, StaticLine, draw_charts
 from ._static_chart import svg_text as _text
 from ._static_text import (
     first_line,
@@ -83,6 +84,7 @@ class Picture:
     legend: tuple[LegendLine, ...] = ()
     lane_names: tuple[str, ...] = ()  #: of the latest batched run's drawn lanes
     lanes: int = 0  #: that run's lane count
+    notes: tuple[str, ...] = ()  #: what the runs do not draw as asked (under the legend)
 
 
 def snapshot(grid: Any, panel: Any) -> Picture:
@@ -115,13 +117,39 @@ def snapshot(grid: Any, panel: Any) -> Picture:
         legend=tuple(lines),
         lane_names=tuple(names),
         lanes=lanes,
+        notes=tuple(grid.notes),
     )
 
 
 def _chart(fig: Any) -> ChartPicture:
-    """One chart's copy: its title, y scale, ticks, margin and lines."""
-    lines = []
+    """One chart's copy: its title, scales, ticks, margin, lines and extras (bands, heatmap
+    images, a path's ends)."""
+    lines, images, over = [], [], []
     for r in fig._runs.values():
+        for extra in r.extras:
+            if isinstance(extra, BandExtra):
+                for mark, fill in zip(extra.marks, BAND_OPACITY, strict=True):
+                    x, y = np.asarray(mark.x, float), np.asarray(mark.y, float)
+                    lines.append(
+                        StaticLine(x, y, extra.color, "solid", r.opacity, mark.labels[0], fill)
+                    )
+            elif isinstance(extra, HeatmapExtra) and extra.png:
+                images.append(StaticImage(extra.png, extra.x_limits, extra.y_limits))
+            elif isinstance(extra, PathEnds):
+                for xy, kind in ((extra.starts, "ring"), (extra.ends, "dot")):
+                    for k, (x, y) in enumerate(np.asarray(xy, float).reshape(-1, 2)):
+                        color = extra.colors[k % len(extra.colors)]
+                        over.append(
+                            StaticLine(
+                                np.array([x]),
+                                np.array([y]),
+                                color,
+                                "solid",
+                                r.opacity,
+                                "",
+                                dots=kind,
+                            )
+                        )
         for mark in r.marks:
             xs, ys = np.atleast_2d(mark.x), np.atleast_2d(mark.y)
             labels = list(mark.labels)
@@ -139,7 +167,10 @@ def _chart(fig: Any) -> ChartPicture:
         left=int(fig.figure.fig_margin.get("left", 48)),
         top=int(fig.figure.fig_margin.get("top", 16)),
         log_y=bool(fig.log),
-        lines=tuple(lines),
+        lines=tuple(lines + over),
+        images=tuple(images),
+        x_limits=(float(fig.x_scale.min), float(fig.x_scale.max)),
+        x_label=str(fig.x_axis.label or ""),
     )
 
 
@@ -167,6 +198,7 @@ def render_svg(p: Picture, width: int = WIDTH) -> str:
     y = _header(out, p, y + 24)
     bottom, clips = draw_charts(out, p.charts, p.x_limits, y, width)
     y = _legend(out, p, bottom + 4, width)
+    y = _notes(out, p.notes, y, width)
     height = math.ceil(y + 8)
     head = (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -246,6 +278,11 @@ def _legend(out: list[str], p: Picture, y: float, width: int) -> float:
                 f'<defs><linearGradient id="jhw-ramp">{stops}</linearGradient></defs>'
                 f'<rect x="{x:.1f}" y="{row - 8}" width="22" height="8" fill="url(#jhw-ramp)"/>'
             )
+        elif style == "band":
+            swatch = (
+                f'<rect x="{x:.1f}" y="{row - 8}" width="22" height="8" fill="{color}" '
+                f'fill-opacity="{0.35 * opacity:.2f}"/>'
+            )
         else:
             dash = _DASHES.get(style, "")
             ink = _TEXT if color == "currentColor" else color
@@ -258,6 +295,21 @@ def _legend(out: list[str], p: Picture, y: float, width: int) -> float:
         out.append(f'<g class="jhw-legend-item">{swatch}{_text(x + 27, row, label, size=12)}</g>')
         x += w + 14
     return row + 6 if items else y
+
+
+def _notes(out: list[str], notes: tuple[str, ...], y: float, width: int) -> float:
+    """The notes under the legend, wrapped to the width, as the widget's legend row ends."""
+    per_line = max(20, int((width - 24) / _CHAR_PX))
+    for note in notes:
+        words, line = f"Note: {note}".split(), ""
+        for word in [*words, None]:
+            if word is not None and len(line) + len(word) + 1 <= per_line:
+                line = f"{line} {word}" if line else word
+                continue
+            y += 16
+            out.append(_text(12, y, line, size=12, fill=_MUTED, cls="jhw-note"))
+            line = word or ""
+    return y + (6 if notes else 0)
 
 
 # ------------------------------------------------------------------ the picture's output

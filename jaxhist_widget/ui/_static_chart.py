@@ -6,6 +6,7 @@ Layer 3 (widget) by role, numpy only.
 
 from __future__ import annotations
 
+import base64
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +19,7 @@ from ._charts import CHART_HEIGHT_PX, chart_columns
 from ._figure import TITLED_TOP_PX
 from ._static_text import d3_format
 
-__all__ = ["DASHES", "ChartPicture", "StaticLine", "draw_charts", "svg_text"]
+__all__ = ["DASHES", "ChartPicture", "StaticImage", "StaticLine", "draw_charts", "svg_text"]
 
 DASHES = {"solid": "", "dashed": "6,3", "dotted": "2,2", "dash_dotted": "6,2,2,2"}
 _TEXT, _GRID, _AXIS = "#212121", "#e0e0e0", "#9e9e9e"
@@ -35,6 +36,17 @@ class StaticLine:
     style: str  #: a `._legend.LINE_STYLES` name
     opacity: float
     label: str  #: the hover label: ``"loss · run 1"``, ``"loss · lane 0 · run 1"``
+    fill: float = 0.0  #: a band: the fill opacity of the closed polygon (0: a line)
+    dots: str = ""  #: a path's ends: ``"ring"`` or ``"dot"`` at each point (no line)
+
+
+@dataclass(frozen=True)
+class StaticImage:
+    """A heatmap: PNG bytes stretched over steps ``x`` and values ``y`` (low, high)."""
+
+    png: bytes
+    x: tuple[float, float]
+    y: tuple[float, float]
 
 
 @dataclass(frozen=True)
@@ -50,7 +62,10 @@ class ChartPicture:
     left: int = 48  #: the figure's left margin (fits the widest y label)
     top: int = 16  #: the figure's top margin (a titled chart's holds its title)
     log_y: bool = False  #: whether its y axis is logarithmic (each chart has its own toggle)
-    lines: tuple[StaticLine, ...] = ()
+    lines: tuple[StaticLine, ...] = ()  #: in drawing order (bands first, a path's ends last)
+    images: tuple[StaticImage, ...] = ()  #: under the lines
+    x_limits: tuple[float, float] | None = None  #: its own x axis (a path), else the steps'
+    x_label: str = "step"
 
 
 def draw_charts(
@@ -85,7 +100,8 @@ def draw_charts(
                     cls="jhw-chart-title",
                 )
             )
-        fx, fy = _scale(x_limits, (x0, x1), False), _scale(chart.y_limits, (y0, y1), chart.log_y)
+        fx = _scale(chart.x_limits or x_limits, (x0, x1), False)
+        fy = _scale(chart.y_limits, (y0, y1), chart.log_y)
         _axes(out, chart, fx, fy, (x0, x1, y0, y1))
         clip = "jhw-plot" if i == 0 else f"jhw-plot-{i}"
         clips.append(
@@ -93,7 +109,8 @@ def draw_charts(
             f'height="{y0 - y1 + 2:.1f}"/></clipPath>'
         )
         out.append(f'<g clip-path="url(#{clip})" fill="none" stroke-width="1.5">')
-        out += [_path(line, fx, fy) for line in chart.lines]
+        out += [_image(image, fx, fy) for image in chart.images]
+        out += [_dots(line, fx, fy) if line.dots else _path(line, fx, fy) for line in chart.lines]
         out.append("</g></g>")
     rows = math.ceil(n / cols)
     return top + rows * height, "".join(clips)
@@ -132,7 +149,7 @@ def _axes(out: list[str], p: ChartPicture, fx: Any, fy: Any, box: tuple[float, .
             out.append(svg_text(x0 - 6, py + 4, _label(p.y_format, t), anchor="end", cls="y"))
     out.append(
         f'<path d="M{x0},{y1}V{y0}H{x1}" fill="none" stroke="{_AXIS}"/>'
-        + svg_text((x0 + x1) / 2, y0 + 34, "step", anchor="middle", cls="x-label")
+        + svg_text((x0 + x1) / 2, y0 + 34, p.x_label, anchor="middle", cls="x-label")
         + "</g>"
     )
 
@@ -156,12 +173,44 @@ def _path(line: StaticLine, fx: Any, fy: Any) -> str:
             continue
         parts.append(f"{'M' if start else 'L'}{x:.2f} {y:.2f}")
         start = False
+    if line.fill:  # a band: one closed polygon, filled, no outline
+        return (
+            f'<path class="jhw-band" data-label={quoteattr(line.label)} d="{"".join(parts)}Z" '
+            f'fill="{line.color}" fill-opacity="{line.fill * line.opacity:.2f}" stroke="none"/>'
+        )
     dash = DASHES.get(line.style, "")
     return (
         f'<path class="jhw-line" data-label={quoteattr(line.label)} d="{"".join(parts)}" '
         f'stroke="{line.color}" stroke-opacity="{line.opacity:.2f}"'
         + (f' stroke-dasharray="{dash}"' if dash else "")
         + "/>"
+    )
+
+
+def _dots(line: StaticLine, fx: Any, fy: Any) -> str:
+    """A path's starts (rings) or latest points (dots), as the widget's scatter marks."""
+    fill = line.color if line.dots == "dot" else "none"
+    circles = "".join(
+        f'<circle cx="{x:.2f}" cy="{y:.2f}" r="3.5"/>'
+        for x, y in zip(fx(line.x).tolist(), fy(line.y).tolist(), strict=True)
+        if math.isfinite(x) and math.isfinite(y)
+    )
+    return (
+        f'<g class="jhw-path-{line.dots}" fill="{fill}" stroke="{line.color}" stroke-width="2" '
+        f'opacity="{line.opacity:.2f}">{circles}</g>'
+    )
+
+
+def _image(image: StaticImage, fx: Any, fy: Any) -> str:
+    """A heatmap's PNG over its steps and values, its cells kept sharp."""
+    (xa, xb), (ya, yb) = fx(np.array(image.x)), fy(np.array(image.y))
+    if not all(map(math.isfinite, (xa, xb, ya, yb))):
+        return ""
+    data = base64.b64encode(image.png).decode()
+    return (
+        f'<image class="jhw-heatmap" x="{xa:.2f}" y="{yb:.2f}" width="{xb - xa:.2f}" '
+        f'height="{ya - yb:.2f}" preserveAspectRatio="none" style="image-rendering:pixelated" '
+        f'href="data:image/png;base64,{data}"/>'
     )
 
 

@@ -23,12 +23,12 @@ import warnings
 from collections.abc import Sequence
 
 from .._host import Run, Sink
-from ._charts import ChartGrid, chart_key
+from ._charts import ChartGrid
 from ._drawing import LaneNames, RunDrawing
 from ._flusher import Flusher
 from ._panel import LivePanel
 from ._panel_state import RateWindow, panel_state, run_step
-from ._series import resolve
+from ._plan import PlotChoice
 
 __all__ = ["MAX_UPDATES_PER_SECOND", "PUSH_BUDGET", "LiveUpdates"]
 
@@ -48,7 +48,7 @@ class LiveUpdates(Sink):
         panel: LivePanel,
         fig: ChartGrid,
         *,
-        fields: tuple[str, ...] | None,
+        choice: PlotChoice,
         max_points: int,
         lane_labels: Sequence[str] | None,
         continue_steps: bool,
@@ -56,7 +56,7 @@ class LiveUpdates(Sink):
         super().__init__()
         self.panel = panel
         self._fig = fig
-        self._fields = fields
+        self._choice = choice  # what to draw (fields=, vectors=, paths=)
         self.max_points = max_points
         self.continue_steps = continue_steps
         #: Names of the vmap lanes (checked against each vmapped run's lane count).
@@ -64,8 +64,9 @@ class LiveUpdates(Sink):
         self._state_lock = threading.RLock()
         self._drawn: list[RunDrawing] = []  # oldest first; the last one is the panel's
         self._runs_seen = 0
-        # An error this plot hit (a bad fields= entry, a failed update) and the run it is about:
-        # the panel says "error" for that run until the next run starts.
+        # An error this plot hit (a failed update) and the run it is about: the panel says
+        # "error" for that run until the next run starts. (What fields= names that a run does
+        # not have is a note under the charts, not an error: the run succeeded.)
         self._error: tuple[Run | None, str] | None = None
         self._last_push = -math.inf
         self._push_cost = 0.0  # smoothed seconds per update, for the adaptive throttle
@@ -129,10 +130,6 @@ class LiveUpdates(Sink):
             self._waiting = False
             self._flusher.cancel()
             self._runs_seen += 1
-            try:
-                specs, error = resolve(run, self._fields), ""
-            except ValueError as e:  # a bad fields= entry: record anyway, say why nothing plots
-                specs, error = [], str(e)
             # A resumed run's row 0 is the previous run's last row: continue from its step
             # (known before the previous run's lines may be dropped just below).
             prev = self._drawn[-1] if self._drawn and self.continue_steps else None
@@ -141,9 +138,9 @@ class LiveUpdates(Sink):
             if not self.panel.keep_runs:
                 dropped = [d.number for d in self._drawn if d.run.ended is not None]
                 self._drawn = [d for d in self._drawn if d.run.ended is None]
-            drawing = RunDrawing(run, self._runs_seen, specs, x0=x0)
+            drawing = RunDrawing(run, self._runs_seen, self._choice, x0=x0)
             self._drawn.append(drawing)
-            self._error = (run, error) if error else None
+            self._error = None
             now = time.perf_counter()
             self._rate.restart(now)
             try:
@@ -220,13 +217,14 @@ class LiveUpdates(Sink):
             self._show_error(e, current)
 
     def _draw(self, d: RunDrawing) -> None:
-        if not d.series:  # the first rows: the lane count is known, make the marks
+        if not d.started:  # the first rows: the lane count is known, plan and make the marks
             if not d.start(self.max_points):
                 return
             batched = d.run.lanes is not None
             names = self._lane_names(d.run)[: d.lanes] if batched else None
-            keys = [chart_key(s.label, s.kind == "component") for s in d.specs]
-            self._fig.add_marks(d.number, d.fields, names, d.run.lanes or 0, keys)
+            self._fig.add_marks(d.number, d.labels, names, d.run.lanes or 0, d.keys, d.paths)
+            self._fig.add_extras(d.number, d.extras_by_label(), d.x0)
+            self._fig.set_notes(d.number, d.notes)
         start = time.perf_counter()
         d.ingest()
         self._ingest_s += time.perf_counter() - start
