@@ -100,7 +100,8 @@ export const bqplot = {
     return !!view && !!view.el && view.el.isConnected && box.contains(view.el);
   },
 
-  /** What the figure view draws: one entry per mark (see `readMark`); [] before it draws. */
+  /** What the figure view draws: one entry per shown mark (see `readMark`; a hidden run's
+   * marks are not shown); [] before it draws. */
   async lineSets(view) {
     const list = view.mark_views;
     if (!list) {
@@ -110,6 +111,7 @@ export const bqplot = {
     }
     expect(Array.isArray(list.views), "`mark_views.views` is not a list");
     const marks = await Promise.all(list.views);
-    return marks.map(readMark).filter((set) => set !== null);
+    const shown = marks.filter((mark) => !(mark && mark.model && mark.model.get("visible") === false));
+    return shown.map(readMark).filter((set) => set !== null);
   },
 };

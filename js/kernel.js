@@ -22,7 +22,8 @@ export function stopMode(model) {
   return model.get("stop_mode") === "interrupt" && canInterrupt ? "interrupt" : "message";
 }
 
-/** Sends the control `name` ("stop", "clear", "log_y", "keep_runs", "plot_width") with its
+/** Sends the control `name` ("stop", "clear", "log_y", "keep_runs", "plot_width", "chart_log",
+ * "smoothing", "ignore_outliers", "run_hidden") with its
  * `value` to the kernel (see the top of this file for why not as a trait write). */
 export function sendControl(model, name, value = null) {
   try {
@@ -59,11 +60,20 @@ export function wireControls(ui, model, view, refresh) {
   const onClear = () => sendControl(model, "clear");
   const onLogY = () => sendControl(model, "log_y", ui.logY.checked);
   const onKeep = () => sendControl(model, "keep_runs", ui.keep.checked);
+  // The weight is sent when the slider is let go (not at every pixel of a drag: each new
+  // weight recomputes the smoothed lines in the kernel); its number follows the drag.
+  const onSmoothing = () => sendControl(model, "smoothing", Number(ui.smoothing.value));
+  const onSmoothingInput = () => refresh();
+  const onOutliers = () => sendControl(model, "ignore_outliers", ui.outliers.checked);
+  ui.onRunToggle = (number, hidden) => sendControl(model, "run_hidden", [number, hidden]);
   const listeners = [
     [ui.stop, "click", onStop],
     [ui.clear, "click", onClear],
     [ui.logY, "change", onLogY],
     [ui.keep, "change", onKeep],
+    [ui.smoothing, "change", onSmoothing],
+    [ui.smoothing, "input", onSmoothingInput],
+    [ui.outliers, "change", onOutliers],
   ];
   for (const [node, type, fn] of listeners) node.addEventListener(type, fn);
   return () => {

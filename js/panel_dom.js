@@ -17,12 +17,14 @@ import {
   statusTitle,
 } from "./format.js";
 import { stopMode } from "./kernel.js";
+import { buildViewOptions, updateRunList, updateRunName, updateViewOptions } from "./runs.js";
 
 /** The panel's DOM, made once; `updatePanel` fills it. Returns its nodes by role. */
 export function buildPanel() {
   const ui = {
     root: element("div", "jhw-panel"),
     title: element("span", "jhw-title"),
+    runName: element("span", "jhw-run-name jhw-header-run"),
     status: element("span", "jhw-status"),
     kernelNote: element("span", "jhw-kernel"),
     progress: element("div", "jhw-progress"),
@@ -33,6 +35,7 @@ export function buildPanel() {
     lanes: element("span", "jhw-lanes jhw-muted"),
     laneStatus: element("span", "jhw-lane-status jhw-muted"),
     fields: element("div", "jhw-fields"),
+    runs: element("div", "jhw-runs"),
     error: element("pre", "jhw-error"),
     stop: element("button", "jhw-stop", "■ Stop"),
     clear: element("button", "jhw-clear", "Clear"),
@@ -42,8 +45,12 @@ export function buildPanel() {
   ui.progress.setAttribute("aria-valuemin", "0");
   ui.progress.append(ui.bar);
   const head = element("div", "jhw-row");
+  ui.runs.hidden = true;
+  ui.runName.title = "the latest run";
+  // Set by `wireControls`: a run's show/hide toggle was clicked.
+  ui.onRunToggle = () => {};
   head.append(
-    ui.title, ui.status, ui.kernelNote, ui.progress, ui.step,
+    ui.title, ui.runName, ui.status, ui.kernelNote, ui.progress, ui.step,
     ui.rate, ui.elapsed, ui.lanes, ui.laneStatus,
   );
 
@@ -54,11 +61,11 @@ export function buildPanel() {
   // short labels: the four controls fit one row down to ~300 px of output width
   const [keepLabel, keep] = checkbox("jhw-keep", "keep runs");
   keepLabel.title = "Keep previous runs on the plot, faded";
-  Object.assign(ui, { logY, keep });
+  Object.assign(ui, { logY, keep }, buildViewOptions());
   const controls = element("div", "jhw-row");
-  controls.append(ui.stop, logLabel, keepLabel, ui.clear);
+  controls.append(ui.stop, logLabel, keepLabel, ui.clear, ui.smoothLabel, ui.outliersLabel);
 
-  ui.root.append(head, ui.fields, ui.error, controls);
+  ui.root.append(head, ui.fields, ui.runs, ui.error, controls);
   return ui;
 }
 
@@ -104,6 +111,9 @@ export function panelState(model, view) {
     error: get("error") || "",
     logY: Boolean(get("log_y")),
     keepRuns: Boolean(get("keep_runs")),
+    runs: get("runs") || [],
+    smoothing: Number(get("smoothing")) || 0,
+    ignoreOutliers: Boolean(get("ignore_outliers")),
     stopMode: stopMode(model),
     kernelLost: view.kernelLost,
     stopping: view.stoppingRun !== null,
@@ -124,6 +134,9 @@ export function updatePanel(ui, s) {
   ui.status.dataset.shown = shown;
   ui.status.title = statusTitle(shown, s.diverged);
   showText(ui.title, s.title);
+  updateRunName(ui.runName, s.runs);
+  updateRunList(ui.runs, s.runs, (number, hidden) => ui.onRunToggle(number, hidden), lost);
+  updateViewOptions(ui, s.smoothing, s.ignoreOutliers, lost);
 
   ui.bar.style.width = `${(100 * progressFraction(s.step, s.maxSteps, s.status)).toFixed(2)}%`;
   ui.bar.className = progressClass(shown);

@@ -6,15 +6,15 @@ needs to place the axes: where the run's steps start and end and the extent of i
 computes no data (see `jaxhist_widget.ui._series`); axis arithmetic is in `._ticks`, colors and
 the legend's HTML in `._legend`.
 
-A `LivePlot` talks to it by run number: `add_run`, `add_marks`, `set_lines`, `fade_older`,
-`drop_runs`, `update_scales`, `set_log`.
+A `LivePlot` talks to it by run number: `add_run`, `add_marks`, `set_lines`, `restyle`,
+`drop_runs`, `set_hidden`, `set_smoothing` / `set_smoothed_lines`, `update_scales`, `set_log`.
+What it holds per run and the styling rule are in `._run_marks`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import bqplot
@@ -22,7 +22,17 @@ import ipywidgets
 import numpy as np
 
 from . import _ticks as ticks
-from ._legend import LINE_STYLES, LegendLine, field_colors, lane_colors, legend_html
+from ._legend import PALETTE, LegendLine, field_colors, legend_html
+from ._outliers import robust_extent
+from ._run_marks import (
+    RAW_OPACITY,
+    RunMarks,
+    joint_extent,
+    legend_lines,
+    set_points,
+    set_traits,
+    styles,
+)
 from ._static_text import d3_format
 
 __all__ = ["Extent", "LiveFigure"]
@@ -33,29 +43,8 @@ Extent = tuple[float, float, float]
 
 #: Top margin of a titled chart (the title sits in it).
 TITLED_TOP_PX = 30
-_FADED = 0.3  # opacity of the run before the latest one; older ones fade further
-_FADED_MIN = 0.12
 #: Axis text follows JupyterLab's theme (bqplot's own dark style made the label orange).
 _AXIS_TEXT = "var(--jp-ui-font-color1)"  # (bqplot refuses a var() with a fallback)
-
-
-@dataclass
-class _RunMarks:
-    """What the figure holds for one run: its marks and where its data lies."""
-
-    number: int
-    x0: int  # the step its line starts at (> 0 for a run continuing the previous one)
-    fields: list[str] = field(default_factory=list)  # one label per mark
-    lane_names: list[str] = field(default_factory=list)  # of the drawn lanes; [] unbatched
-    lanes: int = 0  # the run's lane count (more than drawn above the lane cap)
-    marks: list[bqplot.Lines] = field(default_factory=list)
-    extents: list[Extent] = field(default_factory=list)
-    last_step: int = 0
-    opacity: float = 1.0
-
-    @property
-    def batched(self) -> bool:
-        return bool(self.lane_names)
 
 
 class LiveFigure:
@@ -80,7 +69,9 @@ class LiveFigure:
         x_scale: bqplot.LinearScale | None = None,
     ) -> None:
         self.log = log_y
-        self._runs: dict[int, _RunMarks] = {}  # by run number, oldest first
+        self._runs: dict[int, RunMarks] = {}  # by run number, oldest first
+        self.smoothing = False  # whether each line has a smoothed twin (`set_smoothing`)
+        self.ignore_outliers = False  # the y range leaves the extreme points out
         self._width: float | None = None  # of the figure in a view, once one reported it
         # Charts of one grid share their step scale (one message per update, not one each).
         self.x_scale = x_scale if x_scale is not None else bqplot.LinearScale(min=0.0, max=1.0)
@@ -133,9 +124,10 @@ class LiveFigure:
         return self.y_log if self.log else self.y_lin
 
     # ------------------------------------------------------------------ runs
-    def add_run(self, number: int, x0: int = 0) -> None:
-        """Draw run ``number`` (no marks until `add_marks`), its steps starting at ``x0``."""
-        self._runs[number] = _RunMarks(number, x0)
+    def add_run(self, number: int, x0: int = 0, name: str = "", color: str = PALETTE[0]) -> None:
+        """Draw run ``number`` (no marks until `add_marks`), its steps starting at ``x0``,
+        called ``name`` (``run N`` when empty) and drawn in ``color``."""
+        self._runs[number] = RunMarks(number, x0, name or f"run {number}", color)
 
     def add_marks(
         self,
@@ -147,34 +139,21 @@ class LiveFigure:
     ) -> None:
         """Create run ``number``'s marks: one per field, with one line per name in
         ``lane_names`` (the drawn vmap lanes of a run of ``lanes``) or a single line when the
-        run is unbatched (None). ``colors``: one per field of an unbatched run (default: the
-        palette in order)."""
+        run is unbatched (None). ``colors``: one per field, for a chart that colours its series
+        (default: the palette in order; see `._run_marks.styles`)."""
         r = self._runs[number]
         r.fields, r.lanes = list(fields), lanes
         r.lane_names = list(lane_names or [])
-        colors_of_fields = list(colors) if colors is not None else field_colors(r.fields)
-        colors_of_lanes = lane_colors(len(r.lane_names))
-        for i, label in enumerate(r.fields):
-            # The labels are what the hover read-out shows: field, lane, run.
-            if r.batched:
-                # Color tells lanes apart (a ramp, lane 0 first), dash style tells fields apart.
-                labels = [f"{label} · {name} · run {number}" for name in r.lane_names]
-                colors, style = colors_of_lanes, LINE_STYLES[i % len(LINE_STYLES)]
-            else:
-                labels = [f"{label} · run {number}"]
-                colors, style = [colors_of_fields[i]], "solid"
-            mark = self._new_line(labels=labels, colors=colors, line_style=style)
-            if r.opacity < 1.0:  # faded before its first rows came (another thread's run)
-                mark.opacities = [r.opacity] * len(labels)
-            r.marks.append(mark)
+        r.series_colors = list(colors) if colors is not None else field_colors(r.fields)
+        r.marks = [self._new_line(labels=r.labels(i)) for i in range(len(r.fields))]
         r.extents = [(math.inf, -math.inf, math.inf)] * len(r.marks)
-        self._show()
-        self._update_legend()
+        r.smoothed = self._smoothed_lines(r) if self.smoothing else []
+        self.restyle()
 
     def set_lines(
         self,
         number: int,
-        lines: Sequence[tuple[list[np.ndarray], list[np.ndarray], Extent]],
+        lines: Sequence[tuple[list[np.ndarray], list[np.ndarray], Any]],
         last_step: int,
     ) -> None:
         """Set the points of run ``number``'s marks, one ``(xs, ys, extent)`` per mark (one x
@@ -183,21 +162,56 @@ class LiveFigure:
         r.last_step = last_step
         for i, (mark, (xs, ys, extent)) in enumerate(zip(r.marks, lines, strict=True)):
             r.extents[i] = extent
-            if r.batched:
-                x, y = _pad(xs, 0), _pad(ys, np.nan)
-            else:
-                x, y = xs[0], ys[0]
-            with mark.hold_sync():  # x and y in one message, so a view never sees them mismatched
-                mark.x, mark.y = _step_array(x), y
+            set_points(mark, xs, ys, r.batched)
 
-    def fade_older(self) -> None:
-        """Fade every run but the newest: the older, the fainter."""
-        for age, r in enumerate(reversed(list(self._runs.values()))):
-            if age:
-                r.opacity = max(_FADED_MIN, _FADED * 0.7 ** (age - 1))
-                for mark in r.marks:
-                    mark.opacities = [r.opacity] * max(1, len(r.lane_names))
+    def set_smoothed_lines(
+        self, number: int, lines: Sequence[tuple[list[np.ndarray], list[np.ndarray], Any]]
+    ) -> None:
+        """Set the points of run ``number``'s smoothed lines (as `set_lines`; the extents stay
+        the raw lines': the smoothed line lies within them)."""
+        r = self._runs[number]
+        for mark, (xs, ys, _) in zip(r.smoothed, lines, strict=False):
+            set_points(mark, xs, ys, r.batched)
+
+    def restyle(self) -> None:
+        """Colour, dash and fade every run's lines by `._run_marks.styles`, and list the marks."""
+        runs = [r for r in self._runs.values() if r.marks]
+        looks = styles(runs)
+        faint = RAW_OPACITY if self.smoothing else 1.0
+        for r in runs:
+            r.opacity, per_mark = looks[r.number]
+            n = max(1, len(r.lane_names))
+            for i, (colors, style) in enumerate(per_mark):
+                for mark, alpha in [(r.marks[i], faint)] + [
+                    (m, 1.0) for m in r.smoothed[i : i + 1]
+                ]:
+                    opacities = [r.opacity * alpha] * n
+                    visible = not r.hidden
+                    set_traits(
+                        mark, colors=colors, line_style=style, opacities=opacities, visible=visible
+                    )
+        self._show()
         self._update_legend()
+
+    def set_hidden(self, numbers: Iterable[int]) -> None:
+        """Hide exactly the runs ``numbers`` (the run list's toggles): their lines are not
+        drawn and leave the axes' ranges."""
+        numbers = set(numbers)
+        for r in self._runs.values():
+            r.hidden = r.number in numbers
+        self.restyle()
+
+    def set_smoothing(self, on: bool) -> None:
+        """Give every line a smoothed twin (drawn over it, the raw line faint), or drop them.
+        Their points come with `set_smoothed_lines`."""
+        self.smoothing = bool(on)
+        old = []
+        for r in self._runs.values():
+            old += r.smoothed
+            r.smoothed = self._smoothed_lines(r) if on else []
+        self.restyle()
+        for mark in old:
+            mark.close()
 
     def drop_runs(self, numbers: Iterable[int]) -> None:
         """Stop drawing runs ``numbers`` and close their marks.
@@ -209,11 +223,10 @@ class LiveFigure:
         dropped = [self._runs.pop(n) for n in list(numbers) if n in self._runs]
         if not dropped:
             return
-        self._show()
+        self.restyle()
         for r in dropped:
-            for mark in r.marks:
+            for mark in r.marks + r.smoothed:
                 mark.close()
-        self._update_legend()
 
     def set_log(self, log: bool) -> None:
         """Switch the y axis to a log (or linear) scale, rebuilding the marks on it.
@@ -226,18 +239,9 @@ class LiveFigure:
         self._set_y_limits()  # the scale now in use was not kept up to date
         old = [self.y_axis]
         for r in self._runs.values():
-            old += r.marks
-            r.marks = [
-                self._new_line(
-                    labels=list(m.labels),
-                    colors=list(m.colors),
-                    opacities=list(m.opacities),
-                    line_style=m.line_style,
-                    x=m.x,
-                    y=m.y,
-                )
-                for m in r.marks
-            ]
+            old += r.marks + r.smoothed
+            r.marks = [self._copy_line(m) for m in r.marks]
+            r.smoothed = [self._copy_line(m) for m in r.smoothed]
         self.y_axis = self._new_y_axis()
         with self.figure.hold_sync():
             self._show()
@@ -247,26 +251,31 @@ class LiveFigure:
         self._update_ticks()
 
     # ------------------------------------------------------------ scales, ticks
-    def step_range(self) -> tuple[int, int]:
-        """The first and last step of the drawn runs (> 0 first: continued, earlier dropped)."""
+    def _shown_runs(self) -> list[RunMarks]:
+        """The runs whose lines are shown (all of them when every one is hidden: the axes
+        then stay where they were)."""
         runs = list(self._runs.values())
+        return [r for r in runs if not r.hidden] or runs
+
+    def step_range(self) -> tuple[int, int]:
+        """The first and last step of the shown runs (> 0 first: continued, earlier dropped)."""
+        runs = self._shown_runs()
         first = min((r.x0 for r in runs), default=0)
         return first, max((r.x0 + r.last_step for r in runs), default=first)
 
     def update_scales(self, steps: tuple[int, int] | None = None) -> None:
-        """Scales from the drawn runs' steps (or ``steps``, first and last, shared by several
-        charts) and extents, then the ticks."""
-        runs = list(self._runs.values())
+        """Scales from the shown runs' steps (or ``steps``, first and last, shared by several
+        charts) and extents (or, ignoring outliers, their drawn points' central range), then
+        the ticks."""
+        runs = self._shown_runs()
         x_lo, x_hi = ticks.x_limits(*(steps if steps is not None else self.step_range()))
         if (self.x_scale.min, self.x_scale.max) != (x_lo, x_hi):
             with self.x_scale.hold_sync():
                 self.x_scale.min, self.x_scale.max = x_lo, x_hi
-        extents = [e for r in runs for e in r.extents]
-        self._extent = (
-            min((e[0] for e in extents), default=math.inf),
-            max((e[1] for e in extents), default=-math.inf),
-            min((e[2] for e in extents), default=math.inf),
-        )
+        if self.ignore_outliers:
+            self._extent = robust_extent(m.y for r in runs for m in r.marks)
+        else:
+            self._extent = joint_extent([e for r in runs for e in r.extents])
         self._set_y_limits()
         self._update_ticks()
 
@@ -323,30 +332,29 @@ class LiveFigure:
 
     # ------------------------------------------------------------------ helpers
     def _show(self) -> None:
-        """Make the figure list exactly the marks of the drawn runs."""
-        self.figure.marks = [m for r in self._runs.values() for m in r.marks]
+        """Make the figure list exactly the marks of the drawn runs: the raw lines, then the
+        smoothed ones over them."""
+        runs = self._runs.values()
+        marks = [m for r in runs for m in r.marks] + [m for r in runs for m in r.smoothed]
+        if list(self.figure.marks) != marks:
+            self.figure.marks = marks
+
+    def drawn(self) -> list[tuple[RunMarks, bqplot.Lines]]:
+        """Every shown line's mark with its run, in drawing order (the static picture's)."""
+        runs = [r for r in self._runs.values() if not r.hidden]
+        return [(r, m) for r in runs for m in r.marks] + [(r, m) for r in runs for m in r.smoothed]
 
     def _update_legend(self) -> None:
         """The legend row: one entry per field (and per kept run), plus the latest run's lanes."""
         self.legend.value = legend_html(*self.legend_entries())
 
     def legend_entries(self) -> tuple[list[LegendLine], list[str], int]:
-        """What the legend names: one line per field and run, then the latest batched run's
-        drawn lane names and lane count."""
-        lines = [
-            LegendLine(
-                label,
-                r.number,
-                "currentColor" if r.batched else mark.colors[0],
-                mark.line_style,
-                r.opacity,
-            )
-            for r in self._runs.values()
-            for label, mark in zip(r.fields, r.marks, strict=False)
-        ]
-        latest = next((r for r in reversed(self._runs.values()) if r.marks), None)
+        """What the legend names: the series of a chart holding several (`legend_lines`),
+        then the latest shown batched run's drawn lane names and lane count."""
+        runs = list(self._runs.values())
+        latest = next((r for r in reversed(runs) if r.marks and not r.hidden), None)
         names, lanes = (latest.lane_names, latest.lanes) if latest is not None else ([], 0)
-        return lines, list(names), lanes
+        return legend_lines(runs), list(names), lanes
 
     def has_marks(self) -> bool:
         """Whether a drawn run has a mark in this figure."""
@@ -372,6 +380,21 @@ class LiveFigure:
             tick_format=",~g",
         )
 
+    def _smoothed_lines(self, r: RunMarks) -> list[bqplot.Lines]:
+        return [self._new_line(labels=r.labels(i, " · smoothed")) for i in range(len(r.marks))]
+
+    def _copy_line(self, m: bqplot.Lines) -> bqplot.Lines:
+        """A new line on the current scales with ``m``'s look and points."""
+        return self._new_line(
+            labels=list(m.labels),
+            colors=list(m.colors),
+            opacities=list(m.opacities),
+            line_style=m.line_style,
+            visible=m.visible,
+            x=m.x,
+            y=m.y,
+        )
+
     def _new_line(self, **traits: Any) -> bqplot.Lines:
         traits.setdefault("x", np.zeros(0))
         traits.setdefault("y", np.zeros(0))
@@ -385,26 +408,3 @@ class LiveFigure:
             preserve_domain={"x": True, "y": True},
             **traits,
         )
-
-
-def _pad(arrays: list[np.ndarray], empty: float) -> np.ndarray:
-    """Stack lines of unequal length into one 2-d array, each padded with its own last point.
-
-    Not NaN: bqplot places each line's label at its last point, and NaN there is an invalid
-    SVG transform. Repeating the last point draws nothing extra. A line with no point at all is
-    filled with ``empty``.
-    """
-    dtype = np.result_type(*arrays)
-    out = np.full((len(arrays), max(len(a) for a in arrays)), empty, dtype=dtype)
-    for k, a in enumerate(arrays):
-        out[k, : len(a)] = a
-        if len(a):
-            out[k, len(a) :] = a[-1]
-    return out
-
-
-def _step_array(x: np.ndarray) -> np.ndarray:
-    """Steps as int32 when they fit (4 bytes a point on the wire instead of 8)."""
-    if x.dtype.kind in "iu" and (not x.size or int(x.max()) < 2**31):
-        return x.astype(np.int32, copy=False)
-    return x

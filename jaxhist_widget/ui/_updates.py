@@ -28,7 +28,9 @@ from ._drawing import LaneNames, RunDrawing
 from ._flusher import Flusher
 from ._panel import LivePanel
 from ._panel_state import RateWindow, panel_state, run_step
+from ._runs import run_entry
 from ._series import resolve
+from ._smoothing import RunSmoothing
 
 __all__ = ["MAX_UPDATES_PER_SECOND", "PUSH_BUDGET", "LiveUpdates"]
 
@@ -74,6 +76,9 @@ class LiveUpdates(Sink):
         self._flusher = Flusher(self._flush_pending)  # the trailing flush
         # Attached and no run started since: the panel says "compiling", not "idle".
         self._waiting = False
+        self._smoothing = 0.0  # the EMA weight (0: off)
+        self._smoothed: dict[int, RunSmoothing] = {}  # by run number, while smoothing
+        self._hidden: set[int] = set()  # run numbers hidden from the run list
         # The number of x ticks follows the figure's width, which only a view knows.
         panel.observe(self._on_plot_width, "plot_width")
 
@@ -89,6 +94,7 @@ class LiveUpdates(Sink):
             ended = [d for d in self._drawn if d.run.ended is not None]
             self._drawn = [d for d in self._drawn if d.run.ended is None]
             self._fig.drop_runs(d.number for d in ended)
+            self._forget_smoothed()
             if not self._drawn:
                 self._error = None
             self._fig.update_scales()
@@ -148,8 +154,9 @@ class LiveUpdates(Sink):
             self._rate.restart(now)
             try:
                 self._fig.drop_runs(dropped)
-                self._fig.add_run(drawing.number, x0)
-                self._fig.fade_older()
+                self._forget_smoothed()
+                self._fig.add_run(drawing.number, x0, run.name)
+                self._fig.restyle()
                 self._fig.update_scales()
                 self._sync_panel(now)
             except Exception as e:
@@ -227,10 +234,32 @@ class LiveUpdates(Sink):
             names = self._lane_names(d.run)[: d.lanes] if batched else None
             keys = [chart_key(s.label, s.kind == "component") for s in d.specs]
             self._fig.add_marks(d.number, d.fields, names, d.run.lanes or 0, keys)
+            if self._hidden:  # a chart made now holds the hidden runs too
+                self._fig.set_hidden(self._hidden)
         start = time.perf_counter()
         d.ingest()
+        smoothed = self._smoothed_of(d)
+        if smoothed is not None:
+            smoothed.ingest()
         self._ingest_s += time.perf_counter() - start
         self._fig.set_lines(d.number, d.lines(), d.last_step)
+        if smoothed is not None:
+            self._fig.set_smoothed_lines(d.number, smoothed.lines())
+
+    def _smoothed_of(self, d: RunDrawing) -> RunSmoothing | None:
+        """The smoothed series of ``d`` while smoothing is on (made on first use, from all of
+        its rows)."""
+        if not self._smoothing or not d.series:
+            return None
+        smoothed = self._smoothed.get(d.number)
+        if smoothed is None:
+            smoothed = self._smoothed[d.number] = RunSmoothing(d, self._smoothing)
+        return smoothed
+
+    def _forget_smoothed(self) -> None:
+        drawn = {d.number for d in self._drawn}
+        self._smoothed = {n: s for n, s in self._smoothed.items() if n in drawn}
+        self._hidden &= drawn
 
     def _sync_panel(self, now: float) -> None:
         """Set every run-state trait of the panel from `panel_state`, in one message.
@@ -253,9 +282,24 @@ class LiveUpdates(Sink):
             error=error,
             waiting=self._waiting and self.attached,
         )
+        state["runs"] = [self._run_entry(x, now) for x in self._drawn]
         with self.panel.hold_sync():
             for name, value in state.items():
                 setattr(self.panel, name, value)
+
+    def _run_entry(self, d: RunDrawing, now: float) -> dict:
+        name, color = self._fig.run_look(d.number)
+        return run_entry(
+            d.run,
+            number=d.number,
+            name=name,
+            color=color,
+            hidden=d.number in self._hidden,
+            now=now,
+            fields=d.fields,
+            last_values=d.last_values(),
+            lane_names=self._lane_names(d.run) if d.run.lanes else (),
+        )
 
     def _show_error(self, error: BaseException, run: Run | None) -> None:
         # The update path must never raise into the run: show the error instead.
@@ -276,4 +320,35 @@ class LiveUpdates(Sink):
         with self._state_lock:
             dropped, self._drawn = self._drawn[:-1], self._drawn[-1:]
             self._fig.drop_runs(d.number for d in dropped)
+            self._forget_smoothed()
+            self._fig.set_hidden(self._hidden)
+            self._fig.update_scales()
+            self._sync_panel(time.perf_counter())
+
+    def _set_smoothing(self, weight: float) -> None:
+        """Smooth every line with the EMA weight ``weight`` (0: off), recomputing each drawn
+        run's smoothed series from all of its rows once."""
+        with self._state_lock:
+            if weight == self._smoothing:
+                return
+            self._smoothing = weight
+            self._smoothed = {}
+            self._fig.set_smoothing(weight > 0)
+            for d in self._drawn:
+                smoothed = self._smoothed_of(d)
+                if smoothed is not None:
+                    smoothed.ingest()
+                    self._fig.set_smoothed_lines(d.number, smoothed.lines())
+
+    def _set_hidden(self, numbers: set[int]) -> None:
+        """Hide exactly the drawn runs ``numbers`` (the run list's toggles)."""
+        with self._state_lock:
+            self._hidden = set(numbers) & {d.number for d in self._drawn}
+            self._fig.set_hidden(self._hidden)
+            self._fig.update_scales()
+            self._sync_panel(time.perf_counter())
+
+    def _set_ignore_outliers(self, on: bool) -> None:
+        with self._state_lock:
+            self._fig.set_ignore_outliers(on)
             self._fig.update_scales()

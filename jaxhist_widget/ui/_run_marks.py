@@ -1,0 +1,172 @@
+"""What one chart (`._figure.LiveFigure`) holds for one run, and how its lines are styled.
+
+Layer 3 (widget) by role: the marks are bqplot widgets, but this module only reads and writes
+their traits. `styles` is the one rule for line colours, dashes and opacities in a chart:
+
+- an unbatched run is drawn in its own colour (`._runs.next_color`), in every chart;
+- a chart that holds several series of one run (one chart shared by every field, a vector's
+  components) colours the series instead while it draws that run alone, and tells them apart
+  by dash style once several runs share it;
+- a vmap run's lanes are coloured by lane (the palette, a ramp above ten), its fields told
+  apart by dash style; an older vmap run beside a newer one is faded (hide it in the run list);
+- with smoothing on, the raw line is drawn faint (`RAW_OPACITY`) under the smoothed one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import bqplot
+import numpy as np
+
+from ._legend import LINE_STYLES, PALETTE, LegendLine, lane_colors
+
+__all__ = [
+    "RAW_OPACITY",
+    "RunMarks",
+    "joint_extent",
+    "legend_lines",
+    "pad",
+    "set_points",
+    "set_traits",
+    "step_array",
+    "styles",
+]
+
+#: Opacity of a raw line under its smoothed one (TensorBoard keeps it faint too).
+RAW_OPACITY = 0.25
+#: Opacity of the vmap run before the latest one beside it; older ones fade further.
+FADED = 0.55
+FADED_MIN = 0.3
+
+
+@dataclass
+class RunMarks:
+    """What a chart holds for one run: its marks and where its data lies."""
+
+    number: int
+    x0: int  # the step its line starts at (> 0 for a run continuing the previous one)
+    name: str = ""  # what the plot calls it (`._runs.display_name`)
+    color: str = PALETTE[0]  # its own colour (`._runs.next_color`)
+    fields: list[str] = field(default_factory=list)  # one label per mark
+    series_colors: list[str] = field(default_factory=list)  # per mark: its field's colour
+    lane_names: list[str] = field(default_factory=list)  # of the drawn lanes; [] unbatched
+    lanes: int = 0  # the run's lane count (more than drawn above the lane cap)
+    marks: list[bqplot.Lines] = field(default_factory=list)
+    smoothed: list[bqplot.Lines] = field(default_factory=list)  # one per mark while smoothing
+    extents: list[tuple[float, float, float]] = field(default_factory=list)
+    last_step: int = 0
+    opacity: float = 1.0
+    hidden: bool = False  # hidden from the run list: its marks are not shown
+
+    @property
+    def batched(self) -> bool:
+        return bool(self.lane_names)
+
+    def labels(self, i: int, suffix: str = "") -> list[str]:
+        """The hover labels of mark ``i``'s lines: field, lane, run."""
+        label = self.fields[i]
+        if self.batched:
+            return [f"{label} · {lane} · {self.name}{suffix}" for lane in self.lane_names]
+        return [f"{label} · {self.name}{suffix}"]
+
+
+def styles(runs: Sequence[RunMarks]) -> dict[int, tuple[float, list[tuple[list[str], str]]]]:
+    """Per run number: its opacity and, per mark, its line colours and dash style (see the
+    module docstring). ``runs``: the chart's runs with marks, oldest first."""
+    several = len(runs) > 1
+    batched = [r.number for r in runs if r.batched]
+    out = {}
+    for r in runs:
+        if r.batched:
+            age = len(batched) - 1 - batched.index(r.number)
+            opacity = 1.0 if not age else max(FADED_MIN, FADED * 0.75 ** (age - 1))
+            lanes = lane_colors(len(r.lane_names))
+            looks = [(lanes, LINE_STYLES[i % len(LINE_STYLES)]) for i in range(len(r.marks))]
+        elif len(r.marks) > 1 and not several:
+            opacity = 1.0
+            looks = [([c], "solid") for c in r.series_colors]
+        else:
+            opacity = 1.0
+            dashes = len(r.marks) > 1
+            looks = [
+                ([r.color], LINE_STYLES[i % len(LINE_STYLES)] if dashes else "solid")
+                for i in range(len(r.marks))
+            ]
+        out[r.number] = (opacity, looks)
+    return out
+
+
+def legend_lines(runs: Sequence[RunMarks]) -> list[LegendLine]:
+    """What the legend names of one chart's lines: each series of a chart that holds several
+    (in its colour while it draws one unbatched run, else by its dash style), once. Runs are
+    named by the panel's run list, lanes by `._legend.legend_html`."""
+    drawn = [r for r in runs if r.marks]
+    out: dict[str, LegendLine] = {}
+    for r in drawn:
+        if r.hidden or (len(r.marks) < 2 and not r.batched):
+            continue
+        by_series = not r.batched and len(drawn) == 1
+        for label, mark in zip(r.fields, r.marks, strict=False):
+            color = mark.colors[0] if by_series and len(mark.colors) else "currentColor"
+            out.setdefault(label, LegendLine(label, 0, color, mark.line_style, 1.0))
+    return list(out.values())
+
+
+def pad(arrays: list[np.ndarray], empty: float) -> np.ndarray:
+    """Stack lines of unequal length into one 2-d array, each padded with its own last point.
+
+    Not NaN: bqplot places each line's label at its last point, and NaN there is an invalid
+    SVG transform. Repeating the last point draws nothing extra. A line with no point at all is
+    filled with ``empty``.
+    """
+    dtype = np.result_type(*arrays)
+    out = np.full((len(arrays), max(len(a) for a in arrays)), empty, dtype=dtype)
+    for k, a in enumerate(arrays):
+        out[k, : len(a)] = a
+        if len(a):
+            out[k, len(a) :] = a[-1]
+    return out
+
+
+def step_array(x: np.ndarray) -> np.ndarray:
+    """Steps as int32 when they fit (4 bytes a point on the wire instead of 8)."""
+    if x.dtype.kind in "iu" and (not x.size or int(x.max()) < 2**31):
+        return x.astype(np.int32, copy=False)
+    return x
+
+
+def joint_extent(extents: Sequence[tuple[float, float, float]]) -> tuple[float, float, float]:
+    """The extent (min, max, smallest positive) of several."""
+    return (
+        min((e[0] for e in extents), default=math.inf),
+        max((e[1] for e in extents), default=-math.inf),
+        min((e[2] for e in extents), default=math.inf),
+    )
+
+
+def set_points(
+    mark: bqplot.Lines, xs: list[np.ndarray], ys: list[np.ndarray], batched: bool
+) -> None:
+    """One mark's points: one x and one y array per lane (stacked, each padded, under vmap)."""
+    x, y = (pad(xs, 0), pad(ys, np.nan)) if batched else (xs[0], ys[0])
+    with mark.hold_sync():  # x and y in one message, so a view never sees them mismatched
+        mark.x, mark.y = step_array(x), y
+
+
+def set_traits(widget: Any, **traits: Any) -> None:
+    """Set the traits that differ (an unchanged value would still cost a message)."""
+    changed = {k: v for k, v in traits.items() if _differs(getattr(widget, k), v)}
+    if changed:
+        with widget.hold_sync():
+            for k, v in changed.items():
+                setattr(widget, k, v)
+
+
+def _differs(old: Any, new: Any) -> bool:
+    if isinstance(old, np.ndarray) or isinstance(new, (list, tuple)):
+        return list(old) != list(new)
+    return old != new
