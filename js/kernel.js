@@ -62,8 +62,14 @@ export function wireControls(ui, model, view, refresh) {
   const onKeep = () => sendControl(model, "keep_runs", ui.keep.checked);
   // The weight is sent when the slider is let go (not at every pixel of a drag: each new
   // weight recomputes the smoothed lines in the kernel); its number follows the drag.
-  const onSmoothing = () => sendControl(model, "smoothing", Number(ui.smoothing.value));
-  const onSmoothingInput = () => refresh();
+  const onSmoothing = () => {
+    delete ui.smoothing.dataset.editing;
+    sendControl(model, "smoothing", Number(ui.smoothing.value));
+  };
+  const onSmoothingInput = () => {
+    ui.smoothing.dataset.editing = "true"; // until let go: a redraw keeps what is dragged
+    refresh();
+  };
   const onOutliers = () => sendControl(model, "ignore_outliers", ui.outliers.checked);
   ui.onRunToggle = (number, hidden) => sendControl(model, "run_hidden", [number, hidden]);
   const listeners = [

@@ -62,9 +62,9 @@ export function buildViewOptions() {
 }
 
 /** Applies the smoothing weight and the outliers flag to the options' DOM (the slider is left
- * alone while it is being dragged). */
+ * alone while it is being dragged: `data-editing`, set by its input events). */
 export function updateViewOptions(ui, weight, ignoreOutliers, lost) {
-  if (document.activeElement !== ui.smoothing) ui.smoothing.value = String(weight || 0);
+  if (ui.smoothing.dataset.editing !== "true") ui.smoothing.value = String(weight || 0);
   ui.smoothingValue.textContent = formatWeight(ui.smoothing.value);
   ui.outliers.checked = Boolean(ignoreOutliers);
   ui.smoothing.disabled = lost;

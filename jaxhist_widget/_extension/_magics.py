@@ -261,7 +261,7 @@ class JaxHistMagics(Magics):
             return
         sink = _CellSink(lambda cell_sink: self._new_plot(options, output, cell_sink))
         # Its runs are named after the cell (`In [N]` while it runs), unless named otherwise.
-        self._cell_names.enter_context(sink._naming(f"cell {self.shell.execution_count}", False))
+        self._cell_names.enter_context(sink._naming(f"cell {_cell_to_run(self.shell)}", False))
         sink.__enter__()
         self._cell_sink = sink
 
@@ -288,6 +288,17 @@ def _exit(sink: Sink | None, result: Any) -> None:
         sink.__exit__(None, None, None)
     else:
         sink.__exit__(type(error), error, error.__traceback__)
+
+
+def _cell_to_run(shell: Any) -> int:
+    """The number IPython will show for the cell about to run (in ``pre_run_cell``).
+
+    Read from the input history, which holds one entry per numbered cell (and an empty one at
+    0) and is stored after ``pre_run_cell``: IPython versions differ on whether
+    `execution_count` was counted up by then.
+    """
+    history = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    return len(history) if isinstance(history, list) else shell.execution_count
 
 
 def _calling_cell(shell: Any) -> int:
