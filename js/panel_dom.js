@@ -60,7 +60,7 @@ export function buildPanel() {
   const [logLabel, logY] = checkbox("jhw-logy", "log y");
   // short labels: the four controls fit one row down to ~300 px of output width
   const [keepLabel, keep] = checkbox("jhw-keep", "keep runs");
-  keepLabel.title = "Keep previous runs on the plot, faded";
+  keepLabel.title = "Keep previous runs on the plot, each in a colour of its own";
   Object.assign(ui, { logY, keep }, buildViewOptions());
   const controls = element("div", "jhw-row");
   controls.append(ui.stop, logLabel, keepLabel, ui.clear, ui.smoothLabel, ui.outliersLabel);

@@ -193,3 +193,20 @@ def test_the_static_picture_shows_names_colours_and_hidden_runs() -> None:
     assert [(p.get("data-label"), p.get("stroke")) for p in lines] == [
         ("loss · sgd", legend.PALETTE[1])
     ]  # the hidden run's line is not drawn
+
+
+def test_kept_vmap_runs_take_their_colour_and_one_alone_colours_its_lanes() -> None:
+    live = jhw.LivePlot(keep_runs=True, lane_labels=["a", "b"])
+    curves = np.stack([np.linspace(3, 1, 20), np.linspace(2, 1, 20)])
+    feed(live, {"loss": curves}, lanes=2)
+    (mark,) = live.figure.marks
+    assert mark.colors == list(legend.PALETTE[:2])  # one run alone: a colour per lane
+    assert 'class="jhw-legend-lane"' in live.legend.value
+    feed(live, {"loss": curves / 2}, lanes=2)
+    first, second = live.figure.marks
+    # two runs: each run's lanes in its colour (the hover names the lane), none faded
+    assert first.colors == [legend.PALETTE[0]] and second.colors == [legend.PALETTE[1]]
+    assert list(first.opacities) == list(second.opacities) == [1.0, 1.0]
+    assert live.legend.value == ""
+    hide(live, 1)  # hiding a run recolours nothing (and the legend stays true to the colours)
+    assert second.colors == [legend.PALETTE[1]] and "jhw-legend-lane" not in live.legend.value

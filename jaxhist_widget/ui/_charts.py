@@ -330,9 +330,6 @@ class ChartGrid:
         lanes = 0
         for chart in self._all():
             chart_lines, chart_names, chart_lanes = chart.legend_entries()
-            if self.mode == "per_field" and len(chart_lines) == 1 and chart_names:
-                # One field of one batched run: the chart's title names it, colors are lanes.
-                chart_lines = []
             for line in chart_lines:
                 lines.setdefault(line.label, line)
             if chart_names:

@@ -28,6 +28,7 @@ from ._run_marks import (
     RAW_OPACITY,
     RunMarks,
     joint_extent,
+    lanes_named,
     legend_lines,
     set_points,
     set_traits,
@@ -174,18 +175,18 @@ class LiveFigure:
             set_points(mark, xs, ys, r.batched)
 
     def restyle(self) -> None:
-        """Colour, dash and fade every run's lines by `._run_marks.styles`, and list the marks."""
+        """Colour and dash every run's lines by `._run_marks.styles` (the raw ones faint under
+        smoothed twins), and list the marks."""
         runs = [r for r in self._runs.values() if r.marks]
         looks = styles(runs)
         faint = RAW_OPACITY if self.smoothing else 1.0
         for r in runs:
-            r.opacity, per_mark = looks[r.number]
             n = max(1, len(r.lane_names))
-            for i, (colors, style) in enumerate(per_mark):
+            for i, (colors, style) in enumerate(looks[r.number]):
                 for mark, alpha in [(r.marks[i], faint)] + [
                     (m, 1.0) for m in r.smoothed[i : i + 1]
                 ]:
-                    opacities = [r.opacity * alpha] * n
+                    opacities = [alpha] * n
                     visible = not r.hidden
                     set_traits(
                         mark, colors=colors, line_style=style, opacities=opacities, visible=visible
@@ -350,10 +351,10 @@ class LiveFigure:
 
     def legend_entries(self) -> tuple[list[LegendLine], list[str], int]:
         """What the legend names: the series of a chart holding several (`legend_lines`),
-        then the latest shown batched run's drawn lane names and lane count."""
+        then the drawn lane names and lane count of the batched run it draws alone."""
         runs = list(self._runs.values())
-        latest = next((r for r in reversed(runs) if r.marks and not r.hidden), None)
-        names, lanes = (latest.lane_names, latest.lanes) if latest is not None else ([], 0)
+        named = lanes_named(runs)
+        names, lanes = (named.lane_names, named.lanes) if named is not None else ([], 0)
         return legend_lines(runs), list(names), lanes
 
     def has_marks(self) -> bool:

@@ -286,8 +286,9 @@ class LivePlot(PlotControls):
 
     def add_run(self, run: Run) -> None:
         """Draw a run that has ended, e.g. one read back from a store (`jaxhist_widget.load_runs`),
-        as if it had just ended on this plot: runs that come next are drawn beside it, it fades
-        like a kept run, and it is in `runs` (and `history`). Turns `keep_runs` on, so that it
+        as if it had just ended on this plot: runs that come next are drawn beside it, it is
+        listed by its name (a stored run's stored name) in a colour of its own like a kept run,
+        and it is in `runs` (and `history`). Turns `keep_runs` on, so that it
         stays (a baseline next to today's run).
 
         Examples

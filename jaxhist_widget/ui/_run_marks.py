@@ -3,12 +3,12 @@
 Layer 3 (widget) by role: the marks are bqplot widgets, but this module only reads and writes
 their traits. `styles` is the one rule for line colours, dashes and opacities in a chart:
 
-- an unbatched run is drawn in its own colour (`._runs.next_color`), in every chart;
-- a chart that holds several series of one run (one chart shared by every field, a vector's
-  components) colours the series instead while it draws that run alone, and tells them apart
-  by dash style once several runs share it;
-- a vmap run's lanes are coloured by lane (the palette, a ramp above ten), its fields told
-  apart by dash style; an older vmap run beside a newer one is faded (hide it in the run list);
+- every run is drawn in its own colour (`._runs.next_color`), in every chart, once a chart
+  draws several runs;
+- a chart that draws one run alone colours that run's series instead, when it has several:
+  the fields of a chart shared by every field, a vector's components, a vmap run's lanes (the
+  palette, a ramp above ten); with several runs those are told apart by dash style (fields) or
+  not at all (lanes: the hover names them);
 - with smoothing on, the raw line is drawn faint (`RAW_OPACITY`) under the smoothed one.
 """
 
@@ -28,6 +28,7 @@ __all__ = [
     "RAW_OPACITY",
     "RunMarks",
     "joint_extent",
+    "lanes_named",
     "legend_lines",
     "pad",
     "set_points",
@@ -38,9 +39,6 @@ __all__ = [
 
 #: Opacity of a raw line under its smoothed one (TensorBoard keeps it faint too).
 RAW_OPACITY = 0.25
-#: Opacity of the vmap run before the latest one beside it; older ones fade further.
-FADED = 0.55
-FADED_MIN = 0.3
 
 
 @dataclass
@@ -59,7 +57,6 @@ class RunMarks:
     smoothed: list[bqplot.Lines] = field(default_factory=list)  # one per mark while smoothing
     extents: list[tuple[float, float, float]] = field(default_factory=list)
     last_step: int = 0
-    opacity: float = 1.0
     hidden: bool = False  # hidden from the run list: its marks are not shown
 
     @property
@@ -74,46 +71,50 @@ class RunMarks:
         return [f"{label} · {self.name}{suffix}"]
 
 
-def styles(runs: Sequence[RunMarks]) -> dict[int, tuple[float, list[tuple[list[str], str]]]]:
-    """Per run number: its opacity and, per mark, its line colours and dash style (see the
-    module docstring). ``runs``: the chart's runs with marks, oldest first."""
+def styles(runs: Sequence[RunMarks]) -> dict[int, list[tuple[list[str], str]]]:
+    """Per run number, per mark: its line colours (cycled over the mark's lines) and dash
+    style (see the module docstring). ``runs``: the chart's runs with marks."""
     several = len(runs) > 1
-    batched = [r.number for r in runs if r.batched]
     out = {}
     for r in runs:
-        if r.batched:
-            age = len(batched) - 1 - batched.index(r.number)
-            opacity = 1.0 if not age else max(FADED_MIN, FADED * 0.75 ** (age - 1))
-            lanes = lane_colors(len(r.lane_names))
-            looks = [(lanes, LINE_STYLES[i % len(LINE_STYLES)]) for i in range(len(r.marks))]
-        elif len(r.marks) > 1 and not several:
-            opacity = 1.0
-            looks = [([c], "solid") for c in r.series_colors]
+        dashes = len(r.marks) > 1
+        if r.batched and not several:
+            colors = [lane_colors(len(r.lane_names))] * len(r.marks)
+        elif dashes and not several:
+            colors, dashes = [[c] for c in r.series_colors], False
         else:
-            opacity = 1.0
-            dashes = len(r.marks) > 1
-            looks = [
-                ([r.color], LINE_STYLES[i % len(LINE_STYLES)] if dashes else "solid")
-                for i in range(len(r.marks))
-            ]
-        out[r.number] = (opacity, looks)
+            colors = [[r.color]] * len(r.marks)
+        looks = [
+            (c, LINE_STYLES[i % len(LINE_STYLES)] if dashes else "solid")
+            for i, c in enumerate(colors)
+        ]
+        out[r.number] = looks
     return out
 
 
 def legend_lines(runs: Sequence[RunMarks]) -> list[LegendLine]:
     """What the legend names of one chart's lines: each series of a chart that holds several
     (in its colour while it draws one unbatched run, else by its dash style), once. Runs are
-    named by the panel's run list, lanes by `._legend.legend_html`."""
+    named by the panel's run list, lanes by `._legend.legend_html` (`lanes_named`)."""
     drawn = [r for r in runs if r.marks]
     out: dict[str, LegendLine] = {}
     for r in drawn:
-        if r.hidden or (len(r.marks) < 2 and not r.batched):
+        if r.hidden or len(r.marks) < 2:  # one series: the chart's title names it
             continue
         by_series = not r.batched and len(drawn) == 1
         for label, mark in zip(r.fields, r.marks, strict=False):
             color = mark.colors[0] if by_series and len(mark.colors) else "currentColor"
             out.setdefault(label, LegendLine(label, 0, color, mark.line_style, 1.0))
     return list(out.values())
+
+
+def lanes_named(runs: Sequence[RunMarks]) -> RunMarks | None:
+    """The batched run whose lanes the legend names: the one a chart draws alone (with several
+    runs the lanes take their run's colour; a hidden run still counts, so that hiding one
+    recolours nothing)."""
+    drawn = [r for r in runs if r.marks]
+    alone = drawn[0] if len(drawn) == 1 else None
+    return alone if alone is not None and alone.batched and not alone.hidden else None
 
 
 def pad(arrays: list[np.ndarray], empty: float) -> np.ndarray:
