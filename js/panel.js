@@ -21,7 +21,7 @@
 // .jhw-status[data-shown] (the word shown: "diverged" over a status, see `shownStatus`),
 // .jhw-step[data-step][data-max-steps], .jhw-progress[aria-valuenow], .jhw-rate,
 // .jhw-elapsed, .jhw-lane-status, .jhw-field[data-field] > .jhw-field-value[data-value],
-// .jhw-error, .jhw-stop[data-mode], .jhw-logy, .jhw-keep, .jhw-clear, the run list and view
+// .jhw-error, .jhw-stop[data-mode], .jhw-logy, .jhw-logx, .jhw-keep, .jhw-clear, the run list and view
 // options (js/runs.js), and
 // .jhw-panel[data-kernel] ("alive", or "dead" once the view saw its kernel die or restart);
 // in a LivePlot box, the hover read-out .jhw-hover[data-name][data-step][data-value] (hidden
@@ -40,7 +40,7 @@ import { buildPanel, panelState, updatePanel } from "./panel_dom.js";
 const TRAITS = [
   "status", "title", "step", "max_steps", "rate", "elapsed", "lanes", "diverged",
   "fields", "latest", "error", "log_y", "keep_runs", "stop_mode", "run_number",
-  "lane_statuses", "lane_names", "latest_range", "runs", "smoothing", "ignore_outliers",
+  "lane_statuses", "lane_names", "latest_range", "runs", "smoothing", "ignore_outliers", "log_x",
 ];
 
 function render({ model, el }) {

@@ -58,12 +58,15 @@ export function buildPanel() {
   ui.clear.type = "button";
   ui.clear.title = "Forget previous runs and clear the plot";
   const [logLabel, logY] = checkbox("jhw-logy", "log y");
+  const [logXLabel, logX] = checkbox("jhw-logx", "log x");
+  logXLabel.title = "A logarithmic step axis on every chart (step 0 is not drawn)";
   // short labels: the four controls fit one row down to ~300 px of output width
   const [keepLabel, keep] = checkbox("jhw-keep", "keep runs");
   keepLabel.title = "Keep previous runs on the plot, each in a colour of its own";
-  Object.assign(ui, { logY, keep }, buildViewOptions());
+  Object.assign(ui, { logY, logX, keep }, buildViewOptions());
   const controls = element("div", "jhw-row");
-  controls.append(ui.stop, logLabel, keepLabel, ui.clear, ui.smoothLabel, ui.outliersLabel);
+  controls.append(ui.stop, logLabel, logXLabel, keepLabel, ui.clear);
+  controls.append(ui.smoothLabel, ui.outliersLabel);
 
   ui.root.append(head, ui.fields, ui.runs, ui.error, controls);
   return ui;
@@ -110,6 +113,7 @@ export function panelState(model, view) {
     latestRange: get("latest_range") || {},
     error: get("error") || "",
     logY: Boolean(get("log_y")),
+    logX: Boolean(get("log_x")),
     keepRuns: Boolean(get("keep_runs")),
     runs: get("runs") || [],
     smoothing: Number(get("smoothing")) || 0,
@@ -169,7 +173,8 @@ export function updatePanel(ui, s) {
       ? "Stop the run after its current chunk (interrupts the kernel, like ■; " +
         "the partial history is kept)"
       : "Stop the run after its current chunk (the partial history is kept)";
-  for (const control of [ui.logY, ui.keep, ui.clear]) control.disabled = lost;
+  for (const control of [ui.logY, ui.logX, ui.keep, ui.clear]) control.disabled = lost;
   ui.logY.checked = s.logY;
+  ui.logX.checked = s.logX;
   ui.keep.checked = s.keepRuns;
 }

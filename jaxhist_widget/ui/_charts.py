@@ -94,6 +94,8 @@ class ChartGrid:
         self.log = log_y
         self.charts: dict[str, LiveFigure] = {}
         self._x_scale = bqplot.LinearScale(min=0.0, max=1.0)  # every chart's steps
+        self._x_log = bqplot.LogScale(min=1.0, max=10.0)  # the same, on a log step axis
+        self.log_x = False
         self._runs: dict[int, int] = {}  # run number -> its first step (x0)
         self._looks: dict[int, tuple[str, str]] = {}  # run number -> its name and colour
         self.smoothing = False
@@ -246,6 +248,14 @@ class ChartGrid:
                 chart.set_log(log)
         self._show()
 
+    def set_log_x(self, log: bool) -> None:
+        """Put every chart's step axis on a log (or linear) scale; scales follow at
+        `update_scales`."""
+        self.log_x = bool(log)
+        for chart in self._all():
+            if chart.log_x != self.log_x:
+                chart.set_x_scale(self._x_log if self.log_x else self._x_scale, self.log_x)
+
     def set_log_charts(self, keys: Iterable[str]) -> None:
         """Put exactly the charts ``keys`` (titles, see `log_charts`) on a log y axis, the
         others on a linear one: each chart's own log toggle."""
@@ -284,6 +294,8 @@ class ChartGrid:
             self.log, title=title, height=CHART_HEIGHT_PX, titled=titled, x_scale=self._x_scale
         )
         chart.smoothing, chart.ignore_outliers = self.smoothing, self.ignore_outliers
+        if self.log_x:
+            chart.set_x_scale(self._x_log, True)
         for number, x0 in self._runs.items():
             chart.add_run(number, x0, *self._looks[number])
         return chart

@@ -3,8 +3,9 @@
 Layer 3 (widget). This module only draws. It owns the marks of every run it is told about (one
 `Lines` mark per plotted field, one line per vmap lane inside it) and keeps, per run, what it
 needs to place the axes: where the run's steps start and end and the extent of its values. It
-computes no data (see `jaxhist_widget.ui._series`); axis arithmetic is in `._ticks`, colors and
-the legend's HTML in `._legend`.
+computes no data (see `jaxhist_widget.ui._series`); its axes (limits, ticks, margins) are its
+base `._figure_axes.FigureAxes`, axis arithmetic is in `._ticks`, colors and the legend's HTML
+in `._legend`.
 
 A `LivePlot` talks to it by run number: `add_run`, `add_marks`, `set_lines`, `restyle`,
 `drop_runs`, `set_hidden`, `set_smoothing` / `set_smoothed_lines`, `update_scales`, `set_log`.
@@ -22,6 +23,7 @@ import ipywidgets
 import numpy as np
 
 from . import _ticks as ticks
+from ._figure_axes import AXIS_TEXT, Extent, FigureAxes
 from ._legend import PALETTE, LegendLine, field_colors, legend_html
 from ._outliers import robust_extent
 from ._run_marks import (
@@ -34,21 +36,14 @@ from ._run_marks import (
     set_traits,
     styles,
 )
-from ._static_text import d3_format
 
-__all__ = ["Extent", "LiveFigure"]
-
-#: Extent of a mark's finite values: min, max, smallest positive (for a log axis); ``inf`` /
-#: ``-inf`` when there is none.
-Extent = tuple[float, float, float]
+__all__ = ["TITLED_TOP_PX", "Extent", "LiveFigure"]
 
 #: Top margin of a titled chart (the title sits in it).
 TITLED_TOP_PX = 30
-#: Axis text follows JupyterLab's theme (bqplot's own dark style made the label orange).
-_AXIS_TEXT = "var(--jp-ui-font-color1)"  # (bqplot refuses a var() with a fallback)
 
 
-class LiveFigure:
+class LiveFigure(FigureAxes):
     """The figure widgets of one `LivePlot` and the marks of the runs it draws.
 
     Attributes
@@ -80,19 +75,9 @@ class LiveFigure:
         # Limits from the start: fixed tick values on a scale without a domain sit at NaN.
         self.y_lin = bqplot.LinearScale(min=0.0, max=1.0)
         self.y_log = bqplot.LogScale(min=0.1, max=10.0)
-        # Tick values and formats are set here, not left to bqplot: its defaults mix formats on
-        # one axis and put as many x ticks on a 330 px plot as on a 1400 px one.
-        self.x_axis = bqplot.Axis(
-            scale=self.x_scale,
-            side="bottom",
-            label="step",
-            label_color=_AXIS_TEXT,
-            color=_AXIS_TEXT,
-            grid_lines="dashed",
-            tick_values=np.array([0.0, 1.0]),
-            tick_format=",.0f",
-        )
-        self._extent: Extent = (math.inf, -math.inf, math.inf)  # of every drawn line
+        self.log_x = False  # the step axis is logarithmic (`set_x_scale`)
+        self.x_axis = self._new_x_axis()
+        self._extent: Extent = (math.inf, -math.inf, math.inf)  # of every shown line
         self.y_axis = self._new_y_axis()
         self.figure = bqplot.Figure(
             marks=[],
@@ -108,7 +93,7 @@ class LiveFigure:
                 "right": ticks.RIGHT_MARGIN_PX,
             },
             title=title,
-            title_style={"fill": _AXIS_TEXT, "font-size": "13px", "font-weight": "600"},
+            title_style={"fill": AXIS_TEXT, "font-size": "13px", "font-weight": "600"},
             layout=ipywidgets.Layout(width="100%", height=f"{height}px", min_width="0"),
         )
         self.figure.add_class("jhw-figure")
@@ -118,11 +103,6 @@ class LiveFigure:
         self.legend.add_class("jhw-legend")
         # No bqplot tooltip: the panel's view shows the hover read-out (field, lane, run, step
         # and value of the point under the pointer) from these lines' points and `labels`.
-
-    @property
-    def y_scale(self) -> bqplot.Scale:
-        """The y scale in use (log or linear)."""
-        return self.y_log if self.log else self.y_lin
 
     # ------------------------------------------------------------------ runs
     def add_run(self, number: int, x0: int = 0, name: str = "", color: str = PALETTE[0]) -> None:
@@ -161,9 +141,10 @@ class LiveFigure:
         and one y array per lane), and the run's last step. Scales follow at `update_scales`."""
         r = self._runs[number]
         r.last_step = last_step
+        r.points = [(xs, ys) for xs, ys, _ in lines]  # as given: a log step axis hides step 0
         for i, (mark, (xs, ys, extent)) in enumerate(zip(r.marks, lines, strict=True)):
             r.extents[i] = extent
-            set_points(mark, xs, ys, r.batched)
+            set_points(mark, xs, ys, r.batched, log_x=self.log_x)
 
     def set_smoothed_lines(
         self, number: int, lines: Sequence[tuple[list[np.ndarray], list[np.ndarray], Any]]
@@ -171,8 +152,9 @@ class LiveFigure:
         """Set the points of run ``number``'s smoothed lines (as `set_lines`; the extents stay
         the raw lines': the smoothed line lies within them)."""
         r = self._runs[number]
+        r.smoothed_points = [(xs, ys) for xs, ys, _ in lines]
         for mark, (xs, ys, _) in zip(r.smoothed, lines, strict=False):
-            set_points(mark, xs, ys, r.batched)
+            set_points(mark, xs, ys, r.batched, log_x=self.log_x)
 
     def restyle(self) -> None:
         """Colour and dash every run's lines by `._run_marks.styles` (the raw ones faint under
@@ -210,6 +192,7 @@ class LiveFigure:
         for r in self._runs.values():
             old += r.smoothed
             r.smoothed = self._smoothed_lines(r) if on else []
+            r.smoothed_points = []
         self.restyle()
         for mark in old:
             mark.close()
@@ -251,6 +234,28 @@ class LiveFigure:
             w.close()
         self._update_ticks()
 
+    def set_x_scale(self, scale: bqplot.Scale, log: bool) -> None:
+        """Put the step axis on ``scale`` (the grid's shared linear or log step scale),
+        rebuilding the marks on it (as `set_log` does for y). On a log axis the points of
+        step 0, which it cannot place, are gaps."""
+        self.x_scale, self.log_x = scale, log
+        old = [self.x_axis]
+        for r in self._runs.values():
+            old += r.marks + r.smoothed
+            r.marks = [self._copy_line(m) for m in r.marks]
+            r.smoothed = [self._copy_line(m) for m in r.smoothed]
+            for mark, points in zip(
+                r.marks + r.smoothed, r.points + r.smoothed_points, strict=False
+            ):
+                set_points(mark, *points, r.batched, log_x=log)
+        self.x_axis = self._new_x_axis()
+        with self.figure.hold_sync():
+            self._show()
+            self.figure.axes = [self.x_axis, self.y_axis]
+        for w in old:
+            w.close()
+        self._update_ticks()
+
     # ------------------------------------------------------------ scales, ticks
     def _shown_runs(self) -> list[RunMarks]:
         """The runs whose lines are shown (all of them when every one is hidden: the axes
@@ -269,67 +274,13 @@ class LiveFigure:
         charts) and extents (or, ignoring outliers, their drawn points' central range), then
         the ticks."""
         runs = self._shown_runs()
-        x_lo, x_hi = ticks.x_limits(*(steps if steps is not None else self.step_range()))
-        if (self.x_scale.min, self.x_scale.max) != (x_lo, x_hi):
-            with self.x_scale.hold_sync():
-                self.x_scale.min, self.x_scale.max = x_lo, x_hi
+        self._set_x_limits(*(steps if steps is not None else self.step_range()))
         if self.ignore_outliers:
             self._extent = robust_extent(m.y for r in runs for m in r.marks)
         else:
             self._extent = joint_extent([e for r in runs for e in r.extents])
         self._set_y_limits()
         self._update_ticks()
-
-    def _set_y_limits(self) -> None:
-        """Limits of the y scale in use (the other one is set when the toggle selects it: one
-        message less per update)."""
-        lo, hi, lo_pos = self._extent
-        scale = self.y_scale
-        with scale.hold_sync():
-            scale.min, scale.max = (
-                ticks.log_limits(lo_pos, hi) if self.log else ticks.linear_limits(lo, hi)
-            )
-
-    def set_width(self, pixels: float) -> None:
-        """The figure's width in a view (its `LivePanel` reports it; 0: unknown): the number of
-        x ticks follows it, so a wide plot is not left with three."""
-        width = float(pixels) if pixels and pixels > 0 else None
-        if width != self._width:
-            self._width = width
-            self._update_ticks()
-
-    def _update_ticks(self) -> None:
-        """Round tick values and one compact format per axis; the left margin fits the y labels,
-        the right margin half of the last x label (centred on the plot's right edge)."""
-        x_lo, x_hi = float(self.x_scale.min), float(self.x_scale.max)
-        margin = self.figure.fig_margin
-        plot = None if self._width is None else self._width - margin["left"] - margin["right"]
-        # The label width depends on the ticks and the ticks on it: one refinement is enough
-        # (a label of the axis end is the widest the axis can have, to a character).
-        chars = len(d3_format(ticks.tick_format([x_lo, x_hi], si=True)[0], x_hi))
-        x_ticks = ticks.linear_ticks(x_lo, x_hi, ticks.x_intervals(plot, chars), integer=True)
-        x_format = ticks.tick_format(x_ticks, si=True)[0]
-        lo, hi = float(self.y_scale.min), float(self.y_scale.max)
-        y_ticks = ticks.log_ticks(lo, hi) if self.log else ticks.linear_ticks(lo, hi, 6)
-        y_format, width = ticks.tick_format(y_ticks, log=self.log)
-        for axis, values, fmt in (
-            (self.x_axis, x_ticks, x_format),
-            (self.y_axis, y_ticks, y_format),
-        ):
-            # The format first, in a message of its own: bqplot redraws new tick values a frame
-            # later with the format its view has by then, but a new format at once; in one
-            # message (whose keys the view may apply in either order) the late redraw could
-            # write the new ticks in the old format and keep them so.
-            labels = ticks.zero_labels(fmt, values)
-            if (axis.tick_labels or {}) != labels:
-                axis.tick_labels = labels
-            axis.tick_format = fmt
-            if list(axis.tick_values) != values:
-                axis.tick_values = np.array(values, float)
-        last = len(d3_format(x_format, x_ticks[-1])) if x_ticks else 1
-        new = {"left": ticks.left_margin(width), "right": ticks.right_margin(last)}
-        if any(margin.get(k) != v for k, v in new.items()):
-            self.figure.fig_margin = {**margin, **new}
 
     # ------------------------------------------------------------------ helpers
     def _show(self) -> None:
@@ -369,17 +320,6 @@ class LiveFigure:
         if self._own_x:
             self.x_scale.close()
         self.legend.close()
-
-    def _new_y_axis(self) -> bqplot.Axis:
-        return bqplot.Axis(
-            scale=self.y_scale,
-            side="left",
-            color=_AXIS_TEXT,
-            grid_lines="dashed",
-            # Never a tick at 0 on a log scale (a NaN position); `_update_ticks` sets the real ones.
-            tick_values=np.array([0.1, 1.0, 10.0] if self.log else [0.0, 0.5, 1.0]),
-            tick_format=",~g",
-        )
 
     def _smoothed_lines(self, r: RunMarks) -> list[bqplot.Lines]:
         return [self._new_line(labels=r.labels(i, " · smoothed")) for i in range(len(r.marks))]

@@ -104,6 +104,9 @@ class LivePlot(PlotControls):
         smoothing (0: off, up to 0.999; the panel has a slider); the raw line stays, faint.
         It is computed in the kernel from every row, so it is exact however the line is
         decimated.
+    log_x
+        A logarithmic step axis on every chart (step 0, which it cannot place, is left out);
+        a panel toggle too.
     ignore_outliers
         Fit each chart's y range to its drawn points without the highest and lowest 2% (a
         spike leaves the axis alone), as TensorBoard's "ignore outliers"; a panel toggle too.
@@ -136,11 +139,13 @@ class LivePlot(PlotControls):
         charts: str = "per_field",
         smoothing: float = 0.0,
         ignore_outliers: bool = False,
+        log_x: bool = False,
         **unknown: Any,
     ) -> None:
         check_options(unknown, max_points, title, continue_steps)
         smoothing = check_weight(smoothing)
         check_flag("ignore_outliers", ignore_outliers)
+        check_flag("log_x", log_x)
         fields = check_fields(fields)
         check_lane_labels(lane_labels)
         fig = ChartGrid(log_y=bool(log_y), charts=check_charts(charts))
@@ -169,6 +174,7 @@ class LivePlot(PlotControls):
         self._observe_controls()
         self.smoothing = smoothing
         self.ignore_outliers = ignore_outliers
+        self.log_x = log_x
 
     # ------------------------------------------------------------------ display
     @property

@@ -125,6 +125,8 @@ class LivePanel(anywidget.AnyWidget):
     # ---- the controls: set here from the view's messages (`_on_view_message`); Python
     # observes them
     log_y = traitlets.Bool(False).tag(sync=True)
+    #: Whether the step axis is logarithmic (step 0 is then not drawn).
+    log_x = traitlets.Bool(False).tag(sync=True)
     keep_runs = traitlets.Bool(False).tag(sync=True)
     #: Titles of the charts whose y axis is logarithmic (each chart's own log toggle; the
     #: ``log_y`` toggle puts all of them on one scale).
@@ -163,7 +165,7 @@ class LivePanel(anywidget.AnyWidget):
             self.stop_clicks += 1
         elif name == "clear":
             self.clear_clicks += 1
-        elif name in ("log_y", "keep_runs", "ignore_outliers") and isinstance(value, bool):
+        elif name in ("log_y", "log_x", "keep_runs", "ignore_outliers") and isinstance(value, bool):
             setattr(self, name, value)
         elif name == "smoothing" and _is_weight(value):
             self.smoothing = float(value)

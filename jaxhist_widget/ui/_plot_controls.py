@@ -2,7 +2,7 @@
 
 Layer 3 (widget). The panel's view sends its controls as messages (`LivePanel`), which set its
 traits; this class observes them and applies each to the plot: Stop, Clear, log y (all charts
-and each chart's own), keep runs, the smoothing weight, ignore outliers and the run list's
+and each chart's own), log x, keep runs, the smoothing weight, ignore outliers and the run list's
 show/hide toggles. The same options are properties here, synced with the panel.
 """
 
@@ -27,6 +27,7 @@ class PlotControls(LiveUpdates):
             (self._on_stop_click, "stop_clicks"),
             (self._on_clear_click, "clear_clicks"),
             (self._on_log_y, "log_y"),
+            (self._on_log_x, "log_x"),
             (self._on_log_charts, "log_charts"),
             (self._on_keep_runs, "keep_runs"),
             (self._on_smoothing, "smoothing"),
@@ -47,6 +48,15 @@ class PlotControls(LiveUpdates):
     @log_y.setter
     def log_y(self, value: bool) -> None:
         self.panel.log_y = bool(value)
+
+    @property
+    def log_x(self) -> bool:
+        """Whether the step axis is logarithmic (synced with the panel's toggle)."""
+        return self.panel.log_x
+
+    @log_x.setter
+    def log_x(self, value: bool) -> None:
+        self.panel.log_x = check_flag("log_x", value)
 
     @property
     def keep_runs(self) -> bool:
@@ -109,6 +119,10 @@ class PlotControls(LiveUpdates):
         self._set_log(bool(change["new"]))
         self.panel.log_charts = self._fig.log_charts
         self._update_static()  # the saved picture shows what the widget shows
+
+    def _on_log_x(self, change: dict[str, Any]) -> None:
+        self._set_log_x(bool(change["new"]))
+        self._update_static()
 
     def _on_log_charts(self, change: dict[str, Any]) -> None:
         with self._state_lock:

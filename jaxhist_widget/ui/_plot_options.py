@@ -26,6 +26,7 @@ OPTIONS = (
     "charts",
     "smoothing",
     "ignore_outliers",
+    "log_x",
 )
 
 

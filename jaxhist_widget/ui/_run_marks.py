@@ -56,6 +56,9 @@ class RunMarks:
     marks: list[bqplot.Lines] = field(default_factory=list)
     smoothed: list[bqplot.Lines] = field(default_factory=list)  # one per mark while smoothing
     extents: list[tuple[float, float, float]] = field(default_factory=list)
+    # The points last set, per mark, as given (`set_points` may hide some on a log step axis).
+    points: list[tuple[list[np.ndarray], list[np.ndarray]]] = field(default_factory=list)
+    smoothed_points: list[tuple[list[np.ndarray], list[np.ndarray]]] = field(default_factory=list)
     last_step: int = 0
     hidden: bool = False  # hidden from the run list: its marks are not shown
 
@@ -150,10 +153,21 @@ def joint_extent(extents: Sequence[tuple[float, float, float]]) -> tuple[float, 
 
 
 def set_points(
-    mark: bqplot.Lines, xs: list[np.ndarray], ys: list[np.ndarray], batched: bool
+    mark: bqplot.Lines,
+    xs: list[np.ndarray],
+    ys: list[np.ndarray],
+    batched: bool,
+    log_x: bool = False,
 ) -> None:
-    """One mark's points: one x and one y array per lane (stacked, each padded, under vmap)."""
+    """One mark's points: one x and one y array per lane (stacked, each padded, under vmap).
+
+    On a log step axis a point at step 0 (or below), which it cannot place, becomes a gap at
+    step 1 (a NaN position would be an invalid SVG path, an error per update).
+    """
     x, y = (pad(xs, 0), pad(ys, np.nan)) if batched else (xs[0], ys[0])
+    if log_x and x.size and (x <= 0).any():
+        y = np.where(x > 0, y, np.nan)
+        x = np.where(x > 0, x, 1)
     with mark.hold_sync():  # x and y in one message, so a view never sees them mismatched
         mark.x, mark.y = step_array(x), y
 

@@ -134,6 +134,7 @@ def _chart(fig: Any) -> ChartPicture:
         left=int(fig.figure.fig_margin.get("left", 48)),
         top=int(fig.figure.fig_margin.get("top", 16)),
         log_y=bool(fig.log),
+        log_x=bool(fig.log_x),
         lines=tuple(lines),
     )
 

@@ -348,6 +348,11 @@ class LiveUpdates(Sink):
             self._fig.update_scales()
             self._sync_panel(time.perf_counter())
 
+    def _set_log_x(self, on: bool) -> None:
+        with self._state_lock:
+            self._fig.set_log_x(on)
+            self._fig.update_scales()
+
     def _set_ignore_outliers(self, on: bool) -> None:
         with self._state_lock:
             self._fig.set_ignore_outliers(on)
