@@ -9,6 +9,7 @@
 // for good. The kernel sets the traits (`LivePanel`), and every view follows them.
 
 import { isRunning, kernelLostLabel, widthToReport } from "./format.js";
+import { lastStepsValue } from "./runs.js";
 
 function kernelOf(model) {
   const manager = model.widget_manager;
@@ -23,7 +24,7 @@ export function stopMode(model) {
 }
 
 /** Sends the control `name` ("stop", "clear", "log_y", "keep_runs", "plot_width", "chart_log",
- * "smoothing", "ignore_outliers", "run_hidden", "log_x") with its
+ * "smoothing", "ignore_outliers", "run_hidden", "log_x", "last_steps") with its
  * `value` to the kernel (see the top of this file for why not as a trait write). */
 export function sendControl(model, name, value = null) {
   try {
@@ -72,6 +73,7 @@ export function wireControls(ui, model, view, refresh) {
     refresh();
   };
   const onOutliers = () => sendControl(model, "ignore_outliers", ui.outliers.checked);
+  const onLastSteps = () => sendControl(model, "last_steps", lastStepsValue(ui.lastSteps.value));
   ui.onRunToggle = (number, hidden) => sendControl(model, "run_hidden", [number, hidden]);
   const listeners = [
     [ui.stop, "click", onStop],
@@ -82,6 +84,7 @@ export function wireControls(ui, model, view, refresh) {
     [ui.smoothing, "change", onSmoothing],
     [ui.smoothing, "input", onSmoothingInput],
     [ui.outliers, "change", onOutliers],
+    [ui.lastSteps, "change", onLastSteps],
   ];
   for (const [node, type, fn] of listeners) node.addEventListener(type, fn);
   return () => {

@@ -40,7 +40,7 @@ import { buildPanel, panelState, updatePanel } from "./panel_dom.js";
 const TRAITS = [
   "status", "title", "step", "max_steps", "rate", "elapsed", "lanes", "diverged",
   "fields", "latest", "error", "log_y", "keep_runs", "stop_mode", "run_number",
-  "lane_statuses", "lane_names", "latest_range", "runs", "smoothing", "ignore_outliers", "log_x",
+  "lane_statuses", "lane_names", "latest_range", "runs", "smoothing", "ignore_outliers", "log_x", "last_steps",
 ];
 
 function render({ model, el }) {

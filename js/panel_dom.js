@@ -66,7 +66,7 @@ export function buildPanel() {
   Object.assign(ui, { logY, logX, keep }, buildViewOptions());
   const controls = element("div", "jhw-row");
   controls.append(ui.stop, logLabel, logXLabel, keepLabel, ui.clear);
-  controls.append(ui.smoothLabel, ui.outliersLabel);
+  controls.append(ui.smoothLabel, ui.outliersLabel, ui.lastLabel);
 
   ui.root.append(head, ui.fields, ui.runs, ui.error, controls);
   return ui;
@@ -118,6 +118,7 @@ export function panelState(model, view) {
     runs: get("runs") || [],
     smoothing: Number(get("smoothing")) || 0,
     ignoreOutliers: Boolean(get("ignore_outliers")),
+    lastSteps: Number(get("last_steps")) || 0,
     stopMode: stopMode(model),
     kernelLost: view.kernelLost,
     stopping: view.stoppingRun !== null,
@@ -140,7 +141,7 @@ export function updatePanel(ui, s) {
   showText(ui.title, s.title);
   updateRunName(ui.runName, s.runs);
   updateRunList(ui.runs, s.runs, (number, hidden) => ui.onRunToggle(number, hidden), lost);
-  updateViewOptions(ui, s.smoothing, s.ignoreOutliers, lost);
+  updateViewOptions(ui, s.smoothing, s.ignoreOutliers, lost, s.lastSteps);
 
   ui.bar.style.width = `${(100 * progressFraction(s.step, s.maxSteps, s.status)).toFixed(2)}%`;
   ui.bar.className = progressClass(shown);

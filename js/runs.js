@@ -1,12 +1,13 @@
 // The panel's run list and its view options: one line per run the plot draws (its colour, name,
 // status, steps, time and latest values, and a show/hide toggle), shown once there are two or
-// more; and the smoothing slider and "ignore outliers" toggle. The kernel holds the state
-// (`runs`, `hidden_runs`, `smoothing`, `ignore_outliers`); a toggle sends a control message.
+// more; and the view options: the smoothing slider, "ignore outliers", "last N steps". The
+// kernel holds the state (`runs`, `hidden_runs`, `smoothing`, `ignore_outliers`, `last_steps`);
+// a control sends a message.
 //
 // Stable hooks for tests: .jhw-runs[data-count], .jhw-run[data-run][data-name][data-hidden]
 // with .jhw-run-toggle, .jhw-run-swatch, .jhw-run-name, .jhw-run-status, .jhw-run-steps,
 // .jhw-run-time, .jhw-run-values; .jhw-smoothing (a range input), .jhw-smoothing-value,
-// .jhw-outliers; .jhw-run-name in the header (the latest run's name).
+// .jhw-outliers, .jhw-last-steps; .jhw-run-name in the header (the latest run's name).
 
 import { checkbox, element, showText } from "./dom.js";
 import {
@@ -58,12 +59,29 @@ export function buildViewOptions() {
   smoothLabel.append(document.createTextNode("smooth"), smoothing, smoothingValue);
   const [outliersLabel, outliers] = checkbox("jhw-outliers", "ignore outliers");
   outliersLabel.title = "Fit each y axis to its points without the highest and lowest 2%";
-  return { smoothLabel, smoothing, smoothingValue, outliersLabel, outliers };
+  const lastLabel = element("label", "jhw-last-label");
+  lastLabel.title = "Show only the last N steps (empty: every step)";
+  const lastSteps = element("input", "jhw-last-steps");
+  Object.assign(lastSteps, { type: "number", min: "0", step: "1", placeholder: "all" });
+  lastSteps.setAttribute("aria-label", "last steps");
+  lastLabel.append(document.createTextNode("last"), lastSteps, document.createTextNode("steps"));
+  return { smoothLabel, smoothing, smoothingValue, outliersLabel, outliers, lastLabel, lastSteps };
 }
 
-/** Applies the smoothing weight and the outliers flag to the options' DOM (the slider is left
- * alone while it is being dragged: `data-editing`, set by its input events). */
-export function updateViewOptions(ui, weight, ignoreOutliers, lost) {
+/** The "last N steps" field's number: a whole number of steps >= 0, 0 for empty or invalid. */
+export function lastStepsValue(text) {
+  const n = Math.floor(Number(text));
+  return Number.isFinite(n) && n > 0 ? n : 0;
+}
+
+/** Applies the smoothing weight, the outliers flag and the last N steps to the options' DOM
+ * (the slider is left alone while it is dragged: `data-editing`, set by its input events; the
+ * steps field while it has the focus). */
+export function updateViewOptions(ui, weight, ignoreOutliers, lost, lastSteps = 0) {
+  if (document.activeElement !== ui.lastSteps) {
+    ui.lastSteps.value = Number(lastSteps) > 0 ? String(lastSteps) : "";
+  }
+  ui.lastSteps.disabled = lost;
   if (ui.smoothing.dataset.editing !== "true") ui.smoothing.value = String(weight || 0);
   ui.smoothingValue.textContent = formatWeight(ui.smoothing.value);
   ui.outliers.checked = Boolean(ignoreOutliers);

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { formatWeight, runTexts } from "./runs.js";
+import { formatWeight, lastStepsValue, runTexts } from "./runs.js";
 
 test("a run's line says its status, steps, time and latest values as the panel does", () => {
   const run = {
@@ -31,4 +31,10 @@ test("the smoothing weight reads off at 0, else with its decimals", () => {
   assert.equal(formatWeight(0.6), "0.60");
   assert.equal(formatWeight(0.99), "0.99");
   assert.equal(formatWeight(0.995), "0.995");
+});
+
+test("the last-steps field reads a whole number of steps, 0 for every step", () => {
+  assert.equal(lastStepsValue("500"), 500);
+  assert.equal(lastStepsValue("12.7"), 12);
+  for (const text of ["", "0", "-3", "abc"]) assert.equal(lastStepsValue(text), 0, text);
 });

@@ -100,6 +100,8 @@ class ChartGrid:
         self._looks: dict[int, tuple[str, str]] = {}  # run number -> its name and colour
         self.smoothing = False
         self.ignore_outliers = False
+        #: The steps shown, first and last, while a "last N steps" window is on (else None).
+        self.window: tuple[int, int] | None = None
         self._groups: dict[int, list[tuple[str, list[int]]]] = {}  # run -> (key, field indices)
         self._order: list[str] = []  # every label seen, in first-seen order (legend order)
         self._width: float | None = None
@@ -274,6 +276,8 @@ class ChartGrid:
         """Every chart's scales: one step range for all, each chart's own y range."""
         ranges = [c.step_range() for c in self._all() if c._runs]
         steps = (min(r[0] for r in ranges), max(r[1] for r in ranges)) if ranges else (0, 0)
+        if self.window is not None:
+            steps = self.window
         for chart in self._all():
             chart.update_scales(steps)
 

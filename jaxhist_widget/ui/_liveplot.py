@@ -36,6 +36,7 @@ from ._plot_options import MAX_POINTS_LIMIT, check_flag, check_options
 from ._series import check_fields
 from ._smoothing import check_weight
 from ._updates import MAX_UPDATES_PER_SECOND, PUSH_BUDGET
+from ._window import check_last_steps
 
 T = TypeVar("T")
 
@@ -107,6 +108,10 @@ class LivePlot(PlotControls):
     log_x
         A logarithmic step axis on every chart (step 0, which it cannot place, is left out);
         a panel toggle too.
+    last_steps
+        Show only the last ``last_steps`` steps (None or 0: every step), redrawn from their
+        rows at each update (exact however long the run), each y axis fitting them; a panel
+        field too.
     ignore_outliers
         Fit each chart's y range to its drawn points without the highest and lowest 2% (a
         spike leaves the axis alone), as TensorBoard's "ignore outliers"; a panel toggle too.
@@ -140,12 +145,14 @@ class LivePlot(PlotControls):
         smoothing: float = 0.0,
         ignore_outliers: bool = False,
         log_x: bool = False,
+        last_steps: int | None = None,
         **unknown: Any,
     ) -> None:
         check_options(unknown, max_points, title, continue_steps)
         smoothing = check_weight(smoothing)
         check_flag("ignore_outliers", ignore_outliers)
         check_flag("log_x", log_x)
+        last_steps = check_last_steps(last_steps)
         fields = check_fields(fields)
         check_lane_labels(lane_labels)
         fig = ChartGrid(log_y=bool(log_y), charts=check_charts(charts))
@@ -175,6 +182,7 @@ class LivePlot(PlotControls):
         self.smoothing = smoothing
         self.ignore_outliers = ignore_outliers
         self.log_x = log_x
+        self.last_steps = last_steps
 
     # ------------------------------------------------------------------ display
     @property

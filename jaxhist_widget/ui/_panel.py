@@ -135,6 +135,8 @@ class LivePanel(anywidget.AnyWidget):
     hidden_runs = traitlets.List(traitlets.Int()).tag(sync=True)
     #: Weight of the debiased EMA drawn over each line (0: off; see `._smoothing`).
     smoothing = traitlets.Float(0.0).tag(sync=True)
+    #: Steps shown: the last ``last_steps`` only (0: every step; see `._window`).
+    last_steps = traitlets.Int(0).tag(sync=True)
     #: Whether each chart's y range leaves out the extreme few percent of its points.
     ignore_outliers = traitlets.Bool(False).tag(sync=True)
     #: One more on each Stop click (a counter, so two clicks are two changes).
@@ -167,6 +169,8 @@ class LivePanel(anywidget.AnyWidget):
             self.clear_clicks += 1
         elif name in ("log_y", "log_x", "keep_runs", "ignore_outliers") and isinstance(value, bool):
             setattr(self, name, value)
+        elif name == "last_steps" and isinstance(value, int) and not isinstance(value, bool):
+            self.last_steps = max(0, value)
         elif name == "smoothing" and _is_weight(value):
             self.smoothing = float(value)
         elif name == "run_hidden" and _is_run_hidden(value):

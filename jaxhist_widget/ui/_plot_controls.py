@@ -2,8 +2,9 @@
 
 Layer 3 (widget). The panel's view sends its controls as messages (`LivePanel`), which set its
 traits; this class observes them and applies each to the plot: Stop, Clear, log y (all charts
-and each chart's own), log x, keep runs, the smoothing weight, ignore outliers and the run list's
-show/hide toggles. The same options are properties here, synced with the panel.
+and each chart's own), log x, the last N steps, keep runs, the smoothing weight, ignore
+outliers and the run list's show/hide toggles. The same options are properties here, synced
+with the panel.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 from ._plot_options import check_flag
 from ._smoothing import check_weight
 from ._updates import LiveUpdates
+from ._window import check_last_steps
 
 __all__ = ["PlotControls"]
 
@@ -32,6 +34,7 @@ class PlotControls(LiveUpdates):
             (self._on_keep_runs, "keep_runs"),
             (self._on_smoothing, "smoothing"),
             (self._on_ignore_outliers, "ignore_outliers"),
+            (self._on_last_steps, "last_steps"),
             (self._on_hidden_runs, "hidden_runs"),
         ):
             self.panel.observe(handler, name)
@@ -84,6 +87,15 @@ class PlotControls(LiveUpdates):
     @ignore_outliers.setter
     def ignore_outliers(self, value: bool) -> None:
         self.panel.ignore_outliers = check_flag("ignore_outliers", value)
+
+    @property
+    def last_steps(self) -> int:
+        """Steps shown: the last ``last_steps`` only (0: every step; synced with the panel)."""
+        return self.panel.last_steps
+
+    @last_steps.setter
+    def last_steps(self, value: int | None) -> None:
+        self.panel.last_steps = check_last_steps(value)
 
     def show_run(self, run: int | str, visible: bool = True) -> None:
         """Show (or hide, ``visible=False``) a drawn run, as its toggle in the run list does:
@@ -140,6 +152,10 @@ class PlotControls(LiveUpdates):
 
     def _on_ignore_outliers(self, change: dict[str, Any]) -> None:
         self._set_ignore_outliers(bool(change["new"]))
+        self._update_static()
+
+    def _on_last_steps(self, change: dict[str, Any]) -> None:
+        self._set_last_steps(int(change["new"]))
         self._update_static()
 
     def _on_hidden_runs(self, change: dict[str, Any]) -> None:

@@ -27,6 +27,7 @@ OPTIONS = (
     "smoothing",
     "ignore_outliers",
     "log_x",
+    "last_steps",
 )
 
 

@@ -31,6 +31,7 @@ from ._panel_state import RateWindow, panel_state, run_step
 from ._runs import run_entry
 from ._series import resolve
 from ._smoothing import RunSmoothing
+from ._window import window_lines, window_range
 
 __all__ = ["MAX_UPDATES_PER_SECOND", "PUSH_BUDGET", "LiveUpdates"]
 
@@ -79,6 +80,7 @@ class LiveUpdates(Sink):
         self._smoothing = 0.0  # the EMA weight (0: off)
         self._smoothed: dict[int, RunSmoothing] = {}  # by run number, while smoothing
         self._hidden: set[int] = set()  # run numbers hidden from the run list
+        self._last_steps = 0  # the "last N steps" window (0: every step)
         # The number of x ticks follows the figure's width, which only a view knows.
         panel.observe(self._on_plot_width, "plot_width")
 
@@ -217,6 +219,8 @@ class LiveUpdates(Sink):
             for d in self._drawn:
                 if d.run.ended is None or d.run is ended:
                     self._draw(d)
+            if self._last_steps:
+                self._draw_window()
             self._fig.update_scales()
             if current is not None:
                 now = time.perf_counter()
@@ -238,13 +242,35 @@ class LiveUpdates(Sink):
                 self._fig.set_hidden(self._hidden)
         start = time.perf_counter()
         d.ingest()
+        self._ingest_s += time.perf_counter() - start
+        if not self._last_steps:  # (a window draws its own lines: `_draw_window`)
+            self._draw_whole(d)
+
+    def _draw_whole(self, d: RunDrawing) -> None:
+        """Draw run ``d`` over all of its steps (and its smoothed lines, while smoothing)."""
         smoothed = self._smoothed_of(d)
         if smoothed is not None:
+            start = time.perf_counter()
             smoothed.ingest()
-        self._ingest_s += time.perf_counter() - start
+            self._ingest_s += time.perf_counter() - start
         self._fig.set_lines(d.number, d.lines(), d.last_step)
         if smoothed is not None:
             self._fig.set_smoothed_lines(d.number, smoothed.lines())
+
+    def _draw_window(self) -> None:
+        """Draw every run over the last `_last_steps` steps of the shown runs only, decimated
+        afresh from those steps' rows (`._window`); the step axis shows just them."""
+        shown = [d for d in self._drawn if d.number not in self._hidden] or self._drawn
+        first = min((d.x0 for d in shown), default=0)
+        last = max((d.x0 + d.last_step for d in shown), default=first)
+        lo, hi = window_range(first, last, self._last_steps)
+        self._fig.window = (lo, hi)
+        for d in self._drawn:
+            if d.series:
+                raw, smoothed = window_lines(d, lo, self._smoothing)
+                self._fig.set_lines(d.number, raw, d.last_step)
+                if smoothed is not None:
+                    self._fig.set_smoothed_lines(d.number, smoothed)
 
     def _smoothed_of(self, d: RunDrawing) -> RunSmoothing | None:
         """The smoothed series of ``d`` while smoothing is on (made on first use, from all of
@@ -334,11 +360,25 @@ class LiveUpdates(Sink):
             self._smoothing = weight
             self._smoothed = {}
             self._fig.set_smoothing(weight > 0)
+            self._redraw()
+
+    def _redraw(self) -> None:
+        """Draw every run's lines anew, whole or in the window (caller holds the lock)."""
+        if self._last_steps:
+            self._draw_window()
+        else:
+            self._fig.window = None
             for d in self._drawn:
-                smoothed = self._smoothed_of(d)
-                if smoothed is not None:
-                    smoothed.ingest()
-                    self._fig.set_smoothed_lines(d.number, smoothed.lines())
+                if d.series:
+                    self._draw_whole(d)
+        self._fig.update_scales()
+
+    def _set_last_steps(self, steps: int) -> None:
+        """Show the last ``steps`` steps only (0: every step)."""
+        with self._state_lock:
+            if steps != self._last_steps:
+                self._last_steps = steps
+                self._redraw()
 
     def _set_hidden(self, numbers: set[int]) -> None:
         """Hide exactly the drawn runs ``numbers`` (the run list's toggles)."""
