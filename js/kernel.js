@@ -74,6 +74,10 @@ export function wireControls(ui, model, view, refresh) {
   };
   const onOutliers = () => sendControl(model, "ignore_outliers", ui.outliers.checked);
   const onLastSteps = () => sendControl(model, "last_steps", lastStepsValue(ui.lastSteps.value));
+  // Enter applies the number at once (a change event comes only when the field loses focus).
+  const onLastStepsKey = (event) => {
+    if (event.key === "Enter") onLastSteps();
+  };
   ui.onRunToggle = (number, hidden) => sendControl(model, "run_hidden", [number, hidden]);
   const listeners = [
     [ui.stop, "click", onStop],
@@ -85,6 +89,7 @@ export function wireControls(ui, model, view, refresh) {
     [ui.smoothing, "input", onSmoothingInput],
     [ui.outliers, "change", onOutliers],
     [ui.lastSteps, "change", onLastSteps],
+    [ui.lastSteps, "keydown", onLastStepsKey],
   ];
   for (const [node, type, fn] of listeners) node.addEventListener(type, fn);
   return () => {
