@@ -136,9 +136,9 @@ class Sink:
     def _run_names(self) -> tuple[str | None, str | None, str | None]:
         """What this sink offers to name a run starting now (see `_naming.run_name`): the
         innermost given name, its own `name`, the innermost made-up one."""
-        with self._lock:
-            given = next((n for n, g in reversed(self._names) if g), None)
-            made = next((n for n, g in reversed(self._names) if not g), None)
+        names = list(getattr(self, "_names", ()))  # (a subclass may skip Sink.__init__)
+        given = next((n for n, g in reversed(names) if g), None)
+        made = next((n for n, g in reversed(names) if not g), None)
         return given, self.name, made
 
     # ----------------------------------------------------------------- sink callbacks

@@ -10,7 +10,9 @@ Updates are throttled to at most `MAX_UPDATES_PER_SECOND` whatever the step rate
 trailing flush (`._flusher`) so a pause never hides the latest rows, and the final state is
 always sent when a run ends. Each update reduces only the rows that arrived since the last one
 and sends at most ``max_points`` points per line. Any exception in this path is caught and shown
-in the panel (status ``"error"``); it never reaches the run.
+in the panel (status ``"error"``); it never reaches the run. The view options live here too:
+smoothing (`._smoothing`, its own series per drawn run), hidden runs, the "last N steps"
+window (`._window`, drawn afresh each update) and the panel's run list (`._runs.run_entry`).
 """
 
 from __future__ import annotations
