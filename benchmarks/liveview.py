@@ -2,6 +2,7 @@
 
     python benchmarks/liveview.py            # the full tables (about two minutes on 2 cores)
     python benchmarks/liveview.py --quick    # tiny sizes, to check the script runs
+    python benchmarks/liveview.py --smoothing 0.6   # the same with every line smoothed
 
 1. In process: the cost of one `LivePlot` update (1000 new rows of three scalar fields) after a
    run of 10^3 .. 10^6 rows, the values it reduced (`MinMaxBuckets.work`), and what re-decimating
@@ -39,6 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.kernels import start_kernel  # the tests' kernel (the repository root is on the path)
 
 KB = 1024
+#: The `LivePlot(smoothing=...)` of every plot measured (``--smoothing``; 0: off).
+SMOOTHING = 0.0
 TARGETS = {"rate": 10.0, "busiest": 25, "message": 64 * KB, "wall": 1.10, "growth": 2.0}
 
 
@@ -77,7 +80,7 @@ def update_cost(n: int, repeat: int) -> tuple[float, float, float]:
     """(ms per update, values reduced per update, ms to re-decimate everything) after n rows."""
     rng = np.random.default_rng(0)
     run = fake_run(None, 3)
-    live = LivePlot()
+    live = LivePlot(smoothing=SMOOTHING)
     live.on_start(run)
     done = 0
     while done < n:  # arrive in chunks, updating now and then, as a run does
@@ -113,7 +116,7 @@ def message_bytes(widget) -> int:
 def widest_message(lanes: int, rows: int) -> int:
     rng = np.random.default_rng(1)
     run = fake_run(lanes, 2)
-    live = LivePlot()
+    live = LivePlot(smoothing=SMOOTHING)
     live.on_start(run)
     append(run, lanes, 0, rows, rng)
     live._push(final=False)
@@ -173,7 +176,7 @@ with jhw.Recorder():  # compile and warm up
 MEASURE = """
 def timed(kind, rep):
     if kind == "liveplot":
-        sink = jhw.LivePlot(title=f"rep {{rep}}")
+        sink = jhw.LivePlot(title=f"rep {{rep}}", smoothing={smoothing})
         display(sink)
         costs = []
         real = sink._push_now
@@ -302,7 +305,8 @@ def in_kernel(steps: int, reps: int) -> dict:
         km, kc = start_kernel(Path(tmp), ready_timeout=120)
         try:
             execute(kc, SETUP.format(steps=steps), timeout=600)
-            messages = execute(kc, MEASURE.format(reps=reps), timeout=1800)
+            measure = MEASURE.format(reps=reps, smoothing=SMOOTHING)
+            messages = execute(kc, measure, timeout=1800)
         finally:
             kc.stop_channels()
             km.shutdown_kernel(now=True)
@@ -373,7 +377,14 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="tiny sizes, to check the script runs")
     p.add_argument("--reps", type=int, default=None, help="kernel runs per sink (default 3)")
+    p.add_argument(
+        "--smoothing", type=float, default=0.0, help="LivePlot(smoothing=...) weight (0: off)"
+    )
     args = p.parse_args(argv)
+    global SMOOTHING
+    SMOOTHING = args.smoothing
+    if SMOOTHING:
+        print(f"every LivePlot smoothed, weight {SMOOTHING}")
     if args.quick:
         sizes, repeat, steps, reps = [1_000, 10_000], 3, 200_000, 1
     else:

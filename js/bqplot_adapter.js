@@ -106,10 +106,10 @@ export const bqplot = {
     return !!view && !!view.el && view.el.isConnected && box.contains(view.el);
   },
 
-  /** What the figure view draws: one entry per line mark (see `readMark`); [] before it
-   * draws. Only the lines are read: a band (a filled polygon, its x going back), a heatmap
-   * image and a path's end dots are not, nor any line of a path chart (class `jhw-path`: its x
-   * is a series, not a step). */
+  /** What the figure view draws: one entry per shown line mark (see `readMark`; a hidden
+   * run's marks are not shown); [] before it draws. Only the lines are read: a band (a filled
+   * polygon, its x going back), a heatmap image and a path's end dots are not, nor any line of
+   * a path chart (class `jhw-path`: its x is a series, not a step). */
   async lineSets(view) {
     if (view.el && view.el.classList && view.el.classList.contains("jhw-path")) return [];
     const list = view.mark_views;
@@ -122,6 +122,7 @@ export const bqplot = {
     const marks = await Promise.all(list.views);
     return marks
       .filter((m) => !m || !m.model || isPlainLine(m.model))
+      .filter((m) => !(m && m.model && m.model.get("visible") === false))
       .map(readMark)
       .filter((set) => set !== null);
   },

@@ -9,6 +9,7 @@
 // for good. The kernel sets the traits (`LivePanel`), and every view follows them.
 
 import { isRunning, kernelLostLabel, widthToReport } from "./format.js";
+import { lastStepsValue } from "./runs.js";
 
 function kernelOf(model) {
   const manager = model.widget_manager;
@@ -22,7 +23,8 @@ export function stopMode(model) {
   return model.get("stop_mode") === "interrupt" && canInterrupt ? "interrupt" : "message";
 }
 
-/** Sends the control `name` ("stop", "clear", "log_y", "keep_runs", "plot_width") with its
+/** Sends the control `name` ("stop", "clear", "log_y", "keep_runs", "plot_width", "chart_log",
+ * "smoothing", "ignore_outliers", "run_hidden", "log_x", "last_steps") with its
  * `value` to the kernel (see the top of this file for why not as a trait write). */
 export function sendControl(model, name, value = null) {
   try {
@@ -58,12 +60,36 @@ export function wireControls(ui, model, view, refresh) {
   };
   const onClear = () => sendControl(model, "clear");
   const onLogY = () => sendControl(model, "log_y", ui.logY.checked);
+  const onLogX = () => sendControl(model, "log_x", ui.logX.checked);
   const onKeep = () => sendControl(model, "keep_runs", ui.keep.checked);
+  // The weight is sent when the slider is let go (not at every pixel of a drag: each new
+  // weight recomputes the smoothed lines in the kernel); its number follows the drag.
+  const onSmoothing = () => {
+    delete ui.smoothing.dataset.editing;
+    sendControl(model, "smoothing", Number(ui.smoothing.value));
+  };
+  const onSmoothingInput = () => {
+    ui.smoothing.dataset.editing = "true"; // until let go: a redraw keeps what is dragged
+    refresh();
+  };
+  const onOutliers = () => sendControl(model, "ignore_outliers", ui.outliers.checked);
+  const onLastSteps = () => sendControl(model, "last_steps", lastStepsValue(ui.lastSteps.value));
+  // Enter applies the number at once (a change event comes only when the field loses focus).
+  const onLastStepsKey = (event) => {
+    if (event.key === "Enter") onLastSteps();
+  };
+  ui.onRunToggle = (number, hidden) => sendControl(model, "run_hidden", [number, hidden]);
   const listeners = [
     [ui.stop, "click", onStop],
     [ui.clear, "click", onClear],
     [ui.logY, "change", onLogY],
+    [ui.logX, "change", onLogX],
     [ui.keep, "change", onKeep],
+    [ui.smoothing, "change", onSmoothing],
+    [ui.smoothing, "input", onSmoothingInput],
+    [ui.outliers, "change", onOutliers],
+    [ui.lastSteps, "change", onLastSteps],
+    [ui.lastSteps, "keydown", onLastStepsKey],
   ];
   for (const [node, type, fn] of listeners) node.addEventListener(type, fn);
   return () => {

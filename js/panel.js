@@ -11,6 +11,7 @@
 //   bqplot_adapter.js  the one place that reads bqplot's internals
 //   dom.js             small DOM helpers
 //   panel_dom.js       the panel's DOM: `buildPanel`, `panelState`, `updatePanel`
+//   runs.js            the run list and the view options (smoothing, ignore outliers)
 //   kernel.js          the controls and the kernel watch
 //   hover.js           the hover read-out (`attachHover`)
 // anywidget loads one module, so Python joins them into one (jaxhist_widget/ui/_esm.py: each
@@ -20,7 +21,8 @@
 // .jhw-status[data-shown] (the word shown: "diverged" over a status, see `shownStatus`),
 // .jhw-step[data-step][data-max-steps], .jhw-progress[aria-valuenow], .jhw-rate,
 // .jhw-elapsed, .jhw-lane-status, .jhw-field[data-field] > .jhw-field-value[data-value],
-// .jhw-error, .jhw-stop[data-mode], .jhw-logy, .jhw-keep, .jhw-clear, and
+// .jhw-error, .jhw-stop[data-mode], .jhw-logy, .jhw-logx, .jhw-keep, .jhw-clear, the run list and view
+// options (js/runs.js), and
 // .jhw-panel[data-kernel] ("alive", or "dead" once the view saw its kernel die or restart);
 // in a LivePlot box, the hover read-out .jhw-hover[data-name][data-step][data-value] (hidden
 // unless a drawn point is under the pointer) and its marker .jhw-hover-dot.
@@ -38,7 +40,7 @@ import { buildPanel, panelState, updatePanel } from "./panel_dom.js";
 const TRAITS = [
   "status", "title", "step", "max_steps", "rate", "elapsed", "lanes", "diverged",
   "fields", "latest", "error", "log_y", "keep_runs", "stop_mode", "run_number",
-  "lane_statuses", "lane_names", "latest_range",
+  "lane_statuses", "lane_names", "latest_range", "runs", "smoothing", "ignore_outliers", "log_x", "last_steps",
 ];
 
 function render({ model, el }) {

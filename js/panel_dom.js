@@ -17,12 +17,14 @@ import {
   statusTitle,
 } from "./format.js";
 import { stopMode } from "./kernel.js";
+import { buildViewOptions, updateRunList, updateRunName, updateViewOptions } from "./runs.js";
 
 /** The panel's DOM, made once; `updatePanel` fills it. Returns its nodes by role. */
 export function buildPanel() {
   const ui = {
     root: element("div", "jhw-panel"),
     title: element("span", "jhw-title"),
+    runName: element("span", "jhw-run-name jhw-header-run"),
     status: element("span", "jhw-status"),
     kernelNote: element("span", "jhw-kernel"),
     progress: element("div", "jhw-progress"),
@@ -33,6 +35,7 @@ export function buildPanel() {
     lanes: element("span", "jhw-lanes jhw-muted"),
     laneStatus: element("span", "jhw-lane-status jhw-muted"),
     fields: element("div", "jhw-fields"),
+    runs: element("div", "jhw-runs"),
     error: element("pre", "jhw-error"),
     stop: element("button", "jhw-stop", "■ Stop"),
     clear: element("button", "jhw-clear", "Clear"),
@@ -42,8 +45,12 @@ export function buildPanel() {
   ui.progress.setAttribute("aria-valuemin", "0");
   ui.progress.append(ui.bar);
   const head = element("div", "jhw-row");
+  ui.runs.hidden = true;
+  ui.runName.title = "the latest run";
+  // Set by `wireControls`: a run's show/hide toggle was clicked.
+  ui.onRunToggle = () => {};
   head.append(
-    ui.title, ui.status, ui.kernelNote, ui.progress, ui.step,
+    ui.title, ui.runName, ui.status, ui.kernelNote, ui.progress, ui.step,
     ui.rate, ui.elapsed, ui.lanes, ui.laneStatus,
   );
 
@@ -51,14 +58,17 @@ export function buildPanel() {
   ui.clear.type = "button";
   ui.clear.title = "Forget previous runs and clear the plot";
   const [logLabel, logY] = checkbox("jhw-logy", "log y");
+  const [logXLabel, logX] = checkbox("jhw-logx", "log x");
+  logXLabel.title = "A logarithmic step axis on every chart (step 0 is not drawn)";
   // short labels: the four controls fit one row down to ~300 px of output width
   const [keepLabel, keep] = checkbox("jhw-keep", "keep runs");
-  keepLabel.title = "Keep previous runs on the plot, faded";
-  Object.assign(ui, { logY, keep });
+  keepLabel.title = "Keep previous runs on the plot, each in a colour of its own";
+  Object.assign(ui, { logY, logX, keep }, buildViewOptions());
   const controls = element("div", "jhw-row");
-  controls.append(ui.stop, logLabel, keepLabel, ui.clear);
+  controls.append(ui.stop, logLabel, logXLabel, keepLabel, ui.clear);
+  controls.append(ui.smoothLabel, ui.outliersLabel, ui.lastLabel);
 
-  ui.root.append(head, ui.fields, ui.error, controls);
+  ui.root.append(head, ui.fields, ui.runs, ui.error, controls);
   return ui;
 }
 
@@ -103,7 +113,12 @@ export function panelState(model, view) {
     latestRange: get("latest_range") || {},
     error: get("error") || "",
     logY: Boolean(get("log_y")),
+    logX: Boolean(get("log_x")),
     keepRuns: Boolean(get("keep_runs")),
+    runs: get("runs") || [],
+    smoothing: Number(get("smoothing")) || 0,
+    ignoreOutliers: Boolean(get("ignore_outliers")),
+    lastSteps: Number(get("last_steps")) || 0,
     stopMode: stopMode(model),
     kernelLost: view.kernelLost,
     stopping: view.stoppingRun !== null,
@@ -124,6 +139,9 @@ export function updatePanel(ui, s) {
   ui.status.dataset.shown = shown;
   ui.status.title = statusTitle(shown, s.diverged);
   showText(ui.title, s.title);
+  updateRunName(ui.runName, s.runs);
+  updateRunList(ui.runs, s.runs, (number, hidden) => ui.onRunToggle(number, hidden), lost);
+  updateViewOptions(ui, s.smoothing, s.ignoreOutliers, lost, s.lastSteps);
 
   ui.bar.style.width = `${(100 * progressFraction(s.step, s.maxSteps, s.status)).toFixed(2)}%`;
   ui.bar.className = progressClass(shown);
@@ -156,7 +174,8 @@ export function updatePanel(ui, s) {
       ? "Stop the run after its current chunk (interrupts the kernel, like ■; " +
         "the partial history is kept)"
       : "Stop the run after its current chunk (the partial history is kept)";
-  for (const control of [ui.logY, ui.keep, ui.clear]) control.disabled = lost;
+  for (const control of [ui.logY, ui.logX, ui.keep, ui.clear]) control.disabled = lost;
   ui.logY.checked = s.logY;
+  ui.logX.checked = s.logX;
   ui.keep.checked = s.keepRuns;
 }

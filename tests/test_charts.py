@@ -43,12 +43,13 @@ def test_one_chart_per_field_each_with_its_own_y_range_and_the_same_steps() -> N
     for figure, (name, v) in zip(figures, values.items(), strict=True):
         (mark,) = marks(figure)
         assert mark.labels == [f"{name} · run 1"]
+        assert mark.colors == [legend.PALETTE[0]]  # the run's colour, in every chart
         y = mark.scales["y"]
         assert y.min <= v.min() and v.max() <= y.max
         assert y.max - y.min < 3 * (v.max() - v.min())  # scaled to its own data, not to all
-    # the legend is one row for all charts
+    # the legend is one row for all charts; here it has nothing to name (the titles do)
     assert live.widget.children == (live.panel, live.charts, live.legend)
-    assert all(f"{name}</span>" in live.legend.value for name in values)
+    assert live.legend.value == ""
 
 
 def test_shared_draws_every_field_on_one_chart() -> None:
@@ -95,8 +96,9 @@ def test_kept_runs_and_lanes_stay_lines_inside_each_chart() -> None:
     feed(live, adam(), max_steps=1000)
     feed(live, adam(300), max_steps=1000)
     for figure in live.figures:
-        older, newer = figure.marks  # one line per run, the older one faded
-        assert list(older.opacities) == [0.3] and list(newer.opacities) in ([], [1.0])
+        older, newer = figure.marks  # one line per run, each in its run's colour
+        assert older.colors == [legend.PALETTE[0]] and newer.colors == [legend.PALETTE[1]]
+        assert list(older.opacities) == list(newer.opacities) == [1.0]
     lanes = jhw.LivePlot()
     curves = np.stack([adam()["loss"] * (k + 1) for k in range(3)])
     feed(lanes, {"loss": curves, "lr": curves / 1000}, lanes=3, max_steps=1000)

@@ -174,7 +174,9 @@ def all_marks(live):
 
 
 def test_field_colors_follow_the_palette_in_order():
-    adam, lbfgs = LivePlot(fields=["loss", "grad_norm"]), LivePlot(fields=["grad_norm"])
+    # On a shared chart one run's fields are told apart by colour (one chart each: the run's).
+    adam = LivePlot(fields=["loss", "grad_norm"], charts="shared")
+    lbfgs = LivePlot(fields=["grad_norm"])
     feed(adam, {"grad_norm": falling(20), "loss": falling(20)})
     feed(lbfgs, {"grad_norm": falling(20), "loss": falling(20)})
     colors = {m.labels[0]: m.colors[0] for m in all_marks(adam)}
@@ -249,18 +251,34 @@ def test_few_lanes_are_named_in_the_legend():
 
 
 # ------------------------------------------------------------------------ kept runs
-def test_keep_runs_fades_every_earlier_run_and_names_runs():
+def test_kept_runs_get_distinct_colours_and_names():
     live = LivePlot(keep_runs=True, fields="loss")
     for decades in (2, 4, 6, 8):
         feed(live, {"loss": falling(30, decades)})
     marks = live.figure.marks
     assert len(marks) == 4
-    opacities = [m.opacities[0] if len(m.opacities) else 1.0 for m in marks]
-    assert opacities[-1] == 1.0  # the current run in full color
-    assert opacities[0] < opacities[1] < opacities[2] < 1.0, opacities  # every earlier one faded
-    html = live.legend.value
-    assert [f"loss (run {k})" in html for k in range(1, 5)] == [True] * 4
+    # told apart by colour, none faded (the older ones were near invisible in dark mode)
+    assert [m.colors for m in marks] == [[c] for c in legend.PALETTE[:4]]
+    assert [list(m.opacities) for m in marks] == [[1.0]] * 4
     assert [m.labels[0] for m in marks] == [f"loss · run {k}" for k in range(1, 5)]
+    runs = live.panel.runs  # the run list: one entry per run, in its colour
+    assert [(r["name"], r["color"], r["status"]) for r in runs] == [
+        (f"run {k}", legend.PALETTE[k - 1], "converged") for k in range(1, 5)
+    ]
+    assert live.legend.value == ""  # runs are named by the run list, not the legend
+
+
+def test_kept_runs_on_a_shared_chart_are_coloured_by_run_and_dashed_by_field():
+    live = LivePlot(keep_runs=True, charts="shared")
+    feed(live, {"loss": falling(30), "lr": falling(30, 1)})
+    one = [(m.colors, m.line_style) for m in live.figure.marks]
+    assert one == [([legend.PALETTE[0]], "solid"), ([legend.PALETTE[1]], "solid")]
+    feed(live, {"loss": falling(30), "lr": falling(30, 1)})
+    looks = [(m.colors, m.line_style) for m in live.figure.marks]
+    blue, orange = [legend.PALETTE[0]], [legend.PALETTE[1]]
+    assert looks == [(blue, "solid"), (blue, "dashed"), (orange, "solid"), (orange, "dashed")]
+    html = live.legend.value  # the fields by dash style
+    assert 'stroke-dasharray="6,3"' in html and "lr</span>" in html
 
 
 @pytest.mark.parametrize("keep_runs", [True, False])
@@ -317,8 +335,8 @@ def test_the_figure_closes_the_marks_it_drops():
         fig.add_run(number)
         fig.add_marks(number, ["loss", "gain"])
     first = list(fig.figure.marks[:2])
-    fig.fade_older()
-    assert [list(m.opacities) for m in fig.figure.marks] == [[0.3], [0.3], [], []]
+    fig.restyle()
+    assert [m.line_style for m in fig.figure.marks] == ["solid", "dashed"] * 2
     fig.drop_runs([1, 7])  # a number it does not draw is ignored
     assert fig.figure.marks == fig.figure.marks[-2:] and len(fig.figure.marks) == 2
     assert all(m.comm is None for m in first)  # closed

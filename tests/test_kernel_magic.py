@@ -207,6 +207,25 @@ def test_magic_options_and_the_cells_value(session: KernelDriver) -> None:
     assert report["same_rows"] and report["host_rows"] == 301
 
 
+def test_the_magic_names_the_cells_runs(session: KernelDriver) -> None:
+    named = session.execute(
+        "%%jaxhist -o named --name 'adam lr=0.1' --keep-runs\n"
+        "final, hist = short_run(x0)\nfinal, hist = short_run(x0 + 1)\n"
+        "print('NAMES', json.dumps([[r.name for r in named.runs],"
+        " [e['name'] for e in named.panel.runs]]))"
+    )
+    check_ok(named)
+    given = "adam lr=0.1"
+    assert printed(named, "NAMES") == [[given, given], [given, f"{given} (2)"]]
+    unnamed = session.execute(
+        "%%jaxhist -o unnamed\nfinal, hist = short_run(x0)\n"
+        "print('NAMES', json.dumps([r.name for r in unnamed.runs]))"
+    )
+    check_ok(unnamed)
+    number = unnamed.reply["content"]["execution_count"]
+    assert printed(unnamed, "NAMES") == [f"cell {number}"]  # after the cell, as its prompt
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [
@@ -288,6 +307,14 @@ def test_auto_mode_plots_only_cells_with_a_run(session: KernelDriver) -> None:
     assert len(during) >= 5, f"the auto plot moved {len(during)} times during the run"
     # the cell's sink is armed for the whole cell: a Stop click is a kernel interrupt (as ■)
     assert panel_stop_mode(two_runs, panel) == "interrupt"
+
+    # the cell's runs are named after it, as its prompt numbers it
+    names = session.execute(
+        "short_run(x0)\nprint('NAMES', json.dumps([r.name for r in auto.runs]))"
+    )
+    check_ok(names)
+    number = names.reply["content"]["execution_count"]
+    assert printed(names, "NAMES") == [f"cell {number}"]
 
     no_run = session.execute("y = 2 + 2\nprint(y)")
     check_ok(no_run)

@@ -17,6 +17,7 @@ import pytest
 
 import jaxhist_widget as jhw
 from jaxhist_widget.ui import _display
+from jaxhist_widget.ui import _legend as legend_module
 from jaxhist_widget.ui._static_text import d3_format, format_value, summary
 
 from .synthetic import feed
@@ -167,10 +168,14 @@ def test_legend_entries_runs_and_lanes() -> None:
         for g in root.iter(f"{SVG}g")
         if g.get("class") == "jhw-legend-item"
     ]
-    assert legend == ["loss (run 1)", "loss (run 2)", "lr=0.1", "lr=0.2", "lr=0.3"]
+    # Two runs share the chart: each in its colour (the lanes too), named by the run list.
+    assert legend == []
+    listed = [g.get("data-name") for g in root.iter(f"{SVG}g") if g.get("class") == "jhw-run"]
+    assert listed == ["run 1", "run 2"]
     lines = paths(root)
     assert len(lines) == 1 + 3  # run 1's line, then one per lane of run 2
-    assert float(lines[0].get("stroke-opacity")) < 1.0  # the older run is faded
+    colors = [p.get("stroke") for p in lines]
+    assert colors == [legend_module.PALETTE[0]] + [legend_module.PALETTE[1]] * 3
     for path, (x, _) in zip(lines[1:], drawn_points(live), strict=True):
         (points,) = segments(path)
         assert len(points) == len(x)  # a shorter lane is not padded
@@ -178,6 +183,19 @@ def test_legend_entries_runs_and_lanes() -> None:
         "LivePlot: max steps, 79 / 1,000 steps, 3 lanes (2 finished (lr=0.1, lr=0.3) · "
         "1 max steps (lr=0.2)), loss median 1 (min–max 0.5 … 2)"
     )
+
+
+def test_one_batched_run_names_its_lanes() -> None:
+    live = jhw.LivePlot(lane_labels=["lr=0.1", "lr=0.2", "lr=0.3"])
+    feed(live, {"loss": [np.linspace(3, 1, 50)] * 3}, lanes=3)
+    _, root = picture(live)
+    legend = [
+        "".join(t.text for t in g.iter(f"{SVG}text"))
+        for g in root.iter(f"{SVG}g")
+        if g.get("class") == "jhw-legend-item"
+    ]
+    assert legend == ["lr=0.1", "lr=0.2", "lr=0.3"]
+    assert [p.get("stroke") for p in paths(root)] == list(legend_module.PALETTE[:3])
 
 
 def test_many_lanes_show_the_color_ramp() -> None:
@@ -190,7 +208,7 @@ def test_many_lanes_show_the_color_ramp() -> None:
         for g in root.iter(f"{SVG}g")
         if g.get("class") == "jhw-legend-item"
     ]
-    assert legend == ["loss", "lane 0 … lane 19"]
+    assert legend == ["lane 0 … lane 19"]  # the chart's title names the field
 
 
 def test_empty_plot_placeholder() -> None:

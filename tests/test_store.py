@@ -346,8 +346,9 @@ def test_a_stored_run_is_drawn_beside_a_live_run(tmp_path):
     marks = live.figure.marks
     assert len(marks) == 2
     np.testing.assert_allclose(marks[0].y, base.to_numpy()["step"])  # every row: few of them
-    assert marks[0].opacities and marks[0].opacities[0] < 1.0  # faded like a kept run
-    assert all(o == 1.0 for o in marks[1].opacities)  # the live run is not
+    # told apart by colour like a kept run, and listed by its stored name
+    assert marks[0].colors != marks[1].colors and marks[0].labels == ["step · baseline"]
+    assert [r["name"] for r in live.panel.runs] == ["baseline", "run 2"]
     np.testing.assert_array_equal(live.history(0)["step"], base.to_numpy()["step"])
 
 

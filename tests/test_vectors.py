@@ -59,7 +59,8 @@ def test_small_vectors_are_one_line_per_component_by_default_not_their_norm() ->
     assert [m.labels[0] for m in lines] == [f"class_loss[{j}] · run 1" for j in range(10)]
     # every component its own colour of the palette, whatever else is plotted beside it
     assert [m.colors[0] for m in lines] == list(legend.PALETTE)
-    assert chart(live, "loss").marks[0].colors == [legend.PALETTE[2]]  # the third chart's
+    # a chart of one series draws it in its run's colour (the same in every chart)
+    assert chart(live, "loss").marks[0].colors == [legend.PALETTE[0]]
     x0, x1 = marks_of(chart(live, "xy"))
     # the components themselves: a path through the origin does not dip to 0 in the plot
     np.testing.assert_allclose(x0.y, values["xy"][:, 0].astype(np.float32))
@@ -263,13 +264,19 @@ def test_a_bad_component_and_a_zero_size_leaf_are_notes_not_errors() -> None:
 
 
 # --------------------------------------------------------------------------- kept runs, picture
-def test_kept_runs_fade_their_bands_and_replaced_runs_close_them() -> None:
+def test_kept_runs_draw_their_bands_in_their_colours_and_replaced_runs_close_them() -> None:
     live = jhw.LivePlot(keep_runs=True)
     feed(live, {"w": class_losses(50)}, shapes=[(50,)])
     feed(live, {"w": class_losses(50) * 2}, shapes=[(50,)])
     figure = chart(live, "w")
     old_outer, old_inner, new_outer, new_inner = marks_of(figure, fill="inside")
-    assert list(old_outer.opacities) == [0.3] and list(new_outer.opacities) == [1.0]
+    old_median, new_median = marks_of(figure)
+    # each run's band in its run's colour, the colour of its median line
+    assert list(old_outer.fill_colors) == list(old_inner.colors) == list(old_median.colors)
+    assert list(new_outer.fill_colors) == list(new_median.colors) != list(old_median.colors)
+    live.show_run(0, visible=False)  # a hidden run's band leaves the chart with its line
+    assert marks_of(figure, fill="inside") == [new_outer, new_inner]
+    live.show_run(0, visible=True)
     live.keep_runs = False
     assert old_outer.comm is None and old_inner.comm is None  # closed: no widget left behind
     assert marks_of(figure, fill="inside") == [new_outer, new_inner]
@@ -292,3 +299,31 @@ def test_the_static_picture_draws_the_same_band() -> None:
     live.log_y = True  # on a log axis the band runs to the bottom instead of vanishing
     outer = marks_of(chart(live, "class_loss"), fill="inside")[0]
     assert outer.y.min() >= chart(live, "class_loss").axes[1].scale.min > 0
+
+
+def test_view_options_leave_a_path_as_it_went_and_keep_the_band() -> None:
+    """Smoothing, log x and the last-steps window are about steps: a path chart (its x is a
+    series) is drawn whole and unsmoothed on its own linear x axis; a band stays under its
+    smoothed median."""
+    xy = rosenbrock()[: len(STEPS)]
+    live = jhw.LivePlot(paths=["xy"], smoothing=0.6, log_x=True, last_steps=50)
+    feed(live, {"class_loss": class_losses(50), "xy": xy}, shapes=[(50,), (2,)])
+    path = chart(live, "xy[1] vs xy[0]")
+    line, _, _ = path.marks  # no smoothed twin
+    np.testing.assert_allclose(line.x, xy[:, 0].astype(np.float32))  # every step, not the last 50
+    live.log_x = False
+    live.log_x = True  # toggled on with the chart there
+    path = chart(live, "xy[1] vs xy[0]")
+    assert type(path.axes[0].scale) is bqplot.LinearScale and path.axes[0].label == "xy[0]"
+    band = chart(live, "class_loss")
+    outer, inner = marks_of(band, fill="inside")
+    raw, smoothed = marks_of(band)
+    assert raw.labels == ["class_loss median · run 1"]
+    assert smoothed.labels == ["class_loss median · run 1 · smoothed"]
+    assert type(band.axes[0].scale) is bqplot.LogScale
+    assert raw.x.min() >= len(STEPS) - 1 - 50  # the window
+    assert list(outer.fill_colors) == list(smoothed.colors)
+    picture(live)  # the static picture draws them all
+    live.log_x, live.last_steps, live.smoothing = False, 0, 0.0  # and back
+    assert len(chart(live, "xy[1] vs xy[0]").marks[0].x) == len(STEPS)
+    assert marks_of(chart(live, "class_loss"))[0].x.min() == 0

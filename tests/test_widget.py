@@ -21,6 +21,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import jaxhist_widget as jhw
+from jaxhist_widget.ui import _legend as legend
 from jaxhist_widget.ui import _liveplot as liveplot
 from jaxhist_widget.ui._decimate import minmax_decimate
 from jaxhist_widget.ui._liveplot import MAX_UPDATES_PER_SECOND, LivePlot
@@ -248,8 +249,8 @@ def test_keep_runs_fades_previous_and_clear_forgets():
         halve(10.0)
         halve(20.0)
     old, new = live.figure.marks
-    assert list(old.opacities) == [0.3] and list(new.opacities) == []
-    assert "value (run 1)" in live.legend.value and "value (run 2)" in live.legend.value
+    assert old.colors == [legend.PALETTE[0]] and new.colors == [legend.PALETTE[1]]
+    assert [r["name"] for r in live.panel.runs] == ["run 1", "run 2"]
     assert len(live.runs) == 2
     live.panel.clear_clicks += 1  # the Clear button
     assert live.runs == [] and live.figure.marks == []

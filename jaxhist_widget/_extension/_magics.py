@@ -16,6 +16,7 @@ interrupt (■) ends a loop the same way there.
 from __future__ import annotations
 
 import ast
+import contextlib
 import re
 import sys
 import threading
@@ -58,6 +59,8 @@ class JaxHistMagics(Magics):
         self._auto_output: str | None = None
         self._cell_sink: _CellSink | None = None  # auto mode's sink for the running cell
         self._cell_plot: LivePlot | None = None  # the running %%jaxhist cell's plot
+        # The running cell's run names (`Sink.named`), undone when it ends.
+        self._cell_names = contextlib.ExitStack()
         self._told_no_frontend = False
         self._start_cell, self._check_stopped = checker(lambda: HUB.interrupts.stops)
         self._end_if_stopped = EndIfStopped(f"{self._registry_entry}._check_stopped")
@@ -94,6 +97,11 @@ class JaxHistMagics(Magics):
     @output_can_be_silenced  # a trailing ";" hides the value, as in any cell
     @magic_arguments.magic_arguments(name="%jaxhist")
     @_plot_arguments
+    @magic_arguments.argument(
+        "--name",
+        metavar="TEXT",
+        help="the name of the cell's runs (default: 'cell N', N the cell's number)",
+    )
     @cell_magic("jaxhist")
     def jaxhist_cell(self, line: str, cell: str) -> Any:
         """Show a live plot at the top of the output and run the cell with it attached.
@@ -107,19 +115,22 @@ class JaxHistMagics(Magics):
         calling a cell magic (``run_cell_magic``, after another cell magic).
         """
         __tracebackhide__ = True  # a failing cell shows the user's frames, not the magic's
-        live = self._begin_cell(line)
-        with live:
+        live, name = self._begin_cell(line)
+        with live._naming(*name), live:
             return self._run_body(cell)
 
-    def _begin_cell(self, line: str) -> LivePlot:
+    def _begin_cell(self, line: str) -> tuple[LivePlot, tuple[str, bool]]:
+        """The cell's plot, shown, and the name of its runs (and whether it was given)."""
         args = _parse(self.jaxhist_cell, line)
+        name = (args.name, True) if args.name else (f"cell {_calling_cell(self.shell)}", False)
         # This cell draws on its own plot: auto mode's sink for it would be a second one.
         self._end_cell_sink(None)
-        return self._new_plot(_plot_options(args), args.output)
+        return self._new_plot(_plot_options(args), args.output), name
 
     def _enter_cell(self, line: str) -> None:
         """Line 1 of a rewritten ``%%jaxhist`` cell: attach the cell's plot until it ends."""
-        live = self._begin_cell(line)
+        live, name = self._begin_cell(line)
+        self._cell_names.enter_context(live._naming(*name))
         live.__enter__()
         self._cell_plot = live
 
@@ -244,16 +255,20 @@ class JaxHistMagics(Magics):
         # A cell whose post_run_cell never came leaves nothing attached to the next one.
         self._end_cell_sink(None)
         self._end_cell_plot(None)
+        self._cell_names.close()
         options, output = self._auto_options, self._auto_output
         if options is None:
             return
         sink = _CellSink(lambda cell_sink: self._new_plot(options, output, cell_sink))
+        # Its runs are named after the cell (`In [N]` while it runs), unless named otherwise.
+        self._cell_names.enter_context(sink._naming(f"cell {_cell_to_run(self.shell)}", False))
         sink.__enter__()
         self._cell_sink = sink
 
     def _post_run_cell(self, result: Any) -> None:
         self._end_cell_plot(result)
         self._end_cell_sink(result)
+        self._cell_names.close()
 
     def _end_cell_sink(self, result: Any) -> None:
         sink, self._cell_sink = self._cell_sink, None
@@ -273,6 +288,17 @@ def _exit(sink: Sink | None, result: Any) -> None:
         sink.__exit__(None, None, None)
     else:
         sink.__exit__(type(error), error, error.__traceback__)
+
+
+def _cell_to_run(shell: Any) -> int:
+    """The number IPython will show for the cell about to run (in ``pre_run_cell``).
+
+    Read from the input history, which holds one entry per numbered cell (and an empty one at
+    0) and is stored after ``pre_run_cell``: IPython versions differ on whether
+    `execution_count` was counted up by then.
+    """
+    history = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    return len(history) if isinstance(history, list) else shell.execution_count
 
 
 def _calling_cell(shell: Any) -> int:

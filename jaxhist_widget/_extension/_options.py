@@ -115,7 +115,9 @@ def _plot_arguments(func: Callable[..., Any]) -> Callable[..., Any]:
                 help="what to plot, comma-separated: leaf names, '|x|' (norm), 'x[3]'",
             ),
             magic_arguments.argument(
-                "--keep-runs", action="store_true", help="keep previous runs on the plot, faded"
+                "--keep-runs",
+                action="store_true",
+                help="keep previous runs on the plot, a colour each",
             ),
             magic_arguments.argument(
                 "--max-points",

@@ -42,6 +42,7 @@ import numpy as np
 
 from .. import _wire
 from .._wire import NEVER, Chunk, Layout, answer
+from ._naming import run_name
 from ._report import report
 from ._run import FAILED, STATUSES, Run, lane_index
 from ._sigint import InterruptBridge
@@ -166,6 +167,7 @@ class Hub:
                     return np.array([run_id, NEVER], np.int32)
                 run = Run(run_id, layout)
                 self._runs[run_id] = _Entry(run, sinks)
+            run.name, run.name_given = run_name(sinks)  # before any sink sees the run
             for sink in sinks:
                 _call(sink, "_start", run)
             if self.interrupts.aborting:  # a press is on its way to the main thread: let it

@@ -40,6 +40,10 @@ class Run:
         The `Layout` of the rows.
     lanes
         Number of vmap lanes, or None for an unbatched run (known after the first chunk).
+    name
+        Its name, given when it started (`Sink.named`, a runner's ``name=``, `Sink.name`) or
+        made up from the runner's call or the cell (``solve(3)``, ``cell 7``); None when
+        nothing named it. `name_given` tells which.
     status
         ``"running"``, then per lane at the end (`statuses`): ``"converged"`` (``cond_fun``
         became False, whatever the reason your condition encodes), ``"max_steps"`` (the cap
@@ -55,6 +59,9 @@ class Run:
         self.id = run_id
         self.layout = layout
         self.lanes: int | None = None
+        self.name: str | None = None
+        #: Whether `name` was given by the user (not made up from a call or a cell).
+        self.name_given = False
         self.started = time.perf_counter()
         self.ended: float | None = None
         self.statuses: list[str] = []

@@ -15,12 +15,14 @@ partial history intact. While attached in the main thread, a sink turns the firs
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from ._hub import HUB
+from ._naming import call_name, check_name
 from ._run import Run
 
 __all__ = ["Sink"]
@@ -61,6 +63,11 @@ class Sink:
     (0.78125, 8)
     """
 
+    #: The name given to the runs that start while this sink is attached, unless a `named`
+    #: block or a runner's ``name=`` names them (`Run.name`; None: a name made up from the
+    #: runner's call or the cell, else the plot's ``run N``). `Store` takes it as ``name=``.
+    name: str | None = None
+
     #: Whether the loop may go on before this sink has seen a chunk's rows (no stop it asks
     #: for depends on them). None: decided from what the sink does — False when it has an
     #: `on_rows` or `_should_stop` of its own (from its class, a mixin or the instance).
@@ -84,6 +91,55 @@ class Sink:
         self._stopping: set[int] = set()  # ids of those asked to stop
         self._attach_depth = 0
         self._armed = threading.local()  # per thread, per `with` level: did it arm?
+        # The names of the open named blocks, innermost last: (name, given by the user).
+        self._names: list[tuple[str, bool]] = []
+
+    # ---------------------------------------------------------------------- naming
+    @contextlib.contextmanager
+    def named(self, name: str) -> Iterator[Any]:
+        """Attach this sink (as ``with sink:`` does) and name the runs that start in the block.
+
+        Every sink the run streams to sees that name (`Run.name`): a `LivePlot` lists and labels
+        the run by it, a `Store` files it under it. Several runs of one block share the name
+        (a plot tells them apart as ``adam (2)``).
+
+        Examples
+        --------
+        >>> import jaxhist_widget as jhw
+        >>> rec = jhw.Recorder()
+        >>> with rec.named("halving"):
+        ...     _ = jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, 10.0, max_steps=9)
+        >>> rec.runs[-1].name
+        'halving'
+        """
+        with self._naming(check_name(name), given=True), self:
+            yield self
+
+    @contextlib.contextmanager
+    def _naming(self, name: str | None, given: bool) -> Iterator[None]:
+        """Name the runs that start until the block ends (``given``: by the user; else made up
+        by a runner or a cell, which a sink's own `name` overrides)."""
+        if name is None:
+            yield
+            return
+        entry = (name, given)
+        with self._lock:
+            self._names.append(entry)
+        try:
+            yield
+        finally:
+            with self._lock:
+                if entry in self._names:
+                    # the last of its kind: blocks of other threads may have opened since
+                    del self._names[len(self._names) - 1 - self._names[::-1].index(entry)]
+
+    def _run_names(self) -> tuple[str | None, str | None, str | None]:
+        """What this sink offers to name a run starting now (see `_naming.run_name`): the
+        innermost given name, its own `name`, the innermost made-up one."""
+        names = list(getattr(self, "_names", ()))  # (a subclass may skip Sink.__init__)
+        given = next((n for n, g in reversed(names) if g), None)
+        made = next((n for n, g in reversed(names) if not g), None)
+        return given, self.name, made
 
     # ----------------------------------------------------------------- sink callbacks
     def on_start(self, run: Run) -> None:
@@ -212,24 +268,37 @@ class Sink:
         return arms
 
     # ------------------------------------------------------------------------ runners
-    def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    def run(self, fn: Callable[..., T], *args: Any, name: str | None = None, **kwargs: Any) -> T:
         """Call ``fn(*args, **kwargs)`` with this sink attached and return its result.
 
         An interrupt (Ctrl-C / the notebook's ■) during a run stops the loop at its next
         check and returns the partial result instead of raising.
+
+        ``name`` names the runs ``fn`` starts (see `named`; it is not passed to ``fn``: give
+        a ``name`` of ``fn``'s own through `functools.partial`). Without it they are named
+        after the call, e.g. ``solve(3, lr=0.001)`` (numbers as themselves, arrays as
+        ``f32[8,2]``), unless `name` is set.
         """
-        with self:
+        label = check_name(name) if name is not None else call_name(fn, args, kwargs)
+        with self._naming(label, given=name is not None), self:
             result = fn(*args, **kwargs)
             _block_until_ready(result)
         return result
 
-    async def run_async(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    async def run_async(
+        self, fn: Callable[..., T], *args: Any, name: str | None = None, **kwargs: Any
+    ) -> T:
         """Like `run`, but awaitable: the call runs in the event loop's executor while the
         loop stays free, so widget messages (the Stop button) are handled during the run.
 
         A cancellation of the awaiting task (how an interrupt reaches an awaiting cell) stops
-        the loop and still returns the partial result.
+        the loop and still returns the partial result. ``name`` as in `run`.
         """
+        label = check_name(name) if name is not None else call_name(fn, args, kwargs)
+        with self._naming(label, given=name is not None):
+            return await self._run_async(fn, args, kwargs)
+
+    async def _run_async(self, fn: Callable[..., T], args: Any, kwargs: Any) -> T:
 
         def work() -> T:
             result = fn(*args, **kwargs)

@@ -93,7 +93,8 @@ class Store(Sink):
     def __init__(self, path: str | os.PathLike[str], *, name: str | None = None) -> None:
         super().__init__()
         self.path = Path(path)
-        #: The name given to runs that start from now on (None: ``run <id>``).
+        #: The name given to runs that start from now on, unless a named block names them
+        #: (`Sink.name`; None: the run's own name, else ``run <id>``).
         self.name = name
         self._conn: sqlite3.Connection | None = None
         self._pid = 0
@@ -118,8 +119,10 @@ class Store(Sink):
         columns = schema.column_names(layout.names)
         kinds = [schema.kind_of(d, s) for d, s in zip(layout.dtypes, layout.shapes, strict=True)]
         now = _utc_now()
+        # The run's name when the user gave it (`Sink.named`, ``name=``), else this store's,
+        # else one made up from the call or the cell (`Run.name`), else "run <id>" below.
         line = {
-            "name": self.name,
+            "name": run.name if run.name_given else (self.name or run.name),
             "started": now,
             "status": "running",
             "max_steps": layout.max_steps,
@@ -141,7 +144,7 @@ class Store(Sink):
             marks = ",".join("?" * len(line))
             cur = conn.execute(f"INSERT INTO runs ({keys}) VALUES ({marks})", list(line.values()))
             db_id = int(cur.lastrowid or 0)
-            if self.name is None:
+            if line["name"] is None:
                 conn.execute("UPDATE runs SET name=? WHERE id=?", (f"run {db_id}", db_id))
             return db_id
 

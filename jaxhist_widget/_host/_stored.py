@@ -48,6 +48,7 @@ class StoredRun(Run):
     def __init__(self, db_id: int, layout: Layout, line: sqlite3.Row) -> None:
         super().__init__(db_id, layout)
         self.name: str = line["name"] or f"run {db_id}"
+        self.name_given = line["name"] is not None
         self.started_at: str | None = line["started"]
         self.ended_at: str | None = line["ended"]
         self._stored_status: str = line["status"]

@@ -8,8 +8,9 @@ chart has its own log toggle (`set_log_charts`), the panel's sets all of them (`
 legend row under the grid names the fields, kept runs and lanes.
 
 It answers the calls a `LivePlot` makes of a single figure (`add_run`, `add_marks`,
-`set_lines`, `fade_older`, `drop_runs`, `update_scales`, `set_log`, `set_width`) and hands each
-chart its share of the fields.
+`set_lines`, `restyle`, `drop_runs`, `set_hidden`, `set_smoothing`, `update_scales`, `set_log`,
+`set_width`) and hands each chart its share of the fields. It names and colours the runs it
+draws (`._runs`): one name and one colour per run, in every chart.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ import numpy as np
 
 from ._extras import make_extra, notes_html
 from ._figure import Extent, LiveFigure
-from ._legend import field_colors, legend_html
+from ._legend import LegendLine, field_colors, legend_html
 from ._path_figure import PathFigure
+from ._runs import display_name, next_color
 
 __all__ = [
     "CHART_MIN_PX",
@@ -88,7 +90,14 @@ class ChartGrid:
         self.log = log_y
         self.charts: dict[str, LiveFigure] = {}
         self._x_scale = bqplot.LinearScale(min=0.0, max=1.0)  # every chart's steps
+        self._x_log = bqplot.LogScale(min=1.0, max=10.0)  # the same, on a log step axis
+        self.log_x = False
         self._runs: dict[int, int] = {}  # run number -> its first step (x0)
+        self._looks: dict[int, tuple[str, str]] = {}  # run number -> its name and colour
+        self.smoothing = False
+        self.ignore_outliers = False
+        #: The steps shown, first and last, while a "last N steps" window is on (else None).
+        self.window: tuple[int, int] | None = None
         self._groups: dict[int, list[tuple[str, list[int]]]] = {}  # run -> (key, field indices)
         self._order: list[str] = []  # every label seen, in first-seen order (legend order)
         self._fields: dict[int, list[str]] = {}  # run -> its marks' labels
@@ -123,11 +132,20 @@ class ChartGrid:
         return shown or [self._blank if not self.charts else next(iter(self.charts.values()))]
 
     # ------------------------------------------------------------------ runs
-    def add_run(self, number: int, x0: int = 0) -> None:
-        """Draw run ``number`` (no marks until `add_marks`), its steps starting at ``x0``."""
+    def add_run(self, number: int, x0: int = 0, name: str | None = None) -> None:
+        """Draw run ``number`` (no marks until `add_marks`), its steps starting at ``x0``, named
+        ``name`` (`._runs.display_name`: ``run N`` when None, made distinct from the names of
+        the runs drawn) in a colour no drawn run has."""
+        taken = [looks[0] for looks in self._looks.values()]
+        used = [looks[1] for looks in self._looks.values()]
+        self._looks[number] = (display_name(name, number, taken), next_color(used))
         self._runs[number] = x0
         for chart in self._all():
-            chart.add_run(number, x0)
+            chart.add_run(number, x0, *self._looks[number])
+
+    def run_look(self, number: int) -> tuple[str, str]:
+        """The name and colour run ``number`` is drawn with."""
+        return self._looks[number]
 
     def add_marks(
         self,
@@ -215,11 +233,39 @@ class ChartGrid:
             if number in chart._runs:
                 chart._runs[number].last_step = last_step
 
-    def fade_older(self) -> None:
-        """Fade every run but the newest, on every chart."""
+    def restyle(self) -> None:
+        """Colour every run's lines anew (a run came or went), on every chart."""
         for chart in self._all():
-            chart.fade_older()
+            chart.restyle()
         self._update_legend()
+
+    def set_hidden(self, numbers: Iterable[int]) -> None:
+        """Hide exactly the runs ``numbers`` on every chart (scales follow at `update_scales`)."""
+        numbers = set(numbers)
+        for chart in self._all():
+            chart.set_hidden(numbers)
+        self._update_legend()
+
+    def set_smoothing(self, on: bool) -> None:
+        """Give every line a smoothed twin (`LiveFigure.set_smoothing`), or drop them."""
+        self.smoothing = bool(on)
+        for chart in self._all():
+            chart.set_smoothing(self.smoothing)
+
+    def set_smoothed_lines(
+        self, number: int, lines: Sequence[tuple[list[np.ndarray], list[np.ndarray], object]]
+    ) -> None:
+        """The smoothed points of run ``number``'s fields, in `add_marks` order."""
+        lines = list(lines)
+        for key, idx in self._groups.get(number, []):
+            self.charts[key].set_smoothed_lines(number, [lines[i] for i in idx])
+
+    def set_ignore_outliers(self, on: bool) -> None:
+        """Fit each chart's y range to its drawn points without the extreme few percent
+        (`._outliers`), or to all of them; scales follow at `update_scales`."""
+        self.ignore_outliers = bool(on)
+        for chart in self._all():
+            chart.ignore_outliers = self.ignore_outliers
 
     def drop_runs(self, numbers: Iterable[int]) -> None:
         """Stop drawing runs ``numbers``; a chart left without marks is hidden (kept for reuse)."""
@@ -228,6 +274,7 @@ class ChartGrid:
             return
         for n in numbers:
             self._runs.pop(n)
+            self._looks.pop(n, None)
             self._groups.pop(n, None)
             self._fields.pop(n, None)
             self._notes.pop(n, None)
@@ -242,6 +289,14 @@ class ChartGrid:
             if chart.log != log:
                 chart.set_log(log)
         self._show()
+
+    def set_log_x(self, log: bool) -> None:
+        """Put every chart's step axis on a log (or linear) scale; scales follow at
+        `update_scales`."""
+        self.log_x = bool(log)
+        for chart in self._all():
+            if chart.log_x != self.log_x and not isinstance(chart, PathFigure):
+                chart.set_x_scale(self._x_log if self.log_x else self._x_scale, self.log_x)
 
     def set_log_charts(self, keys: Iterable[str]) -> None:
         """Put exactly the charts ``keys`` (titles, see `log_charts`) on a log y axis, the
@@ -261,6 +316,8 @@ class ChartGrid:
         """Every chart's scales: one step range for all, each chart's own y range."""
         ranges = [c.step_range() for c in self._all() if c._runs]
         steps = (min(r[0] for r in ranges), max(r[1] for r in ranges)) if ranges else (0, 0)
+        if self.window is not None:
+            steps = self.window
         for chart in self._all():
             chart.update_scales(steps)
 
@@ -285,8 +342,11 @@ class ChartGrid:
             chart = LiveFigure(
                 self.log, title=title, height=CHART_HEIGHT_PX, titled=titled, x_scale=self._x_scale
             )
+            if self.log_x:
+                chart.set_x_scale(self._x_log, True)
+        chart.smoothing, chart.ignore_outliers = self.smoothing, self.ignore_outliers
         for number, x0 in self._runs.items():
-            chart.add_run(number, x0)
+            chart.add_run(number, x0, *self._looks[number])
         return chart
 
     def _chart(self, key: str) -> LiveFigure:
@@ -297,7 +357,7 @@ class ChartGrid:
                 chart.figure.title = key if self.mode == "per_field" else ""
                 for number, x0 in self._runs.items():
                     if number not in chart._runs:
-                        chart.add_run(number, x0)
+                        chart.add_run(number, x0, *self._looks[number])
             else:
                 chart = self._new_chart(key)
             self.charts[key] = chart
@@ -321,17 +381,20 @@ class ChartGrid:
             chart.set_width(math.floor(width) if width else 0)
 
     def _update_legend(self) -> None:
-        """One legend for all charts: each field of each run in the fields' order, then the
-        latest batched run's lanes."""
-        lines, names, lanes = [], [], 0
+        self.legend.value = legend_html(*self.legend_entries()) + notes_html(self.notes)
+
+    def legend_entries(self) -> tuple[list[LegendLine], list[str], int]:
+        """One legend for all charts: the series that share a chart, once each, in the fields'
+        order, then the latest shown batched run's lanes (runs: the panel's run list)."""
+        lines: dict[str, LegendLine] = {}
+        names: list[str] = []
+        lanes = 0
         for chart in self._all():
             chart_lines, chart_names, chart_lanes = chart.legend_entries()
-            if self.mode == "per_field" and len(chart_lines) == 1 and chart_names:
-                # One field of one batched run: the chart's title names it, colors are lanes.
-                chart_lines = []
-            lines += chart_lines
+            for line in chart_lines:
+                lines.setdefault(line.label, line)
             if chart_names:
                 names, lanes = chart_names, chart_lanes
         order = {label: i for i, label in enumerate(self._order)}
-        lines.sort(key=lambda line: (line.run, order.get(line.label, len(order))))
-        self.legend.value = legend_html(lines, names, lanes) + notes_html(self.notes)
+        ordered = sorted(lines.values(), key=lambda line: order.get(line.label, len(order)))
+        return ordered, names, lanes

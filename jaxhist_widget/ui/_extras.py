@@ -27,10 +27,10 @@ import ipywidgets
 import numpy as np
 
 from ._band import BandSeries
-from ._figure import _step_array as step_array
 from ._histogram import HistogramBuckets
 from ._legend import LegendLine
 from ._png import encode_png
+from ._run_marks import step_array
 
 __all__ = ["BandExtra", "HeatmapExtra", "PathEnds", "make_extra", "notes_html"]
 
@@ -43,16 +43,20 @@ def make_extra(source: Any, label: str, run: int, color: str, x0: int) -> Any:
     """The extra drawing a vector median labelled ``label`` (``"x median"``) is drawn over."""
     name = label.removesuffix(" median")
     if isinstance(source, BandSeries):
-        return BandExtra(source, name, run, color, x0)
-    if isinstance(source, HistogramBuckets):
-        return HeatmapExtra(source, name, run, color, x0)
-    raise TypeError(f"no extra drawing for {type(source).__name__}")
+        extra: BandExtra | HeatmapExtra = BandExtra(source, name, run, color, x0)
+    elif isinstance(source, HistogramBuckets):
+        extra = HeatmapExtra(source, name, run, color, x0)
+    else:
+        raise TypeError(f"no extra drawing for {type(source).__name__}")
+    extra.label = label  # the line it is drawn with (its colour follows that line's)
+    return extra
 
 
 class BandExtra:
     """The min–max and quartile bands of one vector of one run, under its median line."""
 
     above = False
+    label = ""  # the line it is drawn with (set by `make_extra`)
 
     def __init__(self, band: BandSeries, name: str, run: int, color: str, x0: int) -> None:
         self.band, self.name, self.run, self.color, self.x0 = band, name, run, color, x0
@@ -103,6 +107,14 @@ class BandExtra:
         for mark in self.marks:
             mark.opacities = [opacity]
 
+    def set_colors(self, colors: Sequence[str]) -> None:
+        """Fill in ``colors[0]``, its median line's colour."""
+        if colors and colors[0] != self.color:
+            self.color = colors[0]
+            for mark in self.marks:
+                with mark.hold_sync():
+                    mark.colors, mark.fill_colors = [self.color], [self.color]
+
     def legend(self) -> list[LegendLine]:
         return [
             LegendLine(f"{self.name} {which}", self.run, self.color, "band", fill / BAND_OPACITY[1])
@@ -118,6 +130,7 @@ class HeatmapExtra:
     """The histogram over steps of one vector of one run, as an image under its median."""
 
     above = False
+    label = ""  # the line it is drawn with (set by `make_extra`)
 
     def __init__(self, hist: HistogramBuckets, name: str, run: int, color: str, x0: int) -> None:
         self.hist, self.name, self.run, self.color, self.x0 = hist, name, run, color, x0
@@ -173,6 +186,11 @@ class HeatmapExtra:
         self.opacity = opacity  # drawn into the image at the next `draw`
         self._drawn = None
 
+    def set_colors(self, colors: Sequence[str]) -> None:
+        """Draw in ``colors[0]``, its median line's colour (at the next `draw`)."""
+        if colors and colors[0] != self.color:
+            self.color, self._drawn = colors[0], None
+
     def legend(self) -> list[LegendLine]:
         return [LegendLine(f"{self.name} histogram", self.run, self.color, "band", self.opacity)]
 
@@ -186,6 +204,7 @@ class PathEnds:
     """Where each lane's path starts (a ring) and where it is now (a dot)."""
 
     above = True
+    label = ""  # (drawn with every line of its chart)
 
     def __init__(self, run: int, colors: Sequence[str]) -> None:
         self.run, self.colors = run, list(colors)
@@ -229,6 +248,13 @@ class PathEnds:
         self.opacity = opacity
         for mark in self.marks:
             mark.opacities = [opacity]
+
+    def set_colors(self, colors: Sequence[str]) -> None:
+        """One colour per lane, its path's line's."""
+        if list(colors) != self.colors:
+            self.colors = list(colors)
+            for mark in self.marks:
+                mark.colors = self.colors
 
     def legend(self) -> list[LegendLine]:
         return []

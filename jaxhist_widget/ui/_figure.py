@@ -1,20 +1,22 @@
 """`LiveFigure`: the bqplot figure of a `LivePlot`: its scales, axes, line marks and legend.
 
 Layer 3 (widget). This module only draws. It owns the marks of every run it is told about (one
-`Lines` mark per plotted field, one line per vmap lane inside it) and keeps, per run, what it
-needs to place the axes: where the run's steps start and end and the extent of its values. It
-computes no data (see `jaxhist_widget.ui._series`); axis arithmetic is in `._ticks`, colors and
-the legend's HTML in `._legend`.
+`Lines` mark per plotted series, one line per vmap lane inside it, and the extras drawn with
+them: a vector's band or heatmap, a path's ends, `._extras`) and keeps, per run, what it needs
+to place the axes: where the run's steps start and end and the extent of its values. It
+computes no data (see `jaxhist_widget.ui._series`); its axes (limits, ticks, margins) are its
+base `._figure_axes.FigureAxes`, axis arithmetic is in `._ticks`, colors and the legend's HTML
+in `._legend`.
 
-A `LivePlot` talks to it by run number: `add_run`, `add_marks`, `set_lines`, `fade_older`,
-`drop_runs`, `update_scales`, `set_log`.
+A `LivePlot` talks to it by run number: `add_run`, `add_marks`, `add_extra`, `set_lines`,
+`restyle`, `drop_runs`, `set_hidden`, `set_smoothing` / `set_smoothed_lines`, `update_scales`,
+`set_log`. What it holds per run and the styling rule are in `._run_marks`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import bqplot
@@ -22,44 +24,27 @@ import ipywidgets
 import numpy as np
 
 from . import _ticks as ticks
-from ._legend import LINE_STYLES, LegendLine, field_colors, lane_colors, legend_html
-from ._static_text import d3_format
+from ._figure_axes import AXIS_TEXT, Extent, FigureAxes
+from ._legend import PALETTE, LegendLine, field_colors, legend_html
+from ._outliers import robust_extent
+from ._run_marks import (
+    RAW_OPACITY,
+    RunMarks,
+    joint_extent,
+    lanes_named,
+    legend_lines,
+    set_points,
+    set_traits,
+    styles,
+)
 
-__all__ = ["Extent", "LiveFigure"]
-
-#: Extent of a mark's finite values: min, max, smallest positive (for a log axis); ``inf`` /
-#: ``-inf`` when there is none.
-Extent = tuple[float, float, float]
+__all__ = ["TITLED_TOP_PX", "Extent", "LiveFigure"]
 
 #: Top margin of a titled chart (the title sits in it).
 TITLED_TOP_PX = 30
-_FADED = 0.3  # opacity of the run before the latest one; older ones fade further
-_FADED_MIN = 0.12
-#: Axis text follows JupyterLab's theme (bqplot's own dark style made the label orange).
-_AXIS_TEXT = "var(--jp-ui-font-color1)"  # (bqplot refuses a var() with a fallback)
 
 
-@dataclass
-class _RunMarks:
-    """What the figure holds for one run: its marks and where its data lies."""
-
-    number: int
-    x0: int  # the step its line starts at (> 0 for a run continuing the previous one)
-    fields: list[str] = field(default_factory=list)  # one label per mark
-    lane_names: list[str] = field(default_factory=list)  # of the drawn lanes; [] unbatched
-    lanes: int = 0  # the run's lane count (more than drawn above the lane cap)
-    marks: list[bqplot.Lines] = field(default_factory=list)
-    extents: list[Extent] = field(default_factory=list)
-    extras: list[Any] = field(default_factory=list)  # bands, heatmaps, path ends (`._extras`)
-    last_step: int = 0
-    opacity: float = 1.0
-
-    @property
-    def batched(self) -> bool:
-        return bool(self.lane_names)
-
-
-class LiveFigure:
+class LiveFigure(FigureAxes):
     """The figure widgets of one `LivePlot` and the marks of the runs it draws.
 
     Attributes
@@ -81,7 +66,9 @@ class LiveFigure:
         x_scale: bqplot.LinearScale | None = None,
     ) -> None:
         self.log = log_y
-        self._runs: dict[int, _RunMarks] = {}  # by run number, oldest first
+        self._runs: dict[int, RunMarks] = {}  # by run number, oldest first
+        self.smoothing = False  # whether each line has a smoothed twin (`set_smoothing`)
+        self.ignore_outliers = False  # the y range leaves the extreme points out
         self._width: float | None = None  # of the figure in a view, once one reported it
         # Charts of one grid share their step scale (one message per update, not one each).
         self.x_scale = x_scale if x_scale is not None else bqplot.LinearScale(min=0.0, max=1.0)
@@ -89,19 +76,9 @@ class LiveFigure:
         # Limits from the start: fixed tick values on a scale without a domain sit at NaN.
         self.y_lin = bqplot.LinearScale(min=0.0, max=1.0)
         self.y_log = bqplot.LogScale(min=0.1, max=10.0)
-        # Tick values and formats are set here, not left to bqplot: its defaults mix formats on
-        # one axis and put as many x ticks on a 330 px plot as on a 1400 px one.
-        self.x_axis = bqplot.Axis(
-            scale=self.x_scale,
-            side="bottom",
-            label="step",
-            label_color=_AXIS_TEXT,
-            color=_AXIS_TEXT,
-            grid_lines="dashed",
-            tick_values=np.array([0.0, 1.0]),
-            tick_format=",.0f",
-        )
-        self._extent: Extent = (math.inf, -math.inf, math.inf)  # of every drawn line
+        self.log_x = False  # the step axis is logarithmic (`set_x_scale`)
+        self.x_axis = self._new_x_axis()
+        self._extent: Extent = (math.inf, -math.inf, math.inf)  # of every shown line
         self.y_axis = self._new_y_axis()
         self.figure = bqplot.Figure(
             marks=[],
@@ -117,7 +94,7 @@ class LiveFigure:
                 "right": ticks.RIGHT_MARGIN_PX,
             },
             title=title,
-            title_style={"fill": _AXIS_TEXT, "font-size": "13px", "font-weight": "600"},
+            title_style={"fill": AXIS_TEXT, "font-size": "13px", "font-weight": "600"},
             layout=ipywidgets.Layout(width="100%", height=f"{height}px", min_width="0"),
         )
         self.figure.add_class("jhw-figure")
@@ -128,15 +105,11 @@ class LiveFigure:
         # No bqplot tooltip: the panel's view shows the hover read-out (field, lane, run, step
         # and value of the point under the pointer) from these lines' points and `labels`.
 
-    @property
-    def y_scale(self) -> bqplot.Scale:
-        """The y scale in use (log or linear)."""
-        return self.y_log if self.log else self.y_lin
-
     # ------------------------------------------------------------------ runs
-    def add_run(self, number: int, x0: int = 0) -> None:
-        """Draw run ``number`` (no marks until `add_marks`), its steps starting at ``x0``."""
-        self._runs[number] = _RunMarks(number, x0)
+    def add_run(self, number: int, x0: int = 0, name: str = "", color: str = PALETTE[0]) -> None:
+        """Draw run ``number`` (no marks until `add_marks`), its steps starting at ``x0``,
+        called ``name`` (``run N`` when empty) and drawn in ``color``."""
+        self._runs[number] = RunMarks(number, x0, name or f"run {number}", color)
 
     def add_marks(
         self,
@@ -148,70 +121,92 @@ class LiveFigure:
     ) -> None:
         """Create run ``number``'s marks: one per field, with one line per name in
         ``lane_names`` (the drawn vmap lanes of a run of ``lanes``) or a single line when the
-        run is unbatched (None). ``colors``: one per field of an unbatched run (default: the
-        palette in order)."""
+        run is unbatched (None). ``colors``: one per field, for a chart that colours its series
+        (default: the palette in order; see `._run_marks.styles`)."""
         r = self._runs[number]
         r.fields, r.lanes = list(fields), lanes
         r.lane_names = list(lane_names or [])
-        colors_of_fields = list(colors) if colors is not None else field_colors(r.fields)
-        colors_of_lanes = lane_colors(len(r.lane_names))
-        for i, label in enumerate(r.fields):
-            # The labels are what the hover read-out shows: field, lane, run.
-            if r.batched:
-                # Color tells lanes apart (a ramp, lane 0 first), dash style tells fields apart.
-                labels = [f"{label} · {name} · run {number}" for name in r.lane_names]
-                colors, style = colors_of_lanes, LINE_STYLES[i % len(LINE_STYLES)]
-            else:
-                labels = [f"{label} · run {number}"]
-                colors, style = [colors_of_fields[i]], "solid"
-            mark = self._new_line(labels=labels, colors=colors, line_style=style)
-            if r.opacity < 1.0:  # faded before its first rows came (another thread's run)
-                mark.opacities = [r.opacity] * len(labels)
-            r.marks.append(mark)
+        r.series_colors = list(colors) if colors is not None else field_colors(r.fields)
+        r.marks = [self._new_line(labels=r.labels(i)) for i in range(len(r.fields))]
         r.extents = [(math.inf, -math.inf, math.inf)] * len(r.marks)
-        self._show()
-        self._update_legend()
+        r.smoothed = self._smoothed_lines(r) if self.smoothing else []
+        self.restyle()
 
     def add_extra(self, number: int, extra: Any) -> None:
         """Draw ``extra`` (a band, a heatmap, a path's ends: `._extras`) for run ``number``,
         under its lines (over them when ``extra.above``)."""
         r = self._runs[number]
         extra.make(self.x_scale, self.y_scale)
-        if r.opacity < 1.0:
-            extra.set_opacity(r.opacity)
         r.extras.append(extra)
-        self._show()
-        self._update_legend()
+        self.restyle()
 
     def set_lines(
         self,
         number: int,
-        lines: Sequence[tuple[list[np.ndarray], list[np.ndarray], Extent]],
+        lines: Sequence[tuple[list[np.ndarray], list[np.ndarray], Any]],
         last_step: int,
     ) -> None:
         """Set the points of run ``number``'s marks, one ``(xs, ys, extent)`` per mark (one x
         and one y array per lane), and the run's last step. Scales follow at `update_scales`."""
         r = self._runs[number]
         r.last_step = last_step
+        r.points = [(xs, ys) for xs, ys, _ in lines]  # as given: a log step axis hides step 0
         for i, (mark, (xs, ys, extent)) in enumerate(zip(r.marks, lines, strict=True)):
             r.extents[i] = extent
-            if r.batched:
-                x, y = _pad(xs, 0), _pad(ys, np.nan)
-            else:
-                x, y = xs[0], ys[0]
-            with mark.hold_sync():  # x and y in one message, so a view never sees them mismatched
-                mark.x, mark.y = _step_array(x), y
+            set_points(mark, xs, ys, r.batched, log_x=self.log_x)
 
-    def fade_older(self) -> None:
-        """Fade every run but the newest: the older, the fainter."""
-        for age, r in enumerate(reversed(list(self._runs.values()))):
-            if age:
-                r.opacity = max(_FADED_MIN, _FADED * 0.7 ** (age - 1))
-                for mark in r.marks:
-                    mark.opacities = [r.opacity] * max(1, len(r.lane_names))
-                for extra in r.extras:
-                    extra.set_opacity(r.opacity)
+    def set_smoothed_lines(
+        self, number: int, lines: Sequence[tuple[list[np.ndarray], list[np.ndarray], Any]]
+    ) -> None:
+        """Set the points of run ``number``'s smoothed lines (as `set_lines`; the extents stay
+        the raw lines': the smoothed line lies within them)."""
+        r = self._runs[number]
+        r.smoothed_points = [(xs, ys) for xs, ys, _ in lines]
+        for mark, (xs, ys, _) in zip(r.smoothed, lines, strict=False):
+            set_points(mark, xs, ys, r.batched, log_x=self.log_x)
+
+    def restyle(self) -> None:
+        """Colour and dash every run's lines by `._run_marks.styles` (the raw ones faint under
+        smoothed twins), and list the marks."""
+        runs = [r for r in self._runs.values() if r.marks]
+        looks = styles(runs)
+        faint = RAW_OPACITY if self.smoothing else 1.0
+        for r in runs:
+            n = max(1, len(r.lane_names))
+            for i, (colors, style) in enumerate(looks[r.number]):
+                for mark, alpha in [(r.marks[i], faint)] + [
+                    (m, 1.0) for m in r.smoothed[i : i + 1]
+                ]:
+                    opacities = [alpha] * n
+                    visible = not r.hidden
+                    set_traits(
+                        mark, colors=colors, line_style=style, opacities=opacities, visible=visible
+                    )
+            for extra in r.extras:  # a band or a path's ends in the colours of its lines
+                extra.set_colors(_extra_colors(extra, r, looks[r.number]))
+        self._show()
         self._update_legend()
+
+    def set_hidden(self, numbers: Iterable[int]) -> None:
+        """Hide exactly the runs ``numbers`` (the run list's toggles): their lines are not
+        drawn and leave the axes' ranges."""
+        numbers = set(numbers)
+        for r in self._runs.values():
+            r.hidden = r.number in numbers
+        self.restyle()
+
+    def set_smoothing(self, on: bool) -> None:
+        """Give every line a smoothed twin (drawn over it, the raw line faint), or drop them.
+        Their points come with `set_smoothed_lines`."""
+        self.smoothing = bool(on)
+        old = []
+        for r in self._runs.values():
+            old += r.smoothed
+            r.smoothed = self._smoothed_lines(r) if on else []
+            r.smoothed_points = []
+        self.restyle()
+        for mark in old:
+            mark.close()
 
     def drop_runs(self, numbers: Iterable[int]) -> None:
         """Stop drawing runs ``numbers`` and close their marks.
@@ -223,13 +218,12 @@ class LiveFigure:
         dropped = [self._runs.pop(n) for n in list(numbers) if n in self._runs]
         if not dropped:
             return
-        self._show()
+        self.restyle()
         for r in dropped:
-            for mark in r.marks:
+            for mark in r.marks + r.smoothed:
                 mark.close()
             for extra in r.extras:
                 extra.close()
-        self._update_legend()
 
     def set_log(self, log: bool) -> None:
         """Switch the y axis to a log (or linear) scale, rebuilding the marks on it.
@@ -242,18 +236,9 @@ class LiveFigure:
         self._set_y_limits()  # the scale now in use was not kept up to date
         old = [self.y_axis]
         for r in self._runs.values():
-            old += r.marks
-            r.marks = [
-                self._new_line(
-                    labels=list(m.labels),
-                    colors=list(m.colors),
-                    opacities=list(m.opacities),
-                    line_style=m.line_style,
-                    x=m.x,
-                    y=m.y,
-                )
-                for m in r.marks
-            ]
+            old += r.marks + r.smoothed
+            r.marks = [self._copy_line(m) for m in r.marks]
+            r.smoothed = [self._copy_line(m) for m in r.smoothed]
             old += [m for extra in r.extras for m in extra.make(self.x_scale, self.y_scale)]
         self.y_axis = self._new_y_axis()
         with self.figure.hold_sync():
@@ -264,36 +249,57 @@ class LiveFigure:
         self._draw_extras()
         self._update_ticks()
 
+    def set_x_scale(self, scale: bqplot.Scale, log: bool) -> None:
+        """Put the step axis on ``scale`` (the grid's shared linear or log step scale),
+        rebuilding the marks on it (as `set_log` does for y). On a log axis the points of
+        step 0, which it cannot place, are gaps."""
+        self.x_scale, self.log_x = scale, log
+        old = [self.x_axis]
+        for r in self._runs.values():
+            old += r.marks + r.smoothed
+            r.marks = [self._copy_line(m) for m in r.marks]
+            r.smoothed = [self._copy_line(m) for m in r.smoothed]
+            for mark, points in zip(
+                r.marks + r.smoothed, r.points + r.smoothed_points, strict=False
+            ):
+                set_points(mark, *points, r.batched, log_x=log)
+            old += [m for extra in r.extras for m in extra.make(self.x_scale, self.y_scale)]
+        self.x_axis = self._new_x_axis()
+        with self.figure.hold_sync():
+            self._show()
+            self.figure.axes = [self.x_axis, self.y_axis]
+        for w in old:
+            w.close()
+        self._draw_extras()
+        self._update_ticks()
+
     # ------------------------------------------------------------ scales, ticks
-    def step_range(self) -> tuple[int, int]:
-        """The first and last step of the drawn runs (> 0 first: continued, earlier dropped)."""
+    def _shown_runs(self) -> list[RunMarks]:
+        """The runs whose lines are shown (all of them when every one is hidden: the axes
+        then stay where they were)."""
         runs = list(self._runs.values())
+        return [r for r in runs if not r.hidden] or runs
+
+    def step_range(self) -> tuple[int, int]:
+        """The first and last step of the shown runs (> 0 first: continued, earlier dropped)."""
+        runs = self._shown_runs()
         first = min((r.x0 for r in runs), default=0)
         return first, max((r.x0 + r.last_step for r in runs), default=first)
 
     def update_scales(self, steps: tuple[int, int] | None = None) -> None:
-        """Scales from the drawn runs' steps (or ``steps``, first and last, shared by several
-        charts) and extents, then the ticks."""
-        runs = list(self._runs.values())
-        x_lo, x_hi = self._x_limits(steps if steps is not None else self.step_range())
-        if (self.x_scale.min, self.x_scale.max) != (x_lo, x_hi):
-            with self.x_scale.hold_sync():
-                self.x_scale.min, self.x_scale.max = x_lo, x_hi
-        extents = [e for r in runs for e in r.extents] + [
-            extra.extent() for r in runs for extra in r.extras
-        ]
-        self._extent = (
-            min((e[0] for e in extents), default=math.inf),
-            max((e[1] for e in extents), default=-math.inf),
-            min((e[2] for e in extents), default=math.inf),
-        )
+        """Scales from the shown runs' steps (or ``steps``, first and last, shared by several
+        charts) and extents (or, ignoring outliers, their drawn points' central range), then
+        the ticks."""
+        runs = self._shown_runs()
+        self._set_x_limits(*(steps if steps is not None else self.step_range()))
+        if self.ignore_outliers:
+            self._extent = robust_extent(m.y for r in runs for m in r.marks)
+        else:
+            extras = [extra.extent() for r in runs for extra in r.extras]
+            self._extent = joint_extent([e for r in runs for e in r.extents] + extras)
         self._set_y_limits()
         self._draw_extras()
         self._update_ticks()
-
-    def _x_limits(self, steps: tuple[int, int]) -> tuple[float, float]:
-        """The x scale's limits for the first and last step drawn."""
-        return ticks.x_limits(*steps)
 
     def _draw_extras(self) -> None:
         """Draw the runs' extras for the y limits now set (a band clipped to a log axis, a
@@ -303,92 +309,48 @@ class LiveFigure:
             for extra in r.extras:
                 extra.draw(limits, self.log)
 
-    def _set_y_limits(self) -> None:
-        """Limits of the y scale in use (the other one is set when the toggle selects it: one
-        message less per update)."""
-        lo, hi, lo_pos = self._extent
-        scale = self.y_scale
-        with scale.hold_sync():
-            scale.min, scale.max = (
-                ticks.log_limits(lo_pos, hi) if self.log else ticks.linear_limits(lo, hi)
-            )
-
-    def set_width(self, pixels: float) -> None:
-        """The figure's width in a view (its `LivePanel` reports it; 0: unknown): the number of
-        x ticks follows it, so a wide plot is not left with three."""
-        width = float(pixels) if pixels and pixels > 0 else None
-        if width != self._width:
-            self._width = width
-            self._update_ticks()
-
-    def _update_ticks(self) -> None:
-        """Round tick values and one compact format per axis; the left margin fits the y labels,
-        the right margin half of the last x label (centred on the plot's right edge)."""
-        x_lo, x_hi = float(self.x_scale.min), float(self.x_scale.max)
-        margin = self.figure.fig_margin
-        plot = None if self._width is None else self._width - margin["left"] - margin["right"]
-        # The label width depends on the ticks and the ticks on it: one refinement is enough
-        # (a label of the axis end is the widest the axis can have, to a character).
-        x_ticks, x_format = self._x_ticks(x_lo, x_hi, plot)
-        lo, hi = float(self.y_scale.min), float(self.y_scale.max)
-        y_ticks = ticks.log_ticks(lo, hi) if self.log else ticks.linear_ticks(lo, hi, 6)
-        y_format, width = ticks.tick_format(y_ticks, log=self.log)
-        for axis, values, fmt in (
-            (self.x_axis, x_ticks, x_format),
-            (self.y_axis, y_ticks, y_format),
-        ):
-            # The format first, in a message of its own: bqplot redraws new tick values a frame
-            # later with the format its view has by then, but a new format at once; in one
-            # message (whose keys the view may apply in either order) the late redraw could
-            # write the new ticks in the old format and keep them so.
-            labels = ticks.zero_labels(fmt, values)
-            if (axis.tick_labels or {}) != labels:
-                axis.tick_labels = labels
-            axis.tick_format = fmt
-            if list(axis.tick_values) != values:
-                axis.tick_values = np.array(values, float)
-        last = len(d3_format(x_format, x_ticks[-1])) if x_ticks else 1
-        new = {"left": ticks.left_margin(width), "right": ticks.right_margin(last)}
-        if any(margin.get(k) != v for k, v in new.items()):
-            self.figure.fig_margin = {**margin, **new}
-
-    def _x_ticks(self, x_lo: float, x_hi: float, plot: float | None) -> tuple[list[float], str]:
-        """Tick values and format of the step axis over ``[x_lo, x_hi]``, ``plot`` px wide."""
-        chars = len(d3_format(ticks.tick_format([x_lo, x_hi], si=True)[0], x_hi))
-        x_ticks = ticks.linear_ticks(x_lo, x_hi, ticks.x_intervals(plot, chars), integer=True)
-        return x_ticks, ticks.tick_format(x_ticks, si=True)[0]
-
     # ------------------------------------------------------------------ helpers
     def _show(self) -> None:
-        """Make the figure list exactly the marks of the drawn runs (extras under or over)."""
-        runs = list(self._runs.values())
-        extras = [(e.above, m) for r in runs for e in r.extras for m in e.marks]
-        self.figure.marks = (
+        """Make the figure list exactly the marks of the drawn runs: the extras under the
+        lines, the raw lines, the smoothed ones over them, then the extras over everything
+        (a hidden run's extras are not listed: they have no `visible` of their own)."""
+        runs = self._runs.values()
+        extras = [(e.above, m) for r in runs if not r.hidden for e in r.extras for m in e.marks]
+        marks = (
             [m for above, m in extras if not above]
             + [m for r in runs for m in r.marks]
+            + [m for r in runs for m in r.smoothed]
             + [m for above, m in extras if above]
         )
+        if list(self.figure.marks) != marks:
+            self.figure.marks = marks
+
+    def drawn(self) -> list[tuple[RunMarks, bqplot.Lines]]:
+        """Every shown line's mark with its run, in drawing order (the static picture's)."""
+        runs = [r for r in self._runs.values() if not r.hidden]
+        return [(r, m) for r in runs for m in r.marks] + [(r, m) for r in runs for m in r.smoothed]
 
     def _update_legend(self) -> None:
         """The legend row: one entry per field (and per kept run), plus the latest run's lanes."""
         self.legend.value = legend_html(*self.legend_entries())
 
     def legend_entries(self) -> tuple[list[LegendLine], list[str], int]:
-        """What the legend names: one line per field and run, then the latest batched run's
-        drawn lane names and lane count."""
-        lines = [
-            LegendLine(
-                label,
-                r.number,
-                "currentColor" if r.batched else mark.colors[0],
-                mark.line_style,
-                r.opacity,
-            )
-            for r in self._runs.values()
-            for label, mark in zip(r.fields, r.marks, strict=False)
-        ] + [line for r in self._runs.values() for extra in r.extras for line in extra.legend()]
-        latest = next((r for r in reversed(self._runs.values()) if r.marks), None)
-        names, lanes = (latest.lane_names, latest.lanes) if latest is not None else ([], 0)
+        """What the legend names: the series of a chart holding several (`legend_lines`),
+        then the drawn lane names and lane count of the batched run it draws alone."""
+        runs = list(self._runs.values())
+        named = lanes_named(runs)
+        names, lanes = (named.lane_names, named.lanes) if named is not None else ([], 0)
+        lines = legend_lines(runs)
+        for r in runs:  # a line drawn over a band or heatmap is named with it: it is a median
+            if r.hidden:
+                continue
+            for e in r.extras:
+                named = {line.label for line in lines}
+                if e.label in r.fields and e.label not in named:
+                    mark = r.marks[r.fields.index(e.label)]
+                    color = mark.colors[0] if len(mark.colors) == 1 else "currentColor"
+                    lines.append(LegendLine(e.label, 0, color, mark.line_style, 1.0))
+                lines += e.legend()
         return lines, list(names), lanes
 
     def has_marks(self) -> bool:
@@ -404,15 +366,19 @@ class LiveFigure:
             self.x_scale.close()
         self.legend.close()
 
-    def _new_y_axis(self) -> bqplot.Axis:
-        return bqplot.Axis(
-            scale=self.y_scale,
-            side="left",
-            color=_AXIS_TEXT,
-            grid_lines="dashed",
-            # Never a tick at 0 on a log scale (a NaN position); `_update_ticks` sets the real ones.
-            tick_values=np.array([0.1, 1.0, 10.0] if self.log else [0.0, 0.5, 1.0]),
-            tick_format=",~g",
+    def _smoothed_lines(self, r: RunMarks) -> list[bqplot.Lines]:
+        return [self._new_line(labels=r.labels(i, " · smoothed")) for i in range(len(r.marks))]
+
+    def _copy_line(self, m: bqplot.Lines) -> bqplot.Lines:
+        """A new line on the current scales with ``m``'s look and points."""
+        return self._new_line(
+            labels=list(m.labels),
+            colors=list(m.colors),
+            opacities=list(m.opacities),
+            line_style=m.line_style,
+            visible=m.visible,
+            x=m.x,
+            y=m.y,
         )
 
     def _new_line(self, **traits: Any) -> bqplot.Lines:
@@ -430,24 +396,10 @@ class LiveFigure:
         )
 
 
-def _pad(arrays: list[np.ndarray], empty: float) -> np.ndarray:
-    """Stack lines of unequal length into one 2-d array, each padded with its own last point.
-
-    Not NaN: bqplot places each line's label at its last point, and NaN there is an invalid
-    SVG transform. Repeating the last point draws nothing extra. A line with no point at all is
-    filled with ``empty``.
-    """
-    dtype = np.result_type(*arrays)
-    out = np.full((len(arrays), max(len(a) for a in arrays)), empty, dtype=dtype)
-    for k, a in enumerate(arrays):
-        out[k, : len(a)] = a
-        if len(a):
-            out[k, len(a) :] = a[-1]
-    return out
-
-
-def _step_array(x: np.ndarray) -> np.ndarray:
-    """Steps as int32 when they fit (4 bytes a point on the wire instead of 8)."""
-    if x.dtype.kind in "iu" and (not x.size or int(x.max()) < 2**31):
-        return x.astype(np.int32, copy=False)
-    return x
+def _extra_colors(extra: Any, r: RunMarks, looks: list[tuple[list[str], str]]) -> list[str]:
+    """The colours of an extra of run ``r``: those of the line it is drawn with (a vector's
+    median: the mark of its label), or, for a path's ends, every line's colour per lane."""
+    label = getattr(extra, "label", None)
+    if label in r.fields:
+        return looks[r.fields.index(label)][0][:1]
+    return [c for colors, _ in looks for c in colors[: max(1, len(r.lane_names))]]

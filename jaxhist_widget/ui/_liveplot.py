@@ -7,9 +7,10 @@ those widgets' traits, so a view opened late, shown twice or after a page reload
 everything; without a frontend the widgets talk
 to nobody and the plot still records.
 
-This module is what a user holds: the options, display, data access, exports, runners and the
-panel's controls. Turning runs into widget state (the hooks, the throttle, each update) is its
-base class, `._updates.LiveUpdates`.
+This module is what a user holds: the options, display, data access, exports and runners. The
+panel's controls and the view options are its base class, `._plot_controls.PlotControls`;
+turning runs into widget state (the hooks, the throttle, each update) is that one's base,
+`._updates.LiveUpdates`.
 """
 
 from __future__ import annotations
@@ -31,10 +32,13 @@ from ._charts import ChartGrid, check_charts
 from ._drawing import MAX_LANES, check_lane_labels
 from ._panel import LivePanel
 from ._plan import PlotChoice
-from ._plot_options import MAX_POINTS_LIMIT, check_options
+from ._plot_controls import PlotControls
+from ._plot_options import MAX_POINTS_LIMIT, check_flag, check_options
 from ._series import check_fields
-from ._updates import MAX_UPDATES_PER_SECOND, PUSH_BUDGET, LiveUpdates
+from ._smoothing import check_weight
+from ._updates import MAX_UPDATES_PER_SECOND, PUSH_BUDGET
 from ._vectors import check_paths, check_vectors
+from ._window import check_last_steps
 
 T = TypeVar("T")
 
@@ -47,11 +51,12 @@ __all__ = [
 ]
 
 
-class LivePlot(LiveUpdates):
+class LivePlot(PlotControls):
     """Plot every `jaxhist_widget.while_loop` run started while attached, live, and record it.
 
     Display it (last expression of a cell, or ``display(live)``), then run loops inside
-    ``with live:`` (or ``live.run(fn, ...)``, or ``await live.run_async(fn, ...)``). The Stop
+    ``with live:`` (or ``with live.named("adam"):``, ``live.run(fn, ..., name="adam")``, or
+    ``await live.run_async(fn, ...)``). The Stop
     button ends the run after its current chunk and keeps the partial history in both: in a
     normal cell it interrupts the kernel, as the notebook's ■ does (the kernel handles no widget
     message before the cell ends, and the interrupt becomes a stop of this plot's run); in an
@@ -68,8 +73,13 @@ class LivePlot(LiveUpdates):
         Start with a logarithmic y axis on every chart (the panel's "log y" toggle sets every
         chart; each chart also has its own "log" toggle in its top left corner).
     keep_runs
-        Keep previous runs on the plot, faded, and in `runs` (there is a toggle). When False
-        only the latest run is kept, which also bounds memory.
+        Keep previous runs on the plot and in `runs` (there is a toggle), each in a colour of
+        its own and listed in the panel (name, status, steps, time, latest values, a show/hide
+        toggle). When False only the latest run is kept, which also bounds memory. A run's name
+        is given where it starts (`named`, ``run(..., name=...)``, ``%%jaxhist --name``,
+        `name`); unnamed, it is named after the call of `run` / `run_async`
+        (``solve(3, lr=0.001)``), after the cell in ``%%jaxhist`` and auto mode (``cell 7``),
+        else ``run N`` (its number on this plot).
     title
         Shown at the top of the panel.
     max_points
@@ -100,6 +110,21 @@ class LivePlot(LiveUpdates):
         when narrower); every chart shows the same steps and has its own log toggle. A run
         plotting more than 12 metrics draws them on one chart.
         ``"shared"``: every field on one chart.
+    smoothing
+        Weight of a debiased exponential moving average drawn over every line, TensorBoard's
+        smoothing (0: off, up to 0.999; the panel has a slider); the raw line stays, faint.
+        It is computed in the kernel from every row, so it is exact however the line is
+        decimated.
+    log_x
+        A logarithmic step axis on every chart (step 0, which it cannot place, is left out);
+        a panel toggle too.
+    last_steps
+        Show only the last ``last_steps`` steps (None or 0: every step), redrawn from their
+        rows at each update (exact however long the run), each y axis fitting them; a panel
+        field too.
+    ignore_outliers
+        Fit each chart's y range to its drawn points without the highest and lowest 2% (a
+        spike leaves the axis alone), as TensorBoard's "ignore outliers"; a panel toggle too.
 
     Examples
     --------
@@ -129,10 +154,18 @@ class LivePlot(LiveUpdates):
         charts: str = "per_field",
         vectors: str | dict[str, str] = "auto",
         paths: str | Sequence[str | tuple[str, str]] | None = None,
+        smoothing: float = 0.0,
+        ignore_outliers: bool = False,
+        log_x: bool = False,
+        last_steps: int | None = None,
         **unknown: Any,
     ) -> None:
         check_options(unknown, max_points, title, continue_steps)
         choice = PlotChoice(check_fields(fields), check_vectors(vectors), check_paths(paths))
+        smoothing = check_weight(smoothing)
+        check_flag("ignore_outliers", ignore_outliers)
+        check_flag("log_x", log_x)
+        last_steps = check_last_steps(last_steps)
         check_lane_labels(lane_labels)
         fig = ChartGrid(log_y=bool(log_y), charts=check_charts(charts))
         super().__init__(
@@ -157,11 +190,11 @@ class LivePlot(LiveUpdates):
         fig.box.observe(lambda _: self._link_figures(), "children")
         #: The legend row under the charts (HTML).
         self.legend = fig.legend
-        self.panel.observe(self._on_stop_click, "stop_clicks")
-        self.panel.observe(self._on_clear_click, "clear_clicks")
-        self.panel.observe(self._on_log_y, "log_y")
-        self.panel.observe(self._on_log_charts, "log_charts")
-        self.panel.observe(self._on_keep_runs, "keep_runs")
+        self._observe_controls()
+        self.smoothing = smoothing
+        self.ignore_outliers = ignore_outliers
+        self.log_x = log_x
+        self.last_steps = last_steps
 
     # ------------------------------------------------------------------ display
     @property
@@ -220,25 +253,6 @@ class LivePlot(LiveUpdates):
         super().on_end(run)
         self._update_static()
 
-    # ------------------------------------------------------------------ options
-    @property
-    def log_y(self) -> bool:
-        """Whether the y axis is logarithmic (synced with the panel's toggle)."""
-        return self.panel.log_y
-
-    @log_y.setter
-    def log_y(self, value: bool) -> None:
-        self.panel.log_y = bool(value)
-
-    @property
-    def keep_runs(self) -> bool:
-        """Whether previous runs stay on the plot and in `runs` (synced with the toggle)."""
-        return self.panel.keep_runs
-
-    @keep_runs.setter
-    def keep_runs(self, value: bool) -> None:
-        self.panel.keep_runs = bool(value)
-
     # --------------------------------------------------------------------- data
     def history(self, run: int = -1) -> Any:
         """Rows of run number ``run`` (default: the latest), like ``History.to_numpy()``.
@@ -296,15 +310,11 @@ class LivePlot(LiveUpdates):
         """
         return export.save_svg(self._static_bundle()["image/svg+xml"], path)
 
-    def clear(self) -> None:
-        """Forget previous runs and their lines (a running run stays), and reset the panel."""
-        self._forget_ended()
-        self._update_static()
-
     def add_run(self, run: Run) -> None:
         """Draw a run that has ended, e.g. one read back from a store (`jaxhist_widget.load_runs`),
-        as if it had just ended on this plot: runs that come next are drawn beside it, it fades
-        like a kept run, and it is in `runs` (and `history`). Turns `keep_runs` on, so that it
+        as if it had just ended on this plot: runs that come next are drawn beside it, it is
+        listed by its name (a stored run's stored name) in a colour of its own like a kept run,
+        and it is in `runs` (and `history`). Turns `keep_runs` on, so that it
         stays (a baseline next to today's run).
 
         Examples
@@ -385,29 +395,6 @@ class LivePlot(LiveUpdates):
         # Armed in the main thread only; elsewhere an interrupt would not reach the run.
         interrupt = self._interrupts_armed and self._async_runs == 0
         self.panel.stop_mode = "interrupt" if interrupt else "message"
-
-    # --------------------------------------------------------------- controls
-    def _on_stop_click(self, change: dict[str, Any]) -> None:
-        # A click that arrives after the run ended must not stop the next run.
-        if self.running:
-            self.stop()
-
-    def _on_clear_click(self, change: dict[str, Any]) -> None:
-        self.clear()
-
-    def _on_log_y(self, change: dict[str, Any]) -> None:
-        self._set_log(bool(change["new"]))
-        self.panel.log_charts = self._fig.log_charts
-        self._update_static()  # the saved picture shows what the widget shows
-
-    def _on_log_charts(self, change: dict[str, Any]) -> None:
-        with self._state_lock:
-            self._fig.set_log_charts(change["new"])
-        self._update_static()
-
-    def _on_keep_runs(self, change: dict[str, Any]) -> None:
-        if not change["new"]:
-            self._keep_latest_only()
 
     # ---------------------------------------------------------------- helpers
     def _run(self, index: int) -> Run:

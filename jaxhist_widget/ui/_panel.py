@@ -16,6 +16,7 @@ import ipywidgets
 import traitlets
 
 from ._esm import bundle
+from ._smoothing import MAX_WEIGHT
 
 __all__ = ["CSS_PATH", "ESM_PATH", "STATUSES", "STOP_MODES", "LivePanel"]
 
@@ -103,6 +104,10 @@ class LivePanel(anywidget.AnyWidget):
     #: button does, and the interrupt bridge turns it into a stop. "message" otherwise
     #: (``await live.run_async(...)``: the event loop is free and handles the click).
     stop_mode = traitlets.Enum(STOP_MODES, default_value="message").tag(sync=True)
+    #: The runs drawn, oldest first, one dict each (`._runs.run_entry`): ``number``, ``name``,
+    #: ``color``, ``status``, ``diverged``, ``step``, ``max_steps``, ``elapsed``, ``lanes``,
+    #: ``latest`` and ``hidden``. The view lists them once there are two or more.
+    runs = traitlets.List(traitlets.Dict()).tag(sync=True)
     #: Error text shown under the status (status is "error" while it applies).
     error = traitlets.Unicode("").tag(sync=True)
     #: The LivePlot's bqplot figure, or None. The view reads the points its lines already hold
@@ -120,10 +125,20 @@ class LivePanel(anywidget.AnyWidget):
     # ---- the controls: set here from the view's messages (`_on_view_message`); Python
     # observes them
     log_y = traitlets.Bool(False).tag(sync=True)
+    #: Whether the step axis is logarithmic (step 0 is then not drawn).
+    log_x = traitlets.Bool(False).tag(sync=True)
     keep_runs = traitlets.Bool(False).tag(sync=True)
     #: Titles of the charts whose y axis is logarithmic (each chart's own log toggle; the
     #: ``log_y`` toggle puts all of them on one scale).
     log_charts = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    #: Numbers of the runs hidden from the run list (their lines are not drawn).
+    hidden_runs = traitlets.List(traitlets.Int()).tag(sync=True)
+    #: Weight of the debiased EMA drawn over each line (0: off; see `._smoothing`).
+    smoothing = traitlets.Float(0.0).tag(sync=True)
+    #: Steps shown: the last ``last_steps`` only (0: every step; see `._window`).
+    last_steps = traitlets.Int(0).tag(sync=True)
+    #: Whether each chart's y range leaves out the extreme few percent of its points.
+    ignore_outliers = traitlets.Bool(False).tag(sync=True)
     #: One more on each Stop click (a counter, so two clicks are two changes).
     stop_clicks = traitlets.Int(0).tag(sync=True)
     #: One more on each Clear click.
@@ -152,14 +167,39 @@ class LivePanel(anywidget.AnyWidget):
             self.stop_clicks += 1
         elif name == "clear":
             self.clear_clicks += 1
-        elif name in ("log_y", "keep_runs") and isinstance(value, bool):
+        elif name in ("log_y", "log_x", "keep_runs", "ignore_outliers") and isinstance(value, bool):
             setattr(self, name, value)
+        elif name == "last_steps" and isinstance(value, int) and not isinstance(value, bool):
+            self.last_steps = max(0, value)
+        elif name == "smoothing" and _is_weight(value):
+            self.smoothing = float(value)
+        elif name == "run_hidden" and _is_run_hidden(value):
+            number, hidden = value
+            numbers = [n for n in self.hidden_runs if n != number]
+            self.hidden_runs = [*numbers, number] if hidden else numbers
         elif name == "chart_log" and _is_chart_log(value):
             key, log = value
             keys = [k for k in self.log_charts if k != key]
             self.log_charts = [*keys, key] if log else keys
         elif name == "plot_width" and isinstance(value, int) and value >= 0:
             self.plot_width = value
+
+
+def _is_weight(value: Any) -> bool:
+    """Whether ``value`` is a ``smoothing`` control's value: a number in [0, `MAX_WEIGHT`]."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return number and 0.0 <= value <= MAX_WEIGHT
+
+
+def _is_run_hidden(value: Any) -> bool:
+    """Whether ``value`` is a ``run_hidden`` control's value: ``[run number, hidden]``."""
+    return (
+        isinstance(value, list)
+        and len(value) == 2
+        and isinstance(value[0], int)
+        and not isinstance(value[0], bool)
+        and isinstance(value[1], bool)
+    )
 
 
 def _is_chart_log(value: Any) -> bool:

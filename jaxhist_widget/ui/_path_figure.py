@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -70,13 +71,16 @@ class PathFigure(LiveFigure):
             if isinstance(extra, PathEnds):
                 extra.set(np.array(starts).reshape(-1, 2), np.array(ends).reshape(-1, 2))
 
+    def _smoothed_lines(self, r: Any) -> list:
+        return []  # a path is drawn as it went: no smoothed twin
+
     def drop_runs(self, numbers: Iterable[int]) -> None:
         numbers = list(numbers)
         for n in numbers:
             self._x_extent.pop(n, None)
         super().drop_runs(numbers)
 
-    def _x_limits(self, steps: tuple[int, int]) -> tuple[float, float]:
+    def _x_limits(self, first: int, last: int) -> tuple[float, float]:
         lo = min((e[0] for e in self._x_extent.values()), default=math.inf)
         hi = max((e[1] for e in self._x_extent.values()), default=-math.inf)
         return ticks.linear_limits(lo, hi)

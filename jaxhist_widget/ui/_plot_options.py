@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MAX_POINTS_LIMIT", "OPTIONS", "check_options"]
+__all__ = ["MAX_POINTS_LIMIT", "OPTIONS", "check_flag", "check_options"]
 
 #: Upper bound on ``max_points``.
 MAX_POINTS_LIMIT = 4000
@@ -26,6 +26,10 @@ OPTIONS = (
     "charts",
     "vectors",
     "paths",
+    "smoothing",
+    "ignore_outliers",
+    "log_x",
+    "last_steps",
 )
 
 
@@ -49,3 +53,10 @@ def check_options(
         raise TypeError(f"title must be a str or None, got {title!r}.")
     if not isinstance(continue_steps, bool):
         raise TypeError(f"continue_steps must be True or False, got {continue_steps!r}.")
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """``value`` if it is True or False, else a TypeError naming the option."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r}.")
+    return value

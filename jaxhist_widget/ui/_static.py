@@ -31,6 +31,7 @@ from ._legend import LANE_RAMP, LEGEND_LANES, LegendLine, lane_colors
 from ._static_chart import DASHES as _DASHES
 from ._static_chart import ChartPicture, StaticImage, StaticLine, draw_charts
 from ._static_chart import svg_text as _text
+from ._static_runs import draw_run_list
 from ._static_text import (
     first_line,
     format_count,
@@ -95,14 +96,7 @@ def snapshot(grid: Any, panel: Any) -> Picture:
     traits.
     """
     charts = tuple(_chart(c) for c in grid.shown)
-    lines, names, lanes = [], [], 0
-    for c in grid.charts.values() or grid.shown:
-        chart_lines, chart_names, chart_lanes = c.legend_entries()
-        lines += chart_lines
-        if chart_names:
-            names, lanes = chart_names, chart_lanes
-    order = {label: i for i, label in enumerate(grid._order)}
-    lines.sort(key=lambda line: (line.run, order.get(line.label, len(order))))
+    lines, names, lanes = grid.legend_entries()
     # The panel's run state (`panel_state`'s keys): its synced traits but the widget plumbing.
     keys = [k for k, t in panel.traits().items() if t.metadata.get("sync") and k[0] != "_"]
     plumbing = ("figure", "figures", "layout", "tooltip")
@@ -122,16 +116,19 @@ def snapshot(grid: Any, panel: Any) -> Picture:
 
 
 def _chart(fig: Any) -> ChartPicture:
-    """One chart's copy: its title, scales, ticks, margin, lines and extras (bands, heatmap
-    images, a path's ends)."""
+    """One chart's copy: its title, scales, ticks, margin, shown lines (a hidden run's are not;
+    a smoothed line over its faint raw one), each with its colour, dash and opacity, and the
+    shown runs' extras (bands, heatmap images, a path's ends)."""
     lines, images, over = [], [], []
     for r in fig._runs.values():
+        if r.hidden:
+            continue
         for extra in r.extras:
             if isinstance(extra, BandExtra):
                 for mark, fill in zip(extra.marks, BAND_OPACITY, strict=True):
                     x, y = np.asarray(mark.x, float), np.asarray(mark.y, float)
                     lines.append(
-                        StaticLine(x, y, extra.color, "solid", r.opacity, mark.labels[0], fill)
+                        StaticLine(x, y, extra.color, "solid", extra.opacity, mark.labels[0], fill)
                     )
             elif isinstance(extra, HeatmapExtra) and extra.png:
                 images.append(StaticImage(extra.png, extra.x_limits, extra.y_limits))
@@ -139,24 +136,18 @@ def _chart(fig: Any) -> ChartPicture:
                 for xy, kind in ((extra.starts, "ring"), (extra.ends, "dot")):
                     for k, (x, y) in enumerate(np.asarray(xy, float).reshape(-1, 2)):
                         color = extra.colors[k % len(extra.colors)]
-                        over.append(
-                            StaticLine(
-                                np.array([x]),
-                                np.array([y]),
-                                color,
-                                "solid",
-                                r.opacity,
-                                "",
-                                dots=kind,
-                            )
+                        point = StaticLine(
+                            np.array([x]), np.array([y]), color, "solid", 1.0, "", dots=kind
                         )
-        for mark in r.marks:
-            xs, ys = np.atleast_2d(mark.x), np.atleast_2d(mark.y)
-            labels = list(mark.labels)
-            for k in range(min(len(xs), len(ys), len(labels))):
-                x, y = _unpad(np.asarray(xs[k], float), np.asarray(ys[k], float))
-                color = mark.colors[k % len(mark.colors)] if len(mark.colors) else "#3a78c4"
-                lines.append(StaticLine(x, y, color, mark.line_style, r.opacity, labels[k]))
+                        over.append(point)
+    for _run, mark in fig.drawn():
+        xs, ys = np.atleast_2d(mark.x), np.atleast_2d(mark.y)
+        labels = list(mark.labels)
+        for k in range(min(len(xs), len(ys), len(labels))):
+            x, y = _unpad(np.asarray(xs[k], float), np.asarray(ys[k], float))
+            color = mark.colors[k % len(mark.colors)] if len(mark.colors) else "#3a78c4"
+            alpha = float(mark.opacities[k % len(mark.opacities)]) if len(mark.opacities) else 1.0
+            lines.append(StaticLine(x, y, color, mark.line_style, alpha, labels[k]))
     return ChartPicture(
         title=str(fig.figure.title or ""),
         y_limits=(float(fig.y_scale.min), float(fig.y_scale.max)),
@@ -167,6 +158,7 @@ def _chart(fig: Any) -> ChartPicture:
         left=int(fig.figure.fig_margin.get("left", 48)),
         top=int(fig.figure.fig_margin.get("top", 16)),
         log_y=bool(fig.log),
+        log_x=bool(fig.log_x),
         lines=tuple(lines + over),
         images=tuple(images),
         x_limits=(float(fig.x_scale.min), float(fig.x_scale.max)),
@@ -211,7 +203,8 @@ def render_svg(p: Picture, width: int = WIDTH) -> str:
 
 
 def _header(out: list[str], p: Picture, y: float) -> float:
-    """The panel's facts in two rows: badge, steps, time, rate; then the latest values."""
+    """The panel's facts: badge, the latest run's name, steps, time, rate; then the latest
+    values; then the run list (two runs or more)."""
     s = p.state
     status, shown = str(s.get("status", "idle")), shown_status(s)
     label = status_word(s)
@@ -224,6 +217,9 @@ def _header(out: list[str], p: Picture, y: float) -> float:
         + "</g>"
     )
     facts = []
+    runs = list(s.get("runs") or [])
+    if runs:
+        facts.append(str(runs[-1].get("name", "")))
     if s.get("max_steps"):
         facts.append(f"{format_count(s.get('step', 0))} / {format_count(s['max_steps'])} steps")
         if s.get("elapsed"):
@@ -241,6 +237,11 @@ def _header(out: list[str], p: Picture, y: float) -> float:
     if s.get("error"):
         y += 18
         out.append(_text(12, y, first_line(s["error"])[:110], size=12, fill="#d32f2f"))
+    y = draw_run_list(out, runs, y, WIDTH)
+    if s.get("smoothing"):
+        y += 18
+        weight = f"smoothing {float(s['smoothing']):g} (raw lines faint)"
+        out.append(_text(12, y, weight, size=11, fill=_MUTED, cls="jhw-smoothing"))
     return y + 4
 
 

@@ -62,6 +62,7 @@ class ChartPicture:
     left: int = 48  #: the figure's left margin (fits the widest y label)
     top: int = 16  #: the figure's top margin (a titled chart's holds its title)
     log_y: bool = False  #: whether its y axis is logarithmic (each chart has its own toggle)
+    log_x: bool = False  #: whether its step axis is logarithmic
     lines: tuple[StaticLine, ...] = ()  #: in drawing order (bands first, a path's ends last)
     images: tuple[StaticImage, ...] = ()  #: under the lines
     x_limits: tuple[float, float] | None = None  #: its own x axis (a path), else the steps'
@@ -100,7 +101,7 @@ def draw_charts(
                     cls="jhw-chart-title",
                 )
             )
-        fx = _scale(chart.x_limits or x_limits, (x0, x1), False)
+        fx = _scale(chart.x_limits or x_limits, (x0, x1), chart.log_x)
         fy = _scale(chart.y_limits, (y0, y1), chart.log_y)
         _axes(out, chart, fx, fy, (x0, x1, y0, y1))
         clip = "jhw-plot" if i == 0 else f"jhw-plot-{i}"

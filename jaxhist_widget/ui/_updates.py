@@ -10,7 +10,9 @@ Updates are throttled to at most `MAX_UPDATES_PER_SECOND` whatever the step rate
 trailing flush (`._flusher`) so a pause never hides the latest rows, and the final state is
 always sent when a run ends. Each update reduces only the rows that arrived since the last one
 and sends at most ``max_points`` points per line. Any exception in this path is caught and shown
-in the panel (status ``"error"``); it never reaches the run.
+in the panel (status ``"error"``); it never reaches the run. The view options live here too:
+smoothing (`._smoothing`, its own series per drawn run), hidden runs, the "last N steps"
+window (`._window`, drawn afresh each update) and the panel's run list (`._runs.run_entry`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ from ._flusher import Flusher
 from ._panel import LivePanel
 from ._panel_state import RateWindow, panel_state, run_step
 from ._plan import PlotChoice
+from ._runs import run_entry
+from ._smoothing import RunSmoothing
+from ._window import window_lines, window_range
 
 __all__ = ["MAX_UPDATES_PER_SECOND", "PUSH_BUDGET", "LiveUpdates"]
 
@@ -75,6 +80,10 @@ class LiveUpdates(Sink):
         self._flusher = Flusher(self._flush_pending)  # the trailing flush
         # Attached and no run started since: the panel says "compiling", not "idle".
         self._waiting = False
+        self._smoothing = 0.0  # the EMA weight (0: off)
+        self._smoothed: dict[int, RunSmoothing] = {}  # by run number, while smoothing
+        self._hidden: set[int] = set()  # run numbers hidden from the run list
+        self._last_steps = 0  # the "last N steps" window (0: every step)
         # The number of x ticks follows the figure's width, which only a view knows.
         panel.observe(self._on_plot_width, "plot_width")
 
@@ -90,6 +99,7 @@ class LiveUpdates(Sink):
             ended = [d for d in self._drawn if d.run.ended is not None]
             self._drawn = [d for d in self._drawn if d.run.ended is None]
             self._fig.drop_runs(d.number for d in ended)
+            self._forget_smoothed()
             if not self._drawn:
                 self._error = None
             self._fig.update_scales()
@@ -145,8 +155,9 @@ class LiveUpdates(Sink):
             self._rate.restart(now)
             try:
                 self._fig.drop_runs(dropped)
-                self._fig.add_run(drawing.number, x0)
-                self._fig.fade_older()
+                self._forget_smoothed()
+                self._fig.add_run(drawing.number, x0, run.name)
+                self._fig.restyle()
                 self._fig.update_scales()
                 self._sync_panel(now)
             except Exception as e:
@@ -207,6 +218,8 @@ class LiveUpdates(Sink):
             for d in self._drawn:
                 if d.run.ended is None or d.run is ended:
                     self._draw(d)
+            if self._last_steps:
+                self._draw_window()
             self._fig.update_scales()
             if current is not None:
                 now = time.perf_counter()
@@ -225,10 +238,54 @@ class LiveUpdates(Sink):
             self._fig.add_marks(d.number, d.labels, names, d.run.lanes or 0, d.keys, d.paths)
             self._fig.add_extras(d.number, d.extras_by_label(), d.x0)
             self._fig.set_notes(d.number, d.notes)
+            if self._hidden:  # a chart made now holds the hidden runs too
+                self._fig.set_hidden(self._hidden)
         start = time.perf_counter()
         d.ingest()
         self._ingest_s += time.perf_counter() - start
+        if not self._last_steps:  # (a window draws its own lines: `_draw_window`)
+            self._draw_whole(d)
+
+    def _draw_whole(self, d: RunDrawing) -> None:
+        """Draw run ``d`` over all of its steps (and its smoothed lines, while smoothing)."""
+        smoothed = self._smoothed_of(d)
+        if smoothed is not None:
+            start = time.perf_counter()
+            smoothed.ingest()
+            self._ingest_s += time.perf_counter() - start
         self._fig.set_lines(d.number, d.lines(), d.last_step)
+        if smoothed is not None:
+            self._fig.set_smoothed_lines(d.number, smoothed.lines())
+
+    def _draw_window(self) -> None:
+        """Draw every run over the last `_last_steps` steps of the shown runs only, decimated
+        afresh from those steps' rows (`._window`); the step axis shows just them."""
+        shown = [d for d in self._drawn if d.number not in self._hidden] or self._drawn
+        first = min((d.x0 for d in shown), default=0)
+        last = max((d.x0 + d.last_step for d in shown), default=first)
+        lo, hi = window_range(first, last, self._last_steps)
+        self._fig.window = (lo, hi)
+        for d in self._drawn:
+            if d.series:
+                raw, smoothed = window_lines(d, lo, self._smoothing)
+                self._fig.set_lines(d.number, raw, d.last_step)
+                if smoothed is not None:
+                    self._fig.set_smoothed_lines(d.number, smoothed)
+
+    def _smoothed_of(self, d: RunDrawing) -> RunSmoothing | None:
+        """The smoothed series of ``d`` while smoothing is on (made on first use, from all of
+        its rows)."""
+        if not self._smoothing or not d.series:
+            return None
+        smoothed = self._smoothed.get(d.number)
+        if smoothed is None:
+            smoothed = self._smoothed[d.number] = RunSmoothing(d, self._smoothing)
+        return smoothed
+
+    def _forget_smoothed(self) -> None:
+        drawn = {d.number for d in self._drawn}
+        self._smoothed = {n: s for n, s in self._smoothed.items() if n in drawn}
+        self._hidden &= drawn
 
     def _sync_panel(self, now: float) -> None:
         """Set every run-state trait of the panel from `panel_state`, in one message.
@@ -251,9 +308,24 @@ class LiveUpdates(Sink):
             error=error,
             waiting=self._waiting and self.attached,
         )
+        state["runs"] = [self._run_entry(x, now) for x in self._drawn]
         with self.panel.hold_sync():
             for name, value in state.items():
                 setattr(self.panel, name, value)
+
+    def _run_entry(self, d: RunDrawing, now: float) -> dict:
+        name, color = self._fig.run_look(d.number)
+        return run_entry(
+            d.run,
+            number=d.number,
+            name=name,
+            color=color,
+            hidden=d.number in self._hidden,
+            now=now,
+            fields=d.fields,
+            last_values=d.last_values(),
+            lane_names=self._lane_names(d.run) if d.run.lanes else (),
+        )
 
     def _show_error(self, error: BaseException, run: Run | None) -> None:
         # The update path must never raise into the run: show the error instead.
@@ -274,4 +346,54 @@ class LiveUpdates(Sink):
         with self._state_lock:
             dropped, self._drawn = self._drawn[:-1], self._drawn[-1:]
             self._fig.drop_runs(d.number for d in dropped)
+            self._forget_smoothed()
+            self._fig.set_hidden(self._hidden)
+            self._fig.update_scales()
+            self._sync_panel(time.perf_counter())
+
+    def _set_smoothing(self, weight: float) -> None:
+        """Smooth every line with the EMA weight ``weight`` (0: off), recomputing each drawn
+        run's smoothed series from all of its rows once."""
+        with self._state_lock:
+            if weight == self._smoothing:
+                return
+            self._smoothing = weight
+            self._smoothed = {}
+            self._fig.set_smoothing(weight > 0)
+            self._redraw()
+
+    def _redraw(self) -> None:
+        """Draw every run's lines anew, whole or in the window (caller holds the lock)."""
+        if self._last_steps:
+            self._draw_window()
+        else:
+            self._fig.window = None
+            for d in self._drawn:
+                if d.series:
+                    self._draw_whole(d)
+        self._fig.update_scales()
+
+    def _set_last_steps(self, steps: int) -> None:
+        """Show the last ``steps`` steps only (0: every step)."""
+        with self._state_lock:
+            if steps != self._last_steps:
+                self._last_steps = steps
+                self._redraw()
+
+    def _set_hidden(self, numbers: set[int]) -> None:
+        """Hide exactly the drawn runs ``numbers`` (the run list's toggles)."""
+        with self._state_lock:
+            self._hidden = set(numbers) & {d.number for d in self._drawn}
+            self._fig.set_hidden(self._hidden)
+            self._fig.update_scales()
+            self._sync_panel(time.perf_counter())
+
+    def _set_log_x(self, on: bool) -> None:
+        with self._state_lock:
+            self._fig.set_log_x(on)
+            self._fig.update_scales()
+
+    def _set_ignore_outliers(self, on: bool) -> None:
+        with self._state_lock:
+            self._fig.set_ignore_outliers(on)
             self._fig.update_scales()

@@ -104,6 +104,10 @@ CELLS = [
     "        sweep(jnp.full(2, lr))",
 ]
 TITLES = ["log wide", "sweep wide", "log narrow", "sweep narrow", "kept runs"]
+#: The plots whose legend names something: the lanes of one vmap run. One unbatched run on charts
+#: titled with their field has none (the header names the run, in its colour), nor have kept
+#: runs (each in its colour, named by the run list).
+LEGENDS = {"sweep wide", "sweep narrow"}
 
 # Per LivePlot view and per chart of it (one per metric): the chart's SVG box, its plot area,
 # its tick labels; the view's legend.
@@ -170,10 +174,11 @@ def check_geometry(views: list[dict[str, Any]], where: str) -> None:
     for view in views:
         assert view["charts"], f"{view['title']} at {where}: no chart"
         for k, chart in enumerate(view["charts"]):
-            check_chart({**view, **chart}, f"{view['title']} (chart {k + 1}) at {where}")
+            name = f"{view['title']} (chart {k + 1}) at {where}"
+            check_chart({**view, **chart}, name, legend=view["title"] in LEGENDS)
 
 
-def check_chart(v: dict[str, Any], name: str) -> None:
+def check_chart(v: dict[str, Any], name: str, legend: bool) -> None:
     assert v["svg"] and v["area"] and v["lines"] > 0, f"{name}: no figure drawn: {v}"
     assert len(v["allTicks"]) >= 4, f"{name}: too few tick labels: {v['allTicks']}"
     clipped = [t for t in v["allTicks"] if not inside(t, v["svg"])]
@@ -186,6 +191,9 @@ def check_chart(v: dict[str, Any], name: str) -> None:
     assert len(xs) >= 2, f"{name}: x tick labels {xs}"
     touching = [(a["text"], b["text"]) for a, b in itertools.pairwise(xs) if a["right"] > b["left"]]
     assert not touching, f"{name}: x tick labels run together: {touching}"
+    if not legend:
+        assert not v["legend"], f"{name}: a legend with nothing to name: {v['legend']}"
+        return
     legend = v["legend"]
     assert legend, f"{name}: no legend"
     assert disjoint(legend, v["area"]), f"{name}: legend {legend} over plot {v['area']}"

@@ -1,0 +1,169 @@
+"""`PlotControls`: what a `LivePlot`'s panel controls and its view options do.
+
+Layer 3 (widget). The panel's view sends its controls as messages (`LivePanel`), which set its
+traits; this class observes them and applies each to the plot: Stop, Clear, log y (all charts
+and each chart's own), log x, the last N steps, keep runs, the smoothing weight, ignore
+outliers and the run list's show/hide toggles. The same options are properties here, synced
+with the panel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._plot_options import check_flag
+from ._smoothing import check_weight
+from ._updates import LiveUpdates
+from ._window import check_last_steps
+
+__all__ = ["PlotControls"]
+
+
+class PlotControls(LiveUpdates):
+    """The controls of a `LivePlot` (its base: `LivePlot` adds the options, display, data
+    access, exports and runners)."""
+
+    def _observe_controls(self) -> None:
+        """Follow the panel's control traits (called once, from `LivePlot.__init__`)."""
+        for handler, name in (
+            (self._on_stop_click, "stop_clicks"),
+            (self._on_clear_click, "clear_clicks"),
+            (self._on_log_y, "log_y"),
+            (self._on_log_x, "log_x"),
+            (self._on_log_charts, "log_charts"),
+            (self._on_keep_runs, "keep_runs"),
+            (self._on_smoothing, "smoothing"),
+            (self._on_ignore_outliers, "ignore_outliers"),
+            (self._on_last_steps, "last_steps"),
+            (self._on_hidden_runs, "hidden_runs"),
+        ):
+            self.panel.observe(handler, name)
+
+    def _update_static(self) -> None:
+        """Redraw the plot's static picture (`LivePlot` draws one)."""
+
+    # ------------------------------------------------------------------ options
+    @property
+    def log_y(self) -> bool:
+        """Whether the y axis is logarithmic (synced with the panel's toggle)."""
+        return self.panel.log_y
+
+    @log_y.setter
+    def log_y(self, value: bool) -> None:
+        self.panel.log_y = bool(value)
+
+    @property
+    def log_x(self) -> bool:
+        """Whether the step axis is logarithmic (synced with the panel's toggle)."""
+        return self.panel.log_x
+
+    @log_x.setter
+    def log_x(self, value: bool) -> None:
+        self.panel.log_x = check_flag("log_x", value)
+
+    @property
+    def keep_runs(self) -> bool:
+        """Whether previous runs stay on the plot and in `runs` (synced with the toggle)."""
+        return self.panel.keep_runs
+
+    @keep_runs.setter
+    def keep_runs(self, value: bool) -> None:
+        self.panel.keep_runs = bool(value)
+
+    @property
+    def smoothing(self) -> float:
+        """The smoothing weight (0: off; synced with the panel's slider)."""
+        return self.panel.smoothing
+
+    @smoothing.setter
+    def smoothing(self, value: float) -> None:
+        self.panel.smoothing = check_weight(value)
+
+    @property
+    def ignore_outliers(self) -> bool:
+        """Whether the y ranges leave the extreme 2% of points out (synced with the toggle)."""
+        return self.panel.ignore_outliers
+
+    @ignore_outliers.setter
+    def ignore_outliers(self, value: bool) -> None:
+        self.panel.ignore_outliers = check_flag("ignore_outliers", value)
+
+    @property
+    def last_steps(self) -> int:
+        """Steps shown: the last ``last_steps`` only (0: every step; synced with the panel)."""
+        return self.panel.last_steps
+
+    @last_steps.setter
+    def last_steps(self, value: int | None) -> None:
+        self.panel.last_steps = check_last_steps(value)
+
+    def show_run(self, run: int | str, visible: bool = True) -> None:
+        """Show (or hide, ``visible=False``) a drawn run, as its toggle in the run list does:
+        ``run`` is its index in `runs` (``-1``: the latest) or the name the plot lists it by."""
+        with self._state_lock:
+            names = [self._fig.run_look(d.number)[0] for d in self._drawn]
+            numbers = [d.number for d in self._drawn]
+        if isinstance(run, str):
+            if run not in names:
+                raise LookupError(f"no run named {run!r} on this plot; its runs: {names}.")
+            number = numbers[names.index(run)]
+        else:
+            number = numbers[run]
+        hidden = [n for n in self.panel.hidden_runs if n != number]
+        self.panel.hidden_runs = hidden if visible else [*hidden, number]
+
+    def clear(self) -> None:
+        """Forget previous runs and their lines (a running run stays), and reset the panel."""
+        self._forget_ended()
+        self._sync_hidden_trait()
+        self._update_static()
+
+    # --------------------------------------------------------------- controls
+    def _on_stop_click(self, change: dict[str, Any]) -> None:
+        # A click that arrives after the run ended must not stop the next run.
+        if self.running:
+            self.stop()
+
+    def _on_clear_click(self, change: dict[str, Any]) -> None:
+        self.clear()
+
+    def _on_log_y(self, change: dict[str, Any]) -> None:
+        self._set_log(bool(change["new"]))
+        self.panel.log_charts = self._fig.log_charts
+        self._update_static()  # the saved picture shows what the widget shows
+
+    def _on_log_x(self, change: dict[str, Any]) -> None:
+        self._set_log_x(bool(change["new"]))
+        self._update_static()
+
+    def _on_log_charts(self, change: dict[str, Any]) -> None:
+        with self._state_lock:
+            self._fig.set_log_charts(change["new"])
+        self._update_static()
+
+    def _on_keep_runs(self, change: dict[str, Any]) -> None:
+        if not change["new"]:
+            self._keep_latest_only()
+            self._sync_hidden_trait()
+
+    def _on_smoothing(self, change: dict[str, Any]) -> None:
+        self._set_smoothing(float(change["new"]))
+        self._update_static()
+
+    def _on_ignore_outliers(self, change: dict[str, Any]) -> None:
+        self._set_ignore_outliers(bool(change["new"]))
+        self._update_static()
+
+    def _on_last_steps(self, change: dict[str, Any]) -> None:
+        self._set_last_steps(int(change["new"]))
+        self._update_static()
+
+    def _on_hidden_runs(self, change: dict[str, Any]) -> None:
+        self._set_hidden(set(change["new"]))
+        self._update_static()
+
+    def _sync_hidden_trait(self) -> None:
+        # The panel lists only the runs still drawn as hidden.
+        hidden = sorted(self._hidden)
+        if list(self.panel.hidden_runs) != hidden:
+            self.panel.hidden_runs = hidden

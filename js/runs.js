@@ -1,0 +1,141 @@
+// The panel's run list and its view options: one line per run the plot draws (its colour, name,
+// status, steps, time and latest values, and a show/hide toggle), shown once there are two or
+// more; and the view options: the smoothing slider, "ignore outliers", "last N steps". The
+// kernel holds the state (`runs`, `hidden_runs`, `smoothing`, `ignore_outliers`, `last_steps`);
+// a control sends a message.
+//
+// Stable hooks for tests: .jhw-runs[data-count], .jhw-run[data-run][data-name][data-hidden]
+// with .jhw-run-toggle, .jhw-run-swatch, .jhw-run-name, .jhw-run-status, .jhw-run-steps,
+// .jhw-run-time, .jhw-run-values; .jhw-smoothing (a range input), .jhw-smoothing-value,
+// .jhw-outliers, .jhw-last-steps; .jhw-run-name in the header (the latest run's name).
+
+import { checkbox, element, showText } from "./dom.js";
+import {
+  formatCount,
+  formatDuration,
+  formatValue,
+  shownStatus,
+  statusClass,
+  statusLabel,
+} from "./format.js";
+
+/** The weight the slider shows, as text: "off" at 0, else two or three decimals. */
+export function formatWeight(w) {
+  const x = Number(w);
+  if (!(x > 0)) return "off";
+  return x >= 0.99 && x < 1 ? x.toFixed(3).replace(/0$/, "") : x.toFixed(2);
+}
+
+/** The texts of one run's line (`run` an entry of the `runs` trait): its status word and
+ * badge class, steps, time and latest values ("loss 0.162 · lr 0.001"). */
+export function runTexts(run) {
+  const shown = shownStatus(run.status, run.diverged ? ["?"] : []);
+  const steps = Number(run.max_steps) > 0
+    ? `${formatCount(run.step)} / ${formatCount(run.max_steps)} steps`
+    : `${formatCount(run.step)} steps`;
+  const values = Object.entries(run.latest || {})
+    .map(([name, v]) => `${name} ${formatValue(v)}`)
+    .join(" · ");
+  const lanes = Number(run.lanes) > 0 ? ` · ${formatCount(run.lanes)} lanes` : "";
+  return {
+    status: statusLabel(shown),
+    statusClass: statusClass(shown),
+    steps: steps + lanes,
+    time: formatDuration(run.elapsed),
+    values: run.lanes > 0 && values ? `median ${values}` : values,
+  };
+}
+
+/** The view options' DOM (the smoothing slider, the outliers toggle), made once. */
+export function buildViewOptions() {
+  const smoothLabel = element("label", "jhw-smoothing-label");
+  smoothLabel.title =
+    "Smoothing: a debiased exponential moving average over each line (TensorBoard's); " +
+    "the raw line stays, faint. 0: off";
+  const smoothing = element("input", "jhw-smoothing");
+  Object.assign(smoothing, { type: "range", min: "0", max: "0.99", step: "0.01", value: "0" });
+  smoothing.setAttribute("aria-label", "smoothing");
+  const smoothingValue = element("span", "jhw-smoothing-value", "off");
+  smoothLabel.append(document.createTextNode("smooth"), smoothing, smoothingValue);
+  const [outliersLabel, outliers] = checkbox("jhw-outliers", "ignore outliers");
+  outliersLabel.title = "Fit each y axis to its points without the highest and lowest 2%";
+  const lastLabel = element("label", "jhw-last-label");
+  lastLabel.title = "Show only the last N steps (empty: every step)";
+  const lastSteps = element("input", "jhw-last-steps");
+  Object.assign(lastSteps, { type: "number", min: "0", step: "1", placeholder: "all" });
+  lastSteps.setAttribute("aria-label", "last steps");
+  lastLabel.append(document.createTextNode("last"), lastSteps, document.createTextNode("steps"));
+  return { smoothLabel, smoothing, smoothingValue, outliersLabel, outliers, lastLabel, lastSteps };
+}
+
+/** The "last N steps" field's number: a whole number of steps >= 0, 0 for empty or invalid. */
+export function lastStepsValue(text) {
+  const n = Math.floor(Number(text));
+  return Number.isFinite(n) && n > 0 ? n : 0;
+}
+
+/** Applies the smoothing weight, the outliers flag and the last N steps to the options' DOM
+ * (the slider is left alone while it is dragged: `data-editing`, set by its input events; the
+ * steps field while it has the focus). */
+export function updateViewOptions(ui, weight, ignoreOutliers, lost, lastSteps = 0) {
+  if (document.activeElement !== ui.lastSteps) {
+    ui.lastSteps.value = Number(lastSteps) > 0 ? String(lastSteps) : "";
+  }
+  ui.lastSteps.disabled = lost;
+  if (ui.smoothing.dataset.editing !== "true") ui.smoothing.value = String(weight || 0);
+  ui.smoothingValue.textContent = formatWeight(ui.smoothing.value);
+  ui.outliers.checked = Boolean(ignoreOutliers);
+  ui.smoothing.disabled = lost;
+  ui.outliers.disabled = lost;
+}
+
+function runLine(run, onToggle) {
+  const texts = runTexts(run);
+  const row = element("div", "jhw-run");
+  row.dataset.run = String(run.number);
+  row.dataset.name = run.name;
+  row.dataset.hidden = String(Boolean(run.hidden));
+  const toggle = element("input", "jhw-run-toggle");
+  toggle.type = "checkbox";
+  toggle.checked = !run.hidden;
+  toggle.title = run.hidden ? `Show ${run.name}` : `Hide ${run.name}`;
+  toggle.setAttribute("aria-label", `show ${run.name}`);
+  toggle.addEventListener("change", () => onToggle(run.number, !toggle.checked));
+  const swatch = element("span", "jhw-run-swatch");
+  swatch.style.background = run.color;
+  const name = element("span", "jhw-run-name", run.name);
+  name.title = run.name;
+  const status = element("span", `jhw-run-status ${texts.statusClass}`, texts.status);
+  row.append(
+    toggle,
+    swatch,
+    name,
+    status,
+    element("span", "jhw-run-steps jhw-muted", texts.steps),
+    element("span", "jhw-run-time jhw-muted", texts.time),
+    element("span", "jhw-run-values", texts.values),
+  );
+  return row;
+}
+
+/** Fills the run list `list` with `runs` (the trait), hidden below two runs; `onToggle(number,
+ * hidden)` is called when a run's toggle is clicked. Rebuilt only when something it shows
+ * changed (an update of the running run changes its line). */
+export function updateRunList(list, runs, onToggle, lost) {
+  const key = JSON.stringify([runs, lost]);
+  if (list.dataset.key === key) return;
+  list.dataset.key = key;
+  const shown = Array.isArray(runs) && runs.length >= 2;
+  list.hidden = !shown;
+  list.dataset.count = String(shown ? runs.length : 0);
+  const rows = shown ? runs.map((run) => runLine(run, onToggle)) : [];
+  for (const row of rows) row.querySelector(".jhw-run-toggle").disabled = lost;
+  list.replaceChildren(...rows);
+}
+
+/** The header's name of the latest run (`runs`' last entry), or nothing before a run. */
+export function updateRunName(node, runs) {
+  const last = Array.isArray(runs) && runs.length ? runs[runs.length - 1] : null;
+  showText(node, last ? last.name : "");
+  if (last) node.style.setProperty("--jhw-run-color", last.color);
+}
