@@ -414,12 +414,15 @@ def test_replaced_runs_close_their_marks():
     with live:
         loop(x0)
     baseline = _widget_count()
+    # one chart per field: the scalar's line; the vector's median line over its two bands
+    drawn = len([m for f in live.figures for m in f.marks])
+    assert drawn == 4
     for _ in range(100):
         with live:
             loop(x0)
     assert _widget_count() == baseline
-    marks = [m for f in live.figures for m in f.marks]  # one chart per field, a mark each
-    assert len(marks) == 2 and all(m.comm is not None for m in marks)
+    marks = [m for f in live.figures for m in f.marks]
+    assert len(marks) == drawn and all(m.comm is not None for m in marks)
     # switching keep_runs off and clear() close what they drop too
     live.keep_runs = True
     for _ in range(3):
@@ -428,5 +431,5 @@ def test_replaced_runs_close_their_marks():
     live.keep_runs = False
     assert _widget_count() == baseline
     live.clear()
-    assert _widget_count() == baseline - 2  # the two marks
+    assert _widget_count() == baseline - drawn  # the run's marks
     assert [m for f in live.figures for m in f.marks] == []
