@@ -317,6 +317,7 @@ def test_view_options_leave_a_path_as_it_went_and_keep_the_band() -> None:
     assert type(path.axes[0].scale) is bqplot.LinearScale and path.axes[0].label == "xy[0]"
     band = chart(live, "class_loss")
     outer, inner = marks_of(band, fill="inside")
+    assert band.marks[:2] == [outer, inner]  # under the lines
     raw, smoothed = marks_of(band)
     assert raw.labels == ["class_loss median · run 1"]
     assert smoothed.labels == ["class_loss median · run 1 · smoothed"]

@@ -235,19 +235,8 @@ class LiveFigure(FigureAxes):
         self.log = log
         self._set_y_limits()  # the scale now in use was not kept up to date
         old = [self.y_axis]
-        for r in self._runs.values():
-            old += r.marks + r.smoothed
-            r.marks = [self._copy_line(m) for m in r.marks]
-            r.smoothed = [self._copy_line(m) for m in r.smoothed]
-            old += [m for extra in r.extras for m in extra.make(self.x_scale, self.y_scale)]
         self.y_axis = self._new_y_axis()
-        with self.figure.hold_sync():
-            self._show()
-            self.figure.axes = [self.x_axis, self.y_axis]
-        for w in old:
-            w.close()
-        self._draw_extras()
-        self._update_ticks()
+        self._rebuild(old, replot=False)
 
     def set_x_scale(self, scale: bqplot.Scale, log: bool) -> None:
         """Put the step axis on ``scale`` (the grid's shared linear or log step scale),
@@ -255,16 +244,22 @@ class LiveFigure(FigureAxes):
         step 0, which it cannot place, are gaps."""
         self.x_scale, self.log_x = scale, log
         old = [self.x_axis]
+        self.x_axis = self._new_x_axis()
+        self._rebuild(old, replot=True)
+
+    def _rebuild(self, old: list[Any], replot: bool) -> None:
+        """Make every mark anew on the scales now in use (``replot``: from the points last
+        set, which a log step axis places differently), show them with the axes, and close
+        ``old`` and the marks replaced."""
         for r in self._runs.values():
             old += r.marks + r.smoothed
             r.marks = [self._copy_line(m) for m in r.marks]
             r.smoothed = [self._copy_line(m) for m in r.smoothed]
-            for mark, points in zip(
-                r.marks + r.smoothed, r.points + r.smoothed_points, strict=False
-            ):
-                set_points(mark, *points, r.batched, log_x=log)
+            if replot:
+                marks, points = r.marks + r.smoothed, r.points + r.smoothed_points
+                for mark, xy in zip(marks, points, strict=False):
+                    set_points(mark, *xy, r.batched, log_x=self.log_x)
             old += [m for extra in r.extras for m in extra.make(self.x_scale, self.y_scale)]
-        self.x_axis = self._new_x_axis()
         with self.figure.hold_sync():
             self._show()
             self.figure.axes = [self.x_axis, self.y_axis]

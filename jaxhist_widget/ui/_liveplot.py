@@ -18,13 +18,13 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import ipywidgets
 
-from .._host import Run, Sink, Store
+from .._host import Run, Store
 from .._host._report import report
 from . import _display as outputs
 from . import _export as export
@@ -39,8 +39,6 @@ from ._smoothing import check_weight
 from ._updates import MAX_UPDATES_PER_SECOND, PUSH_BUDGET
 from ._vectors import check_paths, check_vectors
 from ._window import check_last_steps
-
-T = TypeVar("T")
 
 __all__ = [
     "MAX_LANES",
@@ -176,7 +174,6 @@ class LivePlot(PlotControls):
             lane_labels=lane_labels,
             continue_steps=continue_steps,
         )
-        self._async_runs = 0  # run_async calls in progress (their Stop is a message)
         # Handed this plot's hooks (not attached itself): it files exactly the runs drawn here,
         # whether the plot is attached or fed by a cell of %jaxhist auto mode.
         self._store = store if isinstance(store, Store) or store is None else Store(store)
@@ -362,39 +359,6 @@ class LivePlot(PlotControls):
             getattr(self._store, hook)(run, *args)
         except Exception as e:
             report(e, f"Store.{hook.lstrip('_')}", once=(id(self._store), run.id, hook))
-
-    # ---------------------------------------------------------------- runners
-    # The view sends a Stop click as a widget message, which a kernel handles only while a cell
-    # awaits (run_async); a normal cell (`with live:`, `run`) holds the kernel until it ends.
-    # There the view asks for a kernel interrupt instead, which the interrupt bridge turns into
-    # a stop of the armed sink's run: `stop_mode` tells the view which applies.
-
-    def __enter__(self) -> LivePlot:
-        super().__enter__()
-        self._sync_stop_mode()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        try:
-            super().__exit__(*exc)
-        finally:
-            self._sync_stop_mode()
-
-    async def run_async(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        self._async_runs += 1
-        self._sync_stop_mode()
-        try:
-            return await super().run_async(fn, *args, **kwargs)
-        finally:
-            self._async_runs -= 1
-            self._sync_stop_mode()
-
-    run_async.__doc__ = Sink.run_async.__doc__
-
-    def _sync_stop_mode(self) -> None:
-        # Armed in the main thread only; elsewhere an interrupt would not reach the run.
-        interrupt = self._interrupts_armed and self._async_runs == 0
-        self.panel.stop_mode = "interrupt" if interrupt else "message"
 
     # ---------------------------------------------------------------- helpers
     def _run(self, index: int) -> Run:

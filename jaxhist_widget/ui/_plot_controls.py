@@ -4,13 +4,16 @@ Layer 3 (widget). The panel's view sends its controls as messages (`LivePanel`),
 traits; this class observes them and applies each to the plot: Stop, Clear, log y (all charts
 and each chart's own), log x, the last N steps, keep runs, the smoothing weight, ignore
 outliers and the run list's show/hide toggles. The same options are properties here, synced
-with the panel.
+with the panel. The runners keep the panel's ``stop_mode`` true: whether Stop interrupts the
+kernel or sends a message.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+from .._host import Sink
 from ._plot_options import check_flag
 from ._smoothing import check_weight
 from ._updates import LiveUpdates
@@ -18,10 +21,14 @@ from ._window import check_last_steps
 
 __all__ = ["PlotControls"]
 
+T = TypeVar("T")
+
 
 class PlotControls(LiveUpdates):
     """The controls of a `LivePlot` (its base: `LivePlot` adds the options, display, data
-    access, exports and runners)."""
+    access and exports)."""
+
+    _async_runs = 0  # run_async calls in progress (their Stop is a message)
 
     def _observe_controls(self) -> None:
         """Follow the panel's control traits (called once, from `LivePlot.__init__`)."""
@@ -41,6 +48,39 @@ class PlotControls(LiveUpdates):
 
     def _update_static(self) -> None:
         """Redraw the plot's static picture (`LivePlot` draws one)."""
+
+    # ---------------------------------------------------------------- runners
+    # The view sends a Stop click as a widget message, which a kernel handles only while a cell
+    # awaits (run_async); a normal cell (`with live:`, `run`) holds the kernel until it ends.
+    # There the view asks for a kernel interrupt instead, which the interrupt bridge turns into
+    # a stop of the armed sink's run: `stop_mode` tells the view which applies.
+
+    def __enter__(self) -> PlotControls:
+        super().__enter__()
+        self._sync_stop_mode()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            super().__exit__(*exc)
+        finally:
+            self._sync_stop_mode()
+
+    async def run_async(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        self._async_runs += 1
+        self._sync_stop_mode()
+        try:
+            return await super().run_async(fn, *args, **kwargs)
+        finally:
+            self._async_runs -= 1
+            self._sync_stop_mode()
+
+    run_async.__doc__ = Sink.run_async.__doc__
+
+    def _sync_stop_mode(self) -> None:
+        # Armed in the main thread only; elsewhere an interrupt would not reach the run.
+        interrupt = self._interrupts_armed and self._async_runs == 0
+        self.panel.stop_mode = "interrupt" if interrupt else "message"
 
     # ------------------------------------------------------------------ options
     @property
