@@ -4,8 +4,9 @@ Layer 3 (widget). A `LiveFigure` holds these per run (`LiveFigure.add_extra`) an
 the same moments as its lines: `make` when its marks are (re)built on the figure's scales (a
 log toggle swaps the y scale, which bqplot views do not follow), `draw` once the y limits of an
 update are known (a band on a log axis is clipped to them, a heatmap image is drawn over them),
-`set_opacity` when the run fades, `close` when it is dropped. `extent` counts in the chart's y
-range, `legend` in the legend row. Each redraws only when its data or the limits changed.
+`set_colors` when its run is coloured anew, `close` when it is dropped. `extent` counts in the
+chart's y range, `legend` in the legend row. Each redraws only when its data or the limits
+changed.
 
 - `BandExtra`: two filled polygons under a vector's median line (``._band``);
 - `HeatmapExtra`: an image under it (``._histogram``), one `bqplot.Image` of a PNG, the same
@@ -60,7 +61,6 @@ class BandExtra:
 
     def __init__(self, band: BandSeries, name: str, run: int, color: str, x0: int) -> None:
         self.band, self.name, self.run, self.color, self.x0 = band, name, run, color, x0
-        self.opacity = 1.0
         self.marks: list[bqplot.Lines] = []
         self._drawn: tuple | None = None
 
@@ -78,7 +78,6 @@ class BandExtra:
                     fill="inside",
                     close_path=True,
                     fill_opacities=[fill],
-                    opacities=[self.opacity],
                     stroke_width=0.0,
                     display_legend=False,
                     preserve_domain={"x": True, "y": True},
@@ -101,11 +100,6 @@ class BandExtra:
                 y = np.maximum(y, y_limits[0])
             with mark.hold_sync():
                 mark.x, mark.y = step_array(x), y
-
-    def set_opacity(self, opacity: float) -> None:
-        self.opacity = opacity
-        for mark in self.marks:
-            mark.opacities = [opacity]
 
     def set_colors(self, colors: Sequence[str]) -> None:
         """Fill in ``colors[0]``, its median line's colour."""
@@ -134,7 +128,6 @@ class HeatmapExtra:
 
     def __init__(self, hist: HistogramBuckets, name: str, run: int, color: str, x0: int) -> None:
         self.hist, self.name, self.run, self.color, self.x0 = hist, name, run, color, x0
-        self.opacity = 1.0
         # The image widget shown (a rebuilt mark shows the same picture).
         self.image = ipywidgets.Image(value=_BLANK_PNG, format="png")
         self.png = b""  #: the bytes shown (empty before the first draw)
@@ -162,11 +155,11 @@ class HeatmapExtra:
         return self.hist.extent
 
     def draw(self, y_limits: tuple[float, float], log: bool) -> None:
-        key = (self.hist.version, y_limits, log, self.opacity)
+        key = (self.hist.version, y_limits, log, self.color)
         if key == self._drawn or not self.marks:
             return
         self._drawn = key
-        rgba = self.hist.rgba(y_limits, log, self.color, self.opacity)
+        rgba = self.hist.rgba(y_limits, log, self.color)
         if rgba is None:
             return
         self.png = encode_png(rgba, level=1)  # level 1: a fraction of the time, a little larger
@@ -182,17 +175,13 @@ class HeatmapExtra:
             mark.image, mark.x, mark.y = self.image, list(self.x_limits), list(self.y_limits)
         old.close()
 
-    def set_opacity(self, opacity: float) -> None:
-        self.opacity = opacity  # drawn into the image at the next `draw`
-        self._drawn = None
-
     def set_colors(self, colors: Sequence[str]) -> None:
         """Draw in ``colors[0]``, its median line's colour (at the next `draw`)."""
         if colors and colors[0] != self.color:
             self.color, self._drawn = colors[0], None
 
     def legend(self) -> list[LegendLine]:
-        return [LegendLine(f"{self.name} histogram", self.run, self.color, "band", self.opacity)]
+        return [LegendLine(f"{self.name} histogram", self.run, self.color, "band", 1.0)]
 
     def close(self) -> None:
         for mark in self.marks:
@@ -208,7 +197,6 @@ class PathEnds:
 
     def __init__(self, run: int, colors: Sequence[str]) -> None:
         self.run, self.colors = run, list(colors)
-        self.opacity = 1.0
         self.marks: list[bqplot.Scatter] = []
         self.starts = np.zeros((0, 2))  #: per lane: x, y of its first point
         self.ends = np.zeros((0, 2))  #: per lane: x, y of its latest point
@@ -222,7 +210,6 @@ class PathEnds:
                 fill=fill,
                 stroke_width=2.0,
                 default_size=size,
-                opacities=[self.opacity],
                 display_legend=False,
                 preserve_domain={"x": True, "y": True},
             )
@@ -243,11 +230,6 @@ class PathEnds:
 
     def draw(self, y_limits: tuple[float, float], log: bool) -> None:
         pass  # set with the lines (`set`)
-
-    def set_opacity(self, opacity: float) -> None:
-        self.opacity = opacity
-        for mark in self.marks:
-            mark.opacities = [opacity]
 
     def set_colors(self, colors: Sequence[str]) -> None:
         """One colour per lane, its path's line's."""

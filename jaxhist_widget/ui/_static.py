@@ -127,9 +127,7 @@ def _chart(fig: Any) -> ChartPicture:
             if isinstance(extra, BandExtra):
                 for mark, fill in zip(extra.marks, BAND_OPACITY, strict=True):
                     x, y = np.asarray(mark.x, float), np.asarray(mark.y, float)
-                    lines.append(
-                        StaticLine(x, y, extra.color, "solid", extra.opacity, mark.labels[0], fill)
-                    )
+                    lines.append(StaticLine(x, y, extra.color, "solid", 1.0, mark.labels[0], fill))
             elif isinstance(extra, HeatmapExtra) and extra.png:
                 images.append(StaticImage(extra.png, extra.x_limits, extra.y_limits))
             elif isinstance(extra, PathEnds):
