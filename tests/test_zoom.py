@@ -164,3 +164,19 @@ def test_a_bad_step_range_names_the_fix() -> None:
         live.step_range = "all"
     live.step_range = (1.5, 9.2)  # whole steps around it
     assert live.step_range == (1, 10)
+
+
+@pytest.mark.parametrize("kind", ["band", "heatmap"])
+def test_a_zoomed_vector_chart_fits_its_y_axis_to_the_steps_shown(kind: str) -> None:
+    n = 20_000
+    noise = np.random.default_rng(0).normal(size=(n, 50)) * 0.1
+    v = (noise + np.linspace(5.0, 0.0, n)[:, None]).astype(np.float32)  # 5 .. 0 over the run
+    live = jhw.LivePlot(vectors=kind)
+    feed(live, {"w": v}, max_steps=n, shapes=[(50,)])
+    (median,) = [m for m in live.figure.marks if "median" in "".join(m.labels)]
+    live.step_range = (10_000, 10_500)
+    shown = v[10_000:10_501]
+    np.testing.assert_array_equal(np.asarray(median.x), np.arange(10_000, 10_501))
+    y = median.scales["y"]
+    # its band / histogram there (2.0 .. 2.9, to a bucket), not the whole run's 0 .. 5
+    assert y.min <= shown.min() and shown.max() <= y.max and y.max - y.min < 1.5, (y.min, y.max)

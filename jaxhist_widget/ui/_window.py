@@ -31,6 +31,7 @@ __all__ = [
     "StepWindow",
     "check_last_steps",
     "check_step_range",
+    "values_extent",
     "window_lines",
     "window_range",
 ]
@@ -129,7 +130,7 @@ def window_lines(
             xs, ys, extent = raw[i]
             xs.append(x)
             ys.append(y)
-            raw[i] = (xs, ys, _joint(extent, _extent(shown)))
+            raw[i] = (xs, ys, _joint(extent, values_extent(shown)))
             if smooth is not None:
                 averaged = ema(values, weight)[skip:]
                 sx, sy = _decimated(steps, averaged, smoothed_budget(budget))
@@ -152,7 +153,8 @@ def _decimated(steps: np.ndarray, values: np.ndarray, budget: int) -> tuple[np.n
     return finite_tail(x.astype(np.int64), y)
 
 
-def _extent(values: np.ndarray) -> tuple[float, float, float]:
+def values_extent(values: np.ndarray) -> tuple[float, float, float]:
+    """Min, max and smallest positive of the finite ``values`` (``inf`` / ``-inf``: none)."""
     finite = values[np.isfinite(values)]
     if not finite.size:
         return math.inf, -math.inf, math.inf
