@@ -1,15 +1,15 @@
 // The bqplot adapter.
 //
-// Everything the hover reads of bqplot's front end that is not public API: the figure
-// model's views, the figure view's `mark_views`, each mark view's `scales` (bqscales views:
-// `scale`, a d3 scale with `invert`, plus a pixel `offset`, the mapping bqplot's Lines draws
-// with), its model's `mark_data` (per line: `name`, `index`, `values` as sorted {x, y}), and
-// its SVG element's screen transform. Checked against bqplot 0.13.1 (front end bqplot 0.6.1,
-// bqscales 0.3.7); only a LivePlot figure's plain Lines marks are read (`lineSets`). What is
-// missing while a figure is still being drawn makes it return nothing; anything else that is
-// not as expected throws a
-// `BqplotMismatch`, on which the hover turns itself off and says why in the console, rather
-// than read out a wrong point.
+// Everything the hover and the zoom read of bqplot's front end that is not public API: the
+// figure model's views, the figure view's `mark_views`, each mark view's `scales` (bqscales
+// views: `scale`, a d3 scale with `invert`, `copy`, `range` and `domain`, plus a pixel `offset`,
+// the mapping bqplot's Lines draws with), its model's `mark_data` (per line: `name`, `index`,
+// `values` as sorted {x, y}), and its SVG element's screen transform. Checked against bqplot
+// 0.13.1 (front end bqplot 0.6.1, bqscales 0.3.7); only a LivePlot figure's plain Lines marks
+// are read (`lineSets`). What is missing while a figure is still being drawn makes it return
+// nothing; anything else that is not as expected throws a `BqplotMismatch`, on which the hover
+// and the zoom turn themselves off and say why in the console, rather than read out a wrong
+// point or zoom to wrong steps.
 
 /** bqplot's internals are not what the adapter was written against. */
 export class BqplotMismatch extends Error {
@@ -82,6 +82,25 @@ function readMark(mark) {
     xData: (px) => xs.scale.invert(px - xs.offset),
     toLocal: (x, y) => transform(inverse, x, y),
     toClient: (x, y) => transform(ctm, x, y),
+    axis: () => frozenAxis(xs, ys, ctm, inverse),
+  };
+}
+
+/** The step axis of a mark's scale views `xs`, `ys` (its element's screen transform `ctm` and
+ * `inverse`), copied as drawn now: a later update of the scale leaves it as it is. */
+function frozenAxis(xs, ys, ctm, inverse) {
+  const ok = (s) => ["copy", "range", "domain"].every((f) => typeof s.scale[f] === "function");
+  expect(ok(xs) && ok(ys), "a scale view's d3 scale without copy / range / domain");
+  const x = xs.scale.copy();
+  const [x0, x1] = x.range().map((px) => px + xs.offset);
+  const [y0, y1] = ys.scale.range().map((px) => px + ys.offset);
+  const a = transform(ctm, Math.min(x0, x1), Math.min(y0, y1));
+  const b = transform(ctm, Math.max(x0, x1), Math.max(y0, y1));
+  return {
+    toStep: (clientX, clientY = a.y) => x.invert(transform(inverse, clientX, clientY).x - xs.offset),
+    area: { left: a.x, right: b.x, top: a.y, bottom: b.y },
+    domain: x.domain().map(Number),
+    log: typeof x.base === "function", // d3's log scales have a base
   };
 }
 
@@ -104,6 +123,15 @@ export const bqplot = {
   /** Whether `view` (from `figureView`) is still the one shown in `box`. */
   isShownIn(view, box) {
     return !!view && !!view.el && view.el.isConnected && box.contains(view.el);
+  },
+
+  /** The step axis of the figure view (from `figureView`), frozen as drawn now: `toStep(clientX)`,
+   * the plot area in client pixels (`area`: left, right, top, bottom), the steps it spans
+   * (`domain`) and whether it is logarithmic (`log`); null for a path chart (its x is a
+   * series) or while it draws no line. */
+  async stepAxis(view) {
+    const [set] = await this.lineSets(view);
+    return set ? set.axis() : null;
   },
 
   /** What the figure view draws: one entry per shown line mark (see `readMark`; a hidden

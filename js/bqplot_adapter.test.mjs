@@ -60,6 +60,42 @@ test("bqplot adapter: reads only plain lines: not a band, an image, dots or a pa
   assert.deepEqual(await bqplot.lineSets(path), []);
 });
 
+// A d3-like linear scale from `domain` to `range` (what bqscales' LinearScale view holds; like
+// d3's, `domain(d)` changes it in place).
+function d3Linear(domain, range) {
+  const k = () => (range[1] - range[0]) / (domain[1] - domain[0]);
+  const scale = (x) => range[0] + (x - domain[0]) * k();
+  scale.invert = (px) => domain[0] + (px - range[0]) / k();
+  scale.domain = (d) => {
+    if (d === undefined) return domain.slice();
+    domain = d.slice();
+    return scale;
+  };
+  scale.range = () => range.slice();
+  scale.copy = () => d3Linear(domain.slice(), range.slice());
+  return scale;
+}
+
+test("bqplot adapter: the step axis maps a client x to a step, frozen as drawn", async () => {
+  // steps 1000..3000 over 400 px, values over 300 px (bqplot's y range runs down), the mark's
+  // element placed at client (100, 200)
+  const x = { scale: d3Linear([1000, 3000], [0, 400]), offset: 0 };
+  const y = { scale: d3Linear([0, 1], [300, 0]), offset: 0 };
+  const mark = fakeMark({ scales: { x, y }, ctm: { ...identity, e: 100, f: 200 } });
+  const axis = await bqplot.stepAxis(fakeFigureView([mark]));
+  assert.deepEqual(axis.area, { left: 100, right: 500, top: 200, bottom: 500 });
+  assert.deepEqual(axis.domain, [1000, 3000]);
+  assert.equal(axis.toStep(300), 2000);
+  x.scale.domain([0, 10]); // the kernel rescaled meanwhile: the copy stays
+  assert.equal(axis.toStep(500), 3000);
+  const path = fakeFigureView([mark]);
+  path.el.classList = { contains: (name) => name === "jhw-path" };
+  assert.equal(await bqplot.stepAxis(path), null); // its x is a series, not steps
+  assert.equal(await bqplot.stepAxis(fakeFigureView(null, false)), null); // not drawn yet
+  const old = fakeMark(); // a scale without copy / range / domain
+  await assert.rejects(bqplot.stepAxis(fakeFigureView([old])), BqplotMismatch);
+});
+
 test("bqplot adapter: a figure still being drawn gives nothing, without an error", async () => {
   assert.deepEqual(await bqplot.lineSets(fakeFigureView(null, false)), []);
   const pending = fakeMark({ scales: null, drawn: false });

@@ -162,9 +162,12 @@ function attachChartLogToggles(model, box) {
  * of several series, every series' value at that step. It is computed
  * here, in the browser, from the points the figure's lines already hold, so it costs no kernel
  * round trip (it works while a synchronous cell keeps the kernel busy) and no byte per update.
+ * `onBox(box, chartAt)`, once the LivePlot box is found, attaches what else reads its charts
+ * (the zoom: `chartAt(point)` resolves to the chart view under a client point); it returns
+ * `{ remove, dragging }`, and no read-out shows while `dragging()`.
  * Returns a function that removes it.
  */
-export function attachHover(model, el) {
+export function attachHover(model, el, onBox = null) {
   let disposed = false;
   let box = null; // the .jhw-liveplot element holding this panel and its figure
   let figureViews = new Map(); // figure reference -> its view in `box`
@@ -176,6 +179,7 @@ export function attachHover(model, el) {
   let busy = false;
   let shownKey = ""; // what the read-out shows now: unchanged, the DOM is left alone
   let removeToggles = () => {};
+  let attached = null; // what `onBox` attached
   const tip = element("div", "jhw-hover");
   tip.setAttribute("role", "tooltip");
   tip.hidden = true;
@@ -201,19 +205,18 @@ export function attachHover(model, el) {
     return typeof one === "string" ? [one] : [];
   };
 
-  // The bqplot view of the chart under the pointer, in the same LivePlot box as this panel (a
-  // LivePlot displayed twice has two boxes, each with its own figure views).
-  async function chartUnderPointer() {
+  // The bqplot view of the chart under the client point `at`, in the same LivePlot box as this
+  // panel (a LivePlot displayed twice has two boxes, each with its own figure views).
+  async function chartAt(at) {
     for (const ref of refs()) {
       let view = figureViews.get(ref);
       if (!bqplot.isShownIn(view, box)) {
         view = await bqplot.figureView(model.widget_manager, ref, box);
         figureViews.set(ref, view);
       }
-      if (!view || !pointer) continue;
+      if (!view || !at) continue;
       const r = view.el.getBoundingClientRect();
-      const inside = pointer.x >= r.left && pointer.x <= r.right;
-      if (inside && pointer.y >= r.top && pointer.y <= r.bottom) return view;
+      if (at.x >= r.left && at.x <= r.right && at.y >= r.top && at.y <= r.bottom) return view;
     }
     return null;
   }
@@ -222,7 +225,11 @@ export function attachHover(model, el) {
     if (disposed || pointer === null || busy) return;
     busy = true;
     try {
-      const view = await chartUnderPointer();
+      if (attached && attached.dragging()) {
+        hide(); // a zoom's rectangle is being drawn
+        return;
+      }
+      const view = await chartAt(pointer);
       const sets = view ? await bqplot.lineSets(view) : [];
       const hit = pointer && nearestOnLines(sets, pointer.x, pointer.y, HOVER_RADIUS_PX);
       if (!hit) {
@@ -285,6 +292,7 @@ export function attachHover(model, el) {
     }
     box.append(tip, list, dot);
     removeToggles = attachChartLogToggles(model, box);
+    if (onBox) attached = onBox(box, chartAt);
     box.addEventListener("mousemove", onMove);
     box.addEventListener("mouseleave", onLeave);
   };
@@ -308,6 +316,7 @@ export function attachHover(model, el) {
       box.removeEventListener("mouseleave", onLeave);
     }
     removeToggles();
+    if (attached) attached.remove();
     tip.remove();
     list.remove();
     dot.remove();

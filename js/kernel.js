@@ -1,5 +1,5 @@
 // The panel's link to its kernel: the controls (Stop as an interrupt or a message, Clear, log y,
-// keep runs), the plot's width, and the watch that notices a dead or restarted kernel.
+// keep runs, the zoom), the plot's width, and the watch that notices a dead or restarted kernel.
 //
 // The view tells the kernel what its user did with widget messages of its own (`model.send`),
 // never by writing a trait: a trait write goes through ipywidgets' throttle, which sends a
@@ -10,6 +10,7 @@
 
 import { isRunning, kernelLostLabel, widthToReport } from "./format.js";
 import { lastStepsValue } from "./runs.js";
+import { sameRange } from "./zoom_range.js";
 
 function kernelOf(model) {
   const manager = model.widget_manager;
@@ -24,7 +25,7 @@ export function stopMode(model) {
 }
 
 /** Sends the control `name` ("stop", "clear", "log_y", "keep_runs", "plot_width", "chart_log",
- * "smoothing", "ignore_outliers", "run_hidden", "log_x", "last_steps") with its
+ * "smoothing", "ignore_outliers", "run_hidden", "log_x", "last_steps", "step_range") with its
  * `value` to the kernel (see the top of this file for why not as a trait write). */
 export function sendControl(model, name, value = null) {
   try {
@@ -33,6 +34,19 @@ export function sendControl(model, name, value = null) {
     // The comm is gone with its kernel (the panel says so): nothing can reach it any more.
     console.warn(`jaxhist_widget: ${name} not sent, the kernel is gone`, e);
   }
+}
+
+/** Asks the kernel to zoom every chart's step axis to `range` ([lo, hi] steps) or back out
+ * (null), unless that is what was last asked for (or, with none on its way, what is shown).
+ * The request stays in `view.pendingZoom` until the kernel's `step_range` shows it (panel.js):
+ * a normal cell holds every message until it ends, and the panel says meanwhile that the zoom
+ * waits. Returns whether it was sent. */
+export function requestZoom(model, view, range) {
+  const last = view.pendingZoom ? view.pendingZoom.range : model.get("step_range");
+  if (sameRange(range, last)) return false;
+  view.pendingZoom = { range };
+  sendControl(model, "step_range", range);
+  return true;
 }
 
 /** Connects the controls of `ui` to the model. `view` is the view's own state; `refresh`
@@ -79,6 +93,9 @@ export function wireControls(ui, model, view, refresh) {
     if (event.key === "Enter") onLastSteps();
   };
   ui.onRunToggle = (number, hidden) => sendControl(model, "run_hidden", [number, hidden]);
+  const onZoomReset = () => {
+    if (requestZoom(model, view, null)) refresh();
+  };
   const listeners = [
     [ui.stop, "click", onStop],
     [ui.clear, "click", onClear],
@@ -90,6 +107,7 @@ export function wireControls(ui, model, view, refresh) {
     [ui.outliers, "change", onOutliers],
     [ui.lastSteps, "change", onLastSteps],
     [ui.lastSteps, "keydown", onLastStepsKey],
+    [ui.zoomReset, "click", onZoomReset],
   ];
   for (const [node, type, fn] of listeners) node.addEventListener(type, fn);
   return () => {

@@ -14,6 +14,8 @@
 //   runs.js            the run list and the view options (smoothing, ignore outliers)
 //   kernel.js          the controls and the kernel watch
 //   hover.js           the hover read-out (`attachHover`)
+//   zoom_range.js      the zoom's arithmetic: a drag to steps, a pan, the chip's words (pure)
+//   zoom.js            the zoom: drag, double-click, shift+drag on the charts (`attachZoom`)
 // anywidget loads one module, so Python joins them into one (jaxhist_widget/ui/_esm.py: each
 // file once, dependencies first, the relative imports dropped); node's tests import the files.
 //
@@ -21,8 +23,9 @@
 // .jhw-status[data-shown] (the word shown: "diverged" over a status, see `shownStatus`),
 // .jhw-step[data-step][data-max-steps], .jhw-progress[aria-valuenow], .jhw-rate,
 // .jhw-elapsed, .jhw-lane-status, .jhw-field[data-field] > .jhw-field-value[data-value],
-// .jhw-error, .jhw-stop[data-mode], .jhw-logy, .jhw-logx, .jhw-keep, .jhw-clear, the run list and view
-// options (js/runs.js), and
+// .jhw-error, .jhw-stop[data-mode], .jhw-logy, .jhw-logx, .jhw-keep, .jhw-clear, the run list
+// and view options (js/runs.js), the zoom chip .jhw-zoom[data-lo][data-hi][data-waiting] with
+// .jhw-zoom-reset and the selection rectangle (js/zoom.js), and
 // .jhw-panel[data-kernel] ("alive", or "dead" once the view saw its kernel die or restart);
 // in a LivePlot box, the hover read-out .jhw-hover[data-name][data-step][data-value] (hidden
 // unless a drawn point is under the pointer) and its marker .jhw-hover-dot.
@@ -36,11 +39,14 @@ import { isRunning } from "./format.js";
 import { attachHover } from "./hover.js";
 import { reportWidth, watchKernel, wireControls } from "./kernel.js";
 import { buildPanel, panelState, updatePanel } from "./panel_dom.js";
+import { attachZoom } from "./zoom.js";
+import { sameRange } from "./zoom_range.js";
 
 const TRAITS = [
   "status", "title", "step", "max_steps", "rate", "elapsed", "lanes", "diverged",
   "fields", "latest", "error", "log_y", "keep_runs", "stop_mode", "run_number",
   "lane_statuses", "lane_names", "latest_range", "runs", "smoothing", "ignore_outliers", "log_x", "last_steps",
+  "step_range",
 ];
 
 function render({ model, el }) {
@@ -48,14 +54,21 @@ function render({ model, el }) {
   el.append(ui.root);
   // The view's own state. kernelLost: set once the kernel died or restarted (the model's
   // comm is gone for good: nothing shown can change any more, no control can work).
-  // stoppingRun: the run number a Stop was sent for.
-  const view = { kernelLost: null, stoppingRun: null };
+  // stoppingRun: the run number a Stop was sent for. pendingZoom: the zoom asked for and not
+  // yet shown by the kernel ({range}: [lo, hi] or null for every step; see `requestZoom`).
+  const view = { kernelLost: null, stoppingRun: null, pendingZoom: null };
+  let zoom = null; // the charts' zoom, once the LivePlot box is found
 
   const refresh = () => {
     const run = model.get("run_number");
     const ended = !isRunning(model.get("status"));
     if (view.stoppingRun !== null && (view.stoppingRun !== run || ended)) view.stoppingRun = null;
+    const pending = view.pendingZoom;
+    if (view.kernelLost || (pending && sameRange(pending.range, model.get("step_range")))) {
+      view.pendingZoom = null; // shown (or never to be)
+    }
     updatePanel(ui, panelState(model, view));
+    if (zoom) zoom.update();
   };
   // One message from Python changes several traits at once, and each fires its own event:
   // coalesce them into one redraw after the message is applied.
@@ -81,7 +94,10 @@ function render({ model, el }) {
     }
   });
   refresh();
-  const removeHover = attachHover(model, el);
+  const removeHover = attachHover(model, el, (box, chartAt) => {
+    zoom = attachZoom(model, box, chartAt, view, schedule);
+    return zoom;
+  });
   const unreportWidth = reportWidth(model, el);
 
   return () => {

@@ -11,7 +11,10 @@ test("default export is an anywidget module with render()", () => {
 
 test("the styles are in panel.css, not in the module", () => {
   const css = readFileSync(new URL("./panel.css", import.meta.url), "utf8");
-  const modules = ["panel", "format", "geometry", "bqplot_adapter", "dom", "panel_dom", "kernel", "hover", "runs"];
+  const modules = [
+    "panel", "format", "geometry", "bqplot_adapter", "dom", "panel_dom", "kernel", "hover", "runs",
+    "zoom", "zoom_range",
+  ];
   const js = modules
     .map((name) => readFileSync(new URL(`./${name}.js`, import.meta.url), "utf8"))
     .join("\n");

@@ -18,6 +18,7 @@ import {
 } from "./format.js";
 import { stopMode } from "./kernel.js";
 import { buildViewOptions, updateRunList, updateRunName, updateViewOptions } from "./runs.js";
+import { zoomChip } from "./zoom_range.js";
 
 /** The panel's DOM, made once; `updatePanel` fills it. Returns its nodes by role. */
 export function buildPanel() {
@@ -63,13 +64,37 @@ export function buildPanel() {
   // short labels: the four controls fit one row down to ~300 px of output width
   const [keepLabel, keep] = checkbox("jhw-keep", "keep runs");
   keepLabel.title = "Keep previous runs on the plot, each in a colour of its own";
-  Object.assign(ui, { logY, logX, keep }, buildViewOptions());
+  Object.assign(ui, { logY, logX, keep }, buildViewOptions(), buildZoomChip());
   const controls = element("div", "jhw-row");
   controls.append(ui.stop, logLabel, logXLabel, keepLabel, ui.clear);
-  controls.append(ui.smoothLabel, ui.outliersLabel, ui.lastLabel);
+  controls.append(ui.smoothLabel, ui.outliersLabel, ui.lastLabel, ui.zoom);
 
   ui.root.append(head, ui.fields, ui.runs, ui.error, controls);
   return ui;
+}
+
+/** The zoom chip (`.jhw-zoom`): the steps shown while zoomed (or asked for and waiting for the
+ * kernel), and a reset button; hidden when not zoomed. */
+function buildZoomChip() {
+  const zoom = element("span", "jhw-zoom");
+  zoom.title = "Drag across a chart to zoom its steps; shift+drag pans; double-click zooms out";
+  const zoomText = element("span", "jhw-zoom-text");
+  const zoomWait = element("span", "jhw-zoom-wait jhw-muted", "waiting for the kernel");
+  const zoomReset = element("button", "jhw-zoom-reset", "reset zoom");
+  zoomReset.type = "button";
+  zoom.append(zoomText, zoomWait, zoomReset);
+  zoom.hidden = true;
+  return { zoom, zoomText, zoomReset };
+}
+
+/** Applies the zoom chip's state `chip` (from `zoomChip`) to its DOM. */
+function updateZoomChip(ui, chip, lost) {
+  ui.zoom.hidden = chip.hidden;
+  ui.zoom.dataset.waiting = String(chip.waiting);
+  ui.zoom.dataset.lo = chip.range ? String(chip.range[0]) : "";
+  ui.zoom.dataset.hi = chip.range ? String(chip.range[1]) : "";
+  ui.zoomText.textContent = chip.text;
+  ui.zoomReset.disabled = lost || !chip.range;
 }
 
 /** One `.jhw-field` of the latest values. Under vmap `value` is the median over lanes and
@@ -119,6 +144,8 @@ export function panelState(model, view) {
     smoothing: Number(get("smoothing")) || 0,
     ignoreOutliers: Boolean(get("ignore_outliers")),
     lastSteps: Number(get("last_steps")) || 0,
+    stepRange: get("step_range") || [],
+    pendingZoom: view.pendingZoom || null,
     stopMode: stopMode(model),
     kernelLost: view.kernelLost,
     stopping: view.stoppingRun !== null,
@@ -142,6 +169,7 @@ export function updatePanel(ui, s) {
   updateRunName(ui.runName, s.runs);
   updateRunList(ui.runs, s.runs, (number, hidden) => ui.onRunToggle(number, hidden), lost);
   updateViewOptions(ui, s.smoothing, s.ignoreOutliers, lost, s.lastSteps);
+  updateZoomChip(ui, zoomChip(s.stepRange, s.pendingZoom), lost);
 
   ui.bar.style.width = `${(100 * progressFraction(s.step, s.maxSteps, s.status)).toFixed(2)}%`;
   ui.bar.className = progressClass(shown);

@@ -24,6 +24,7 @@ pytestmark = pytest.mark.slow
         ("vectors.py", ["--quick"], "field drawn as"),
         ("store.py", ["--quick"], "rows read back"),
         ("compile.py", ["--quick"], "compile: jhw adds"),
+        ("zoom.py", ["--quick"], "its cost follows w, not n"),
     ],
 )
 def test_benchmark_script_runs(script, args, expect):

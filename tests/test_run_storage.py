@@ -52,8 +52,9 @@ def block(lanes: list[int], start: int, count: int) -> list[np.ndarray]:
     lanes=st.sampled_from([None, 1, 3, 5]),
     rnd=st.randoms(use_true_random=False),
     start=st.integers(0, 120),
+    length=st.integers(0, 60),
 )
-def test_rows_read_back_exactly_across_segments_and_lane_groups(rounds, lanes, rnd, start):
+def test_rows_read_back_exactly_across_segments_and_lane_groups(rounds, lanes, rnd, start, length):
     """Lanes appended together (a slice or a list of lanes) or alone, each group with its own
     row count, read back the same rows; arrays handed out earlier never change later."""
     with pytest.MonkeyPatch.context() as mp:
@@ -84,6 +85,9 @@ def test_rows_read_back_exactly_across_segments_and_lane_groups(rounds, lanes, r
             assert got.dtype == w.dtype and not got.flags.writeable
         for got, w in zip(run.rows_since(lane, start), want, strict=True):
             np.testing.assert_array_equal(got, w[start:])
+        # a bounded read (a zoomed view's steps): rows start .. start + length only
+        for got, w in zip(run.rows_since(lane, start, start + length), want, strict=True):
+            np.testing.assert_array_equal(got, w[start : start + length])
     for loss, x, loss_view, x_view in earlier:  # still what they were when handed out
         np.testing.assert_array_equal(loss_view, loss)
         np.testing.assert_array_equal(x_view, x)

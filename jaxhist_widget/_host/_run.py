@@ -161,17 +161,20 @@ class Run:
         """All rows of ``lane`` received so far, one read-only array per leaf (see `rows_since`)."""
         return self.rows_since(lane, 0)
 
-    def rows_since(self, lane: int, start: int) -> list[np.ndarray]:
-        """Rows ``start ..`` of ``lane``, one read-only array per leaf (a view when they lie in
-        one storage segment, as a live view's new rows nearly always do).
+    def rows_since(self, lane: int, start: int, stop: int | None = None) -> list[np.ndarray]:
+        """Rows ``start ..`` of ``lane`` (up to row ``stop``, excluded, if given), one read-only
+        array per leaf (a view when they lie in one storage segment, as a live view's new rows
+        nearly always do).
 
         A live view reads just what arrived since its last update, so each update costs the new
-        rows, not the whole run.
+        rows, not the whole run; a zoomed view reads the rows of its steps only.
         """
         with self._lock:
             if not self._counts:  # no chunk arrived yet
                 return [_empty(s, d) for s, d in self._leaf_specs()]
             end, size = self._counts[lane], self._seg_rows
+            if stop is not None:
+                end = max(0, min(end, stop))
             start = min(start, end)
             first, last = start // size, -(-end // size)
             pieces = [

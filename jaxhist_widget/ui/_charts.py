@@ -96,8 +96,10 @@ class ChartGrid:
         self._looks: dict[int, tuple[str, str]] = {}  # run number -> its name and colour
         self.smoothing = False
         self.ignore_outliers = False
-        #: The steps shown, first and last, while a "last N steps" window is on (else None).
+        #: The steps shown, first and last, while a window is on (else None); ``zoomed``: it is
+        #: a zoom, which the step axis spans exactly (a "last N steps" one is rounded out).
         self.window: tuple[int, int] | None = None
+        self.zoomed = False
         self._groups: dict[int, list[tuple[str, list[int]]]] = {}  # run -> (key, field indices)
         self._order: list[str] = []  # every label seen, in first-seen order (legend order)
         self._fields: dict[int, list[str]] = {}  # run -> its marks' labels
@@ -313,13 +315,11 @@ class ChartGrid:
         return [k for k, c in self.charts.items() if c.log]
 
     def update_scales(self) -> None:
-        """Every chart's scales: one step range for all, each chart's own y range."""
+        """Every chart's scales: one step range for all (a window's, if on), each its y range."""
         ranges = [c.step_range() for c in self._all() if c._runs]
         steps = (min(r[0] for r in ranges), max(r[1] for r in ranges)) if ranges else (0, 0)
-        if self.window is not None:
-            steps = self.window
         for chart in self._all():
-            chart.update_scales(steps)
+            chart.update_scales(self.window or steps, exact=self.zoomed)
 
     def set_width(self, pixels: float) -> None:
         """The grid's width in a view (0: unknown): each chart's width follows from the

@@ -32,6 +32,7 @@ from ._histogram import HistogramBuckets
 from ._legend import LegendLine
 from ._png import encode_png
 from ._run_marks import step_array
+from ._window import values_extent
 
 __all__ = ["BandExtra", "HeatmapExtra", "PathEnds", "make_extra", "notes_html"]
 
@@ -87,8 +88,13 @@ class BandExtra:
         self._drawn = None
         return old
 
-    def extent(self) -> tuple[float, float, float]:
-        return self.band.extent
+    def extent(self, steps: tuple[int, int] | None = None) -> tuple[float, float, float]:
+        """The band's extent; of its points within ``steps`` (first, last) when they show
+        only part of it (a zoom, the last N steps)."""
+        if steps is None or (steps[0] <= self.x0 and steps[1] >= self.x0 + self.band.size - 1):
+            return self.band.extent
+        x, y = self.band.polygons(self.x0)[0]  # the outer band holds the inner one
+        return values_extent(y[(x >= steps[0]) & (x <= steps[1])])
 
     def draw(self, y_limits: tuple[float, float], log: bool) -> None:
         key = (self.band.size, log, y_limits[0] if log else None)
@@ -151,8 +157,12 @@ class HeatmapExtra:
         self._drawn = None
         return old
 
-    def extent(self) -> tuple[float, float, float]:
-        return self.hist.extent
+    def extent(self, steps: tuple[int, int] | None = None) -> tuple[float, float, float]:
+        """The values' extent; to a bin's width, of the steps ``steps`` (first, last) when
+        they show only part of the run (a zoom, the last N steps)."""
+        if steps is None or (steps[0] <= self.x0 and steps[1] >= self.x0 + self.hist.steps - 1):
+            return self.hist.extent
+        return self.hist.extent_in(steps[0] - self.x0, steps[1] - self.x0)
 
     def draw(self, y_limits: tuple[float, float], log: bool) -> None:
         key = (self.hist.version, y_limits, log, self.color)
@@ -225,7 +235,7 @@ class PathEnds:
             with mark.hold_sync():
                 mark.x, mark.y = xy[:, 0], xy[:, 1]
 
-    def extent(self) -> tuple[float, float, float]:
+    def extent(self, steps: tuple[int, int] | None = None) -> tuple[float, float, float]:
         return _NO_EXTENT  # its points are the lines' own
 
     def draw(self, y_limits: tuple[float, float], log: bool) -> None:

@@ -84,6 +84,7 @@ class LiveFigure(FigureAxes):
             marks=[],
             axes=[self.x_axis, self.y_axis],
             animation_duration=0,  # transitions would lag behind 20 updates per second
+            display_toolbar=False,  # its PanZoom would fight the zoom (a drag: js/zoom.js)
             # The right margin holds half of the last x label (`_update_ticks` sizes it).
             fig_margin={
                 # A chart titled later (``titled``) has the title's room from the start: a
@@ -281,24 +282,23 @@ class LiveFigure(FigureAxes):
         first = min((r.x0 for r in runs), default=0)
         return first, max((r.x0 + r.last_step for r in runs), default=first)
 
-    def update_scales(self, steps: tuple[int, int] | None = None) -> None:
-        """Scales from the shown runs' steps (or ``steps``, first and last, shared by several
-        charts) and extents (or, ignoring outliers, their drawn points' central range), then
-        the ticks."""
+    def update_scales(self, steps: tuple[int, int] | None = None, exact: bool = False) -> None:
+        """Scales from the shown runs' steps (or ``steps``, shared by several charts; ``exact``:
+        a zoom's, not rounded out) and extents (or, ignoring outliers, the drawn points' central
+        range), then the ticks."""
         runs = self._shown_runs()
-        self._set_x_limits(*(steps if steps is not None else self.step_range()))
+        self._set_x_limits(*(steps if steps is not None else self.step_range()), exact=exact)
         if self.ignore_outliers:
             self._extent = robust_extent(m.y for r in runs for m in r.marks)
         else:
-            extras = [extra.extent() for r in runs for extra in r.extras]
+            extras = [extra.extent(steps) for r in runs for extra in r.extras]
             self._extent = joint_extent([e for r in runs for e in r.extents] + extras)
         self._set_y_limits()
         self._draw_extras()
         self._update_ticks()
 
     def _draw_extras(self) -> None:
-        """Draw the runs' extras for the y limits now set (a band clipped to a log axis, a
-        heatmap image over them)."""
+        """Draw the runs' extras for the y limits set (a band clipped to a log axis, a heatmap)."""
         limits = (float(self.y_scale.min), float(self.y_scale.max))
         for r in self._runs.values():
             for extra in r.extras:

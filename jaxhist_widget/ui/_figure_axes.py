@@ -45,16 +45,21 @@ class FigureAxes:
         """The y scale in use (log or linear)."""
         return self.y_log if self.log else self.y_lin
 
-    def _x_limits(self, first: int, last: int) -> tuple[float, float]:
+    def _x_limits(self, first: int, last: int, exact: bool = False) -> tuple[float, float]:
         """The step scale's limits: from ``first`` to a round step at or past ``last`` (on a
-        log axis from step 1 at least, out to the next eighth of a decade, a decade at least)."""
+        log axis from step 1 at least, out to the next eighth of a decade, a decade at least);
+        ``exact``: to ``last`` itself (a zoom shows the steps asked for, no more)."""
         if self.log_x:
             x_lo = float(max(1, first))
+            if exact:
+                return x_lo, float(max(last, x_lo + 1))
             return x_lo, float(10 ** (math.ceil(8 * math.log10(max(last, 10 * x_lo))) / 8))
+        if exact:
+            return float(first), float(max(last, first + 1))
         return ticks.x_limits(first, last)
 
-    def _set_x_limits(self, first: int, last: int) -> None:
-        x_lo, x_hi = self._x_limits(first, last)
+    def _set_x_limits(self, first: int, last: int, exact: bool = False) -> None:
+        x_lo, x_hi = self._x_limits(first, last, exact)
         if (self.x_scale.min, self.x_scale.max) != (x_lo, x_hi):
             with self.x_scale.hold_sync():
                 self.x_scale.min, self.x_scale.max = x_lo, x_hi

@@ -66,6 +66,16 @@ class _Table:
         """Min, max and smallest positive finite value counted (``inf`` / ``-inf``: none)."""
         return self._lo, self._hi, self._lo_pos
 
+    def bins_in(self, first: int, last: int) -> tuple[float, float] | None:
+        """The lowest and highest value counted at steps ``first .. last``, to a bin's width
+        (within the values counted), or None where nothing was counted."""
+        c0, c1 = max(0, first // self.size), min(len(self.counts), last // self.size + 1)
+        used = np.flatnonzero(self.counts[c0:c1].sum(axis=0)) if c0 < c1 else []
+        if not len(used):
+            return None
+        lo, hi = (self.k0 + used[0]) * self.width, (self.k0 + used[-1] + 1) * self.width
+        return max(lo, self._lo), min(hi, self._hi)
+
     def add(self, start: int, components: np.ndarray) -> None:
         """Count the rows ``components`` (float64 ``(rows, components)``) of steps
         ``start, start + 1, ...``; non-finite values (NaN, and for the log table the log of
@@ -194,6 +204,13 @@ class HistogramBuckets:
     def extent(self) -> tuple[float, float, float]:
         """Min, max and smallest positive finite value counted (``inf`` / ``-inf``: none)."""
         return self.linear.extent
+
+    def extent_in(self, first: int, last: int) -> tuple[float, float, float]:
+        """As `extent`, of the values counted at steps ``first .. last`` (to a bin's width)."""
+        linear, log = self.linear.bins_in(first, last), self.log.bins_in(first, last)
+        if linear is None:
+            return math.inf, -math.inf, math.inf
+        return linear[0], linear[1], 10 ** log[0] if log is not None else math.inf
 
     def add(self, start: int, components: np.ndarray) -> None:
         """Count the rows ``components`` (float64 ``(rows, components)``) of steps

@@ -38,7 +38,7 @@ from ._series import check_fields
 from ._smoothing import check_weight
 from ._updates import MAX_UPDATES_PER_SECOND, PUSH_BUDGET
 from ._vectors import check_paths, check_vectors
-from ._window import check_last_steps
+from ._window import check_last_steps, check_step_range
 
 __all__ = [
     "MAX_LANES",
@@ -120,6 +120,11 @@ class LivePlot(PlotControls):
         Show only the last ``last_steps`` steps (None or 0: every step), redrawn from their
         rows at each update (exact however long the run), each y axis fitting them; a panel
         field too.
+    step_range
+        Zoom: show steps ``(first, last)`` only (None: every step), drawn from their rows
+        (every point of the range, however long the run), each y axis fitting them; it wins
+        over ``last_steps`` until reset. A drag across a chart sets it, a double-click resets
+        it, shift+drag pans it (`step_range` is synced with them).
     ignore_outliers
         Fit each chart's y range to its drawn points without the highest and lowest 2% (a
         spike leaves the axis alone), as TensorBoard's "ignore outliers"; a panel toggle too.
@@ -156,6 +161,7 @@ class LivePlot(PlotControls):
         ignore_outliers: bool = False,
         log_x: bool = False,
         last_steps: int | None = None,
+        step_range: tuple[int, int] | None = None,
         **unknown: Any,
     ) -> None:
         check_options(unknown, max_points, title, continue_steps)
@@ -164,6 +170,7 @@ class LivePlot(PlotControls):
         check_flag("ignore_outliers", ignore_outliers)
         check_flag("log_x", log_x)
         last_steps = check_last_steps(last_steps)
+        step_range = check_step_range(step_range)
         check_lane_labels(lane_labels)
         fig = ChartGrid(log_y=bool(log_y), charts=check_charts(charts))
         super().__init__(
@@ -192,6 +199,7 @@ class LivePlot(PlotControls):
         self.ignore_outliers = ignore_outliers
         self.log_x = log_x
         self.last_steps = last_steps
+        self.step_range = step_range
 
     # ------------------------------------------------------------------ display
     @property

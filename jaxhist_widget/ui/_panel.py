@@ -137,6 +137,8 @@ class LivePanel(anywidget.AnyWidget):
     smoothing = traitlets.Float(0.0).tag(sync=True)
     #: Steps shown: the last ``last_steps`` only (0: every step; see `._window`).
     last_steps = traitlets.Int(0).tag(sync=True)
+    #: The zoom: ``[first, last]`` steps every chart shows (over ``last_steps``), or ``[]``.
+    step_range = traitlets.List(traitlets.Int()).tag(sync=True)
     #: Whether each chart's y range leaves out the extreme few percent of its points.
     ignore_outliers = traitlets.Bool(False).tag(sync=True)
     #: One more on each Stop click (a counter, so two clicks are two changes).
@@ -171,6 +173,8 @@ class LivePanel(anywidget.AnyWidget):
             setattr(self, name, value)
         elif name == "last_steps" and isinstance(value, int) and not isinstance(value, bool):
             self.last_steps = max(0, value)
+        elif name == "step_range" and (value is None or _is_step_range(value)):
+            self.step_range = list(value or [])
         elif name == "smoothing" and _is_weight(value):
             self.smoothing = float(value)
         elif name == "run_hidden" and _is_run_hidden(value):
@@ -189,6 +193,14 @@ def _is_weight(value: Any) -> bool:
     """Whether ``value`` is a ``smoothing`` control's value: a number in [0, `MAX_WEIGHT`]."""
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
     return number and 0.0 <= value <= MAX_WEIGHT
+
+
+def _is_step_range(value: Any) -> bool:
+    """Whether ``value`` is a ``step_range`` control's value: ``[first, last]`` steps,
+    ``0 <= first < last`` (None resets the zoom)."""
+    ints = isinstance(value, list) and len(value) == 2
+    ints = ints and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    return ints and 0 <= value[0] < value[1]
 
 
 def _is_run_hidden(value: Any) -> bool:

@@ -2,10 +2,10 @@
 
 Layer 3 (widget). The panel's view sends its controls as messages (`LivePanel`), which set its
 traits; this class observes them and applies each to the plot: Stop, Clear, log y (all charts
-and each chart's own), log x, the last N steps, keep runs, the smoothing weight, ignore
-outliers and the run list's show/hide toggles. The same options are properties here, synced
-with the panel. The runners keep the panel's ``stop_mode`` true: whether Stop interrupts the
-kernel or sends a message.
+and each chart's own), log x, the last N steps, the zoom (a drag across a chart), keep runs,
+the smoothing weight, ignore outliers and the run list's show/hide toggles. The same options
+are properties here, synced with the panel. The runners keep the panel's ``stop_mode`` true:
+whether Stop interrupts the kernel or sends a message.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from .._host import Sink
 from ._plot_options import check_flag
 from ._smoothing import check_weight
 from ._updates import LiveUpdates
-from ._window import check_last_steps
+from ._window import check_last_steps, check_step_range
 
 __all__ = ["PlotControls"]
 
@@ -42,6 +42,7 @@ class PlotControls(LiveUpdates):
             (self._on_smoothing, "smoothing"),
             (self._on_ignore_outliers, "ignore_outliers"),
             (self._on_last_steps, "last_steps"),
+            (self._on_step_range, "step_range"),
             (self._on_hidden_runs, "hidden_runs"),
         ):
             self.panel.observe(handler, name)
@@ -137,6 +138,19 @@ class PlotControls(LiveUpdates):
     def last_steps(self, value: int | None) -> None:
         self.panel.last_steps = check_last_steps(value)
 
+    @property
+    def step_range(self) -> tuple[int, int] | None:
+        """The zoom: the ``(first, last)`` steps every chart shows, or None (every step, or the
+        `last_steps`). Synced with the charts: a drag across one sets it, a double-click resets
+        it. It wins over `last_steps` until reset; setting `last_steps` resets it."""
+        steps = self.panel.step_range
+        return (steps[0], steps[1]) if steps else None
+
+    @step_range.setter
+    def step_range(self, value: tuple[int, int] | None) -> None:
+        steps = check_step_range(value)
+        self.panel.step_range = list(steps) if steps is not None else []
+
     def show_run(self, run: int | str, visible: bool = True) -> None:
         """Show (or hide, ``visible=False``) a drawn run, as its toggle in the run list does:
         ``run`` is its index in `runs` (``-1``: the latest) or the name the plot lists it by."""
@@ -196,6 +210,13 @@ class PlotControls(LiveUpdates):
 
     def _on_last_steps(self, change: dict[str, Any]) -> None:
         self._set_last_steps(int(change["new"]))
+        if self.panel.step_range:  # the window asked for now replaces the zoom
+            self.panel.step_range = []
+        self._update_static()
+
+    def _on_step_range(self, change: dict[str, Any]) -> None:
+        steps = change["new"]
+        self._set_step_range((steps[0], steps[1]) if steps else None)
         self._update_static()
 
     def _on_hidden_runs(self, change: dict[str, Any]) -> None:

@@ -30,6 +30,7 @@ OPTIONS = (
     "ignore_outliers",
     "log_x",
     "last_steps",
+    "step_range",
 )
 
 

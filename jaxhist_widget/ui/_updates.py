@@ -11,8 +11,9 @@ trailing flush (`._flusher`) so a pause never hides the latest rows, and the fin
 always sent when a run ends. Each update reduces only the rows that arrived since the last one
 and sends at most ``max_points`` points per line. Any exception in this path is caught and shown
 in the panel (status ``"error"``); it never reaches the run. The view options live here too:
-smoothing (`._smoothing`, its own series per drawn run), hidden runs, the "last N steps"
-window (`._window`, drawn afresh each update) and the panel's run list (`._runs.run_entry`).
+smoothing (`._smoothing`, its own series per drawn run), hidden runs, the windows of steps
+(`._window`: the "last N steps" and a zoom, drawn afresh from their rows) and the panel's run
+list (`._runs.run_entry`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from ._panel_state import RateWindow, panel_state, run_step
 from ._plan import PlotChoice
 from ._runs import run_entry
 from ._smoothing import RunSmoothing
-from ._window import window_lines, window_range
+from ._window import StepWindow
 
 __all__ = ["MAX_UPDATES_PER_SECOND", "PUSH_BUDGET", "LiveUpdates"]
 
@@ -83,7 +84,7 @@ class LiveUpdates(Sink):
         self._smoothing = 0.0  # the EMA weight (0: off)
         self._smoothed: dict[int, RunSmoothing] = {}  # by run number, while smoothing
         self._hidden: set[int] = set()  # run numbers hidden from the run list
-        self._last_steps = 0  # the "last N steps" window (0: every step)
+        self._window = StepWindow()  # the "last N steps" and the zoom
         # The number of x ticks follows the figure's width, which only a view knows.
         panel.observe(self._on_plot_width, "plot_width")
 
@@ -218,7 +219,7 @@ class LiveUpdates(Sink):
             for d in self._drawn:
                 if d.run.ended is None or d.run is ended:
                     self._draw(d)
-            if self._last_steps:
+            if self._window.on:
                 self._draw_window()
             self._fig.update_scales()
             if current is not None:
@@ -243,7 +244,7 @@ class LiveUpdates(Sink):
         start = time.perf_counter()
         d.ingest()
         self._ingest_s += time.perf_counter() - start
-        if not self._last_steps:  # (a window draws its own lines: `_draw_window`)
+        if not self._window.on:  # (a window draws its own lines: `_draw_window`)
             self._draw_whole(d)
 
     def _draw_whole(self, d: RunDrawing) -> None:
@@ -258,19 +259,9 @@ class LiveUpdates(Sink):
             self._fig.set_smoothed_lines(d.number, smoothed.lines())
 
     def _draw_window(self) -> None:
-        """Draw every run over the last `_last_steps` steps of the shown runs only, decimated
-        afresh from those steps' rows (`._window`); the step axis shows just them."""
-        shown = [d for d in self._drawn if d.number not in self._hidden] or self._drawn
-        first = min((d.x0 for d in shown), default=0)
-        last = max((d.x0 + d.last_step for d in shown), default=first)
-        lo, hi = window_range(first, last, self._last_steps)
-        self._fig.window = (lo, hi)
-        for d in self._drawn:
-            if d.series:
-                raw, smoothed = window_lines(d, lo, self._smoothing)
-                self._fig.set_lines(d.number, raw, d.last_step)
-                if smoothed is not None:
-                    self._fig.set_smoothed_lines(d.number, smoothed)
+        """Draw every run over the window's steps only (the zoom's, else the last N of the
+        shown runs), decimated afresh from those steps' rows (`._window.StepWindow`)."""
+        self._window.draw(self._fig, self._drawn, self._hidden, self._smoothing)
 
     def _smoothed_of(self, d: RunDrawing) -> RunSmoothing | None:
         """The smoothed series of ``d`` while smoothing is on (made on first use, from all of
@@ -364,10 +355,11 @@ class LiveUpdates(Sink):
 
     def _redraw(self) -> None:
         """Draw every run's lines anew, whole or in the window (caller holds the lock)."""
-        if self._last_steps:
+        self._window.forget()
+        if self._window.on:
             self._draw_window()
         else:
-            self._fig.window = None
+            self._fig.window, self._fig.zoomed = None, False
             for d in self._drawn:
                 if d.series:
                     self._draw_whole(d)
@@ -376,8 +368,15 @@ class LiveUpdates(Sink):
     def _set_last_steps(self, steps: int) -> None:
         """Show the last ``steps`` steps only (0: every step)."""
         with self._state_lock:
-            if steps != self._last_steps:
-                self._last_steps = steps
+            if steps != self._window.last_steps:
+                self._window.last_steps = steps
+                self._redraw()
+
+    def _set_step_range(self, steps: tuple[int, int] | None) -> None:
+        """Zoom every chart's step axis to ``steps`` (first, last), or back out (None)."""
+        with self._state_lock:
+            if steps != self._window.step_range:
+                self._window.step_range = steps
                 self._redraw()
 
     def _set_hidden(self, numbers: set[int]) -> None:
