@@ -65,24 +65,12 @@ def _paths(text: str) -> list[str | tuple[str, str]]:
 def _plot_options(args: Any) -> dict[str, Any]:
     """`LivePlot` keyword arguments from parsed magic options (only those given)."""
     options: dict[str, Any] = {}
-    if args.title is not None:
-        options["title"] = args.title
-    if args.log_y:
-        options["log_y"] = True
-    if args.keep_runs:
-        options["keep_runs"] = True
-    if args.fields is not None:
-        options["fields"] = args.fields
-    if args.max_points is not None:
-        options["max_points"] = args.max_points
-    if args.store is not None:
-        options["store"] = args.store
-    if args.charts is not None:
-        options["charts"] = args.charts
-    if args.vectors is not None:
-        options["vectors"] = args.vectors
-    if args.paths is not None:
-        options["paths"] = args.paths
+    # A flag is an option only when given (True); every other option when set.
+    flags = ("log_y", "keep_runs")
+    for name in ("title", *flags, "fields", "max_points", "store", "charts", "vectors", "paths"):
+        value = getattr(args, name)
+        if (value is True) if name in flags else (value is not None):
+            options[name] = value
     return options
 
 

@@ -23,7 +23,7 @@ import ipywidgets
 import numpy as np
 
 from ._extras import make_extra, notes_html
-from ._figure import Extent, LiveFigure
+from ._figure import Lines, LiveFigure
 from ._legend import LegendLine, field_colors, legend_html
 from ._path_figure import PathFigure
 from ._runs import display_name, next_color
@@ -155,6 +155,7 @@ class ChartGrid:
         fields: Sequence[str],
         lane_names: Sequence[str] | None = None,
         lanes: int = 0,
+        *,
         keys: Sequence[str] | None = None,
         paths: Mapping[str, str] | None = None,
     ) -> None:
@@ -220,12 +221,7 @@ class ChartGrid:
         """The notes of the drawn runs, each once."""
         return list(dict.fromkeys(n for notes in self._notes.values() for n in notes))
 
-    def set_lines(
-        self,
-        number: int,
-        lines: Sequence[tuple[list[np.ndarray], list[np.ndarray], Extent]],
-        last_step: int,
-    ) -> None:
+    def set_lines(self, number: int, lines: Lines, last_step: int) -> None:
         """Set the points of run ``number``'s marks, one ``(xs, ys, extent)`` per field in the
         order `add_marks` was given them."""
         lines = list(lines)

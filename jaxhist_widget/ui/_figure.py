@@ -24,7 +24,7 @@ import ipywidgets
 import numpy as np
 
 from . import _ticks as ticks
-from ._figure_axes import AXIS_TEXT, Extent, FigureAxes
+from ._figure_axes import AXIS_TEXT, Extent, FigureAxes, Lines
 from ._legend import PALETTE, LegendLine, field_colors, legend_html
 from ._outliers import robust_extent
 from ._run_marks import (
@@ -38,7 +38,7 @@ from ._run_marks import (
     styles,
 )
 
-__all__ = ["TITLED_TOP_PX", "Extent", "LiveFigure"]
+__all__ = ["TITLED_TOP_PX", "Extent", "Lines", "LiveFigure"]
 
 #: Top margin of a titled chart (the title sits in it).
 TITLED_TOP_PX = 30
@@ -141,12 +141,7 @@ class LiveFigure(FigureAxes):
         r.extras.append(extra)
         self.restyle()
 
-    def set_lines(
-        self,
-        number: int,
-        lines: Sequence[tuple[list[np.ndarray], list[np.ndarray], Any]],
-        last_step: int,
-    ) -> None:
+    def set_lines(self, number: int, lines: Lines, last_step: int) -> None:
         """Set the points of run ``number``'s marks, one ``(xs, ys, extent)`` per mark (one x
         and one y array per lane), and the run's last step. Scales follow at `update_scales`."""
         r = self._runs[number]

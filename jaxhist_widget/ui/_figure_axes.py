@@ -9,6 +9,7 @@ arithmetic is `._ticks`'s; this class applies it to the bqplot scales and axes.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import bqplot
 import numpy as np
@@ -16,11 +17,13 @@ import numpy as np
 from . import _ticks as ticks
 from ._static_text import d3_format
 
-__all__ = ["AXIS_TEXT", "Extent", "FigureAxes"]
+__all__ = ["AXIS_TEXT", "Extent", "FigureAxes", "Lines"]
 
 #: Extent of a mark's finite values: min, max, smallest positive (for a log axis); ``inf`` /
 #: ``-inf`` when there is none.
 Extent = tuple[float, float, float]
+#: The points of a run's marks, one ``(xs, ys, extent)`` per mark: an x and a y array per lane.
+Lines = Sequence[tuple[list[np.ndarray], list[np.ndarray], Extent]]
 #: Axis text follows JupyterLab's theme (bqplot's own dark style made the label orange).
 AXIS_TEXT = "var(--jp-ui-font-color1)"  # (bqplot refuses a var() with a fallback)
 

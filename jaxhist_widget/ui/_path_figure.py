@@ -11,14 +11,14 @@ CSS class ``jhw-path``.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
 from . import _ticks as ticks
 from ._extras import PathEnds
-from ._figure import Extent, LiveFigure
+from ._figure import Lines, LiveFigure
 from ._static_text import d3_format
 
 __all__ = ["PathFigure"]
@@ -34,25 +34,14 @@ class PathFigure(LiveFigure):
         self.figure.add_class("jhw-path")
         self._x_extent: dict[int, tuple[float, float]] = {}  # run -> its x values' min, max
 
-    def add_marks(
-        self,
-        number: int,
-        fields: Sequence[str],
-        lane_names: Sequence[str] | None = None,
-        lanes: int = 0,
-        colors: Sequence[str] | None = None,
-    ) -> None:
-        super().add_marks(number, fields, lane_names, lanes, colors)
+    def add_marks(self, number: int, *args: Any, **kwargs: Any) -> None:
+        """`LiveFigure.add_marks`, then the path's ends in the colours of its lines."""
+        super().add_marks(number, *args, **kwargs)
         r = self._runs[number]
         line_colors = [c for mark in r.marks for c in mark.colors]
         self.add_extra(number, PathEnds(number, line_colors))
 
-    def set_lines(
-        self,
-        number: int,
-        lines: Sequence[tuple[list[np.ndarray], list[np.ndarray], Extent]],
-        last_step: int,
-    ) -> None:
+    def set_lines(self, number: int, lines: Lines, last_step: int) -> None:
         super().set_lines(number, lines, last_step)
         lo, hi = math.inf, -math.inf
         starts, ends = [], []

@@ -236,7 +236,9 @@ class LiveUpdates(Sink):
                 return
             batched = d.run.lanes is not None
             names = self._lane_names(d.run)[: d.lanes] if batched else None
-            self._fig.add_marks(d.number, d.labels, names, d.run.lanes or 0, d.keys, d.paths)
+            self._fig.add_marks(
+                d.number, d.labels, names, d.run.lanes or 0, keys=d.keys, paths=d.paths
+            )
             self._fig.add_extras(d.number, d.extras_by_label(), d.x0)
             self._fig.set_notes(d.number, d.notes)
             if self._hidden:  # a chart made now holds the hidden runs too
