@@ -135,6 +135,9 @@ class Layout:
         with auto streaming the lanes share the byte budget: see `window`.
     every
         The fixed flush interval in rows, or None for adaptive (``stream_every="auto"``).
+    step_counters
+        The leaves that count the steps (``i + 1`` each step, recorded as is): a plot leaves
+        them out by default, since its step axis shows them already.
     """
 
     names: tuple[str, ...]
@@ -144,6 +147,7 @@ class Layout:
     max_steps: int
     chunk: int
     every: int | None
+    step_counters: tuple[int, ...] = ()
 
     @property
     def row_nbytes(self) -> int:
@@ -169,11 +173,6 @@ class Layout:
         if lanes is None or self.every is not None:
             return self.chunk
         return min(self.chunk, window_rows(self.packed_row_nbytes, self.max_steps + 1, lanes))
-
-    @property
-    def scalar_fields(self) -> tuple[str, ...]:
-        """Names of the leaves whose rows are scalars (what a plot draws by default)."""
-        return tuple(n for n, s in zip(self.names, self.shapes, strict=True) if s == ())
 
 
 # ------------------------------------------------------------------------------- header

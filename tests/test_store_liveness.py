@@ -118,6 +118,7 @@ def test_a_version_1_file_reads_and_is_upgraded_by_a_writer(tmp_path):
     with sqlite3.connect(path) as conn:  # as the first format wrote it
         conn.execute("ALTER TABLE runs DROP COLUMN writer")
         conn.execute("ALTER TABLE runs DROP COLUMN heartbeat")
+        conn.execute("ALTER TABLE runs DROP COLUMN step_counters")
         conn.execute("PRAGMA user_version=0")
     set_running(path, pid=dead_pid())
     [run] = jhw.load_runs(path)

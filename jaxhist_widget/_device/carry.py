@@ -63,6 +63,22 @@ class Carry(NamedTuple):
         (pred,) = jaxpr_as_fun(self.cond_jaxpr)(*self._all(moving))
         return jnp.asarray(pred)  # a constant condition comes back as a Python bool
 
+    @property
+    def counting(self) -> tuple[int, ...]:
+        """The positions, among the moving leaves (`init`), of the step counters: integer
+        scalars that ``body_fun`` returns plus one (``i + 1``)."""
+        jaxpr = self.body.jaxpr
+        made = {e.outvars[0]: e for e in jaxpr.eqns if len(e.outvars) == 1}
+        out = []
+        for j, i in enumerate(self.moving):
+            x, eqn = jaxpr.invars[i], made.get(jaxpr.outvars[i])
+            if eqn is None or eqn.primitive.name != "add" or not _integer_scalar(x.aval):
+                continue
+            a, b = eqn.invars
+            if (a is x and _is_one(b)) or (b is x and _is_one(a)):
+                out.append(j)
+        return tuple(out)
+
     def is_fixed(self, x: Any) -> bool:
         """Whether ``x`` is one of the fixed leaves (the object itself, as `full` puts it)."""
         return any(x is self.leaves[i] for i in range(len(self.leaves)) if i not in self.moving)
@@ -130,6 +146,16 @@ def prepare(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init
 #: loop runs them for every lane too) and Ref reads; and Ref writes in ``body_fun``, which the
 #: loop leaves to lax to mask per lane (`loop._body_masked`; in ``cond_fun`` they are refused).
 _LANE_SAFE = frozenset({"DebugEffect", "OrderedDebugEffect", "ReadEffect", "WriteEffect"})
+
+
+def _integer_scalar(aval: Any) -> bool:
+    return aval.shape == () and jnp.issubdtype(aval.dtype, jnp.integer)
+
+
+def _is_one(v: Any) -> bool:
+    """Whether jaxpr operand ``v`` is the literal 1 (a variable has no ``val``)."""
+    val = getattr(v, "val", None)
+    return val is not None and getattr(val, "shape", ()) == () and val == 1
 
 
 def _name(effect: Any) -> str:

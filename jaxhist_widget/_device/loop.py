@@ -175,7 +175,7 @@ def while_loop(
     carry = prepare(cond_fun, body_fun, init_val)
     init = carry.init()
     user_record = _identity if record is None else record
-    plan = rows.plan(lambda m: user_record(carry.full(m)), dtype, init)
+    plan = rows.plan(lambda m: user_record(carry.full(m)), dtype, init, carry.counting)
     loop = _Loop(cond_fun, carry, plan, max_steps + 1)
     bufs = loop.rows.buffers(loop.max_rows)
     lane_bytes = sizes.warn_if_large(bufs, warn_bytes)

@@ -29,6 +29,9 @@ class Rows(NamedTuple):
     treedef: Any  #: the structure of ``record``'s result
     names: tuple[str, ...]  #: one per leaf (see `_leaf_names`)
     kept: tuple[int, ...]  #: the leaves that get a buffer: every one that is not zero-size
+    #: The leaves that count the steps: a carry leaf ``body_fun`` adds one to, recorded as is
+    #: (see `Layout.step_counters`).
+    step_counters: tuple[int, ...] = ()
 
     def take(self, carry: Any) -> list[jax.Array]:
         """The kept leaves of ``carry``'s row, as stored: what a step writes."""
@@ -52,9 +55,19 @@ class Rows(NamedTuple):
         return History(self.treedef.unflatten(values), n)
 
 
-def plan(record: Callable[[Any], Any], dtype: Any, init_val: Any) -> Rows:
-    """The `Rows` of ``record`` (``dtype``: the storage dtype of floating leaves, or None)."""
+def plan(
+    record: Callable[[Any], Any], dtype: Any, init_val: list[jax.Array], counting: tuple[int, ...]
+) -> Rows:
+    """The `Rows` of ``record`` (``dtype``: the storage dtype of floating leaves, or None) on
+    the carry leaves ``init_val``, of which those at ``counting`` count the steps."""
     row0 = record(init_val)
+    # A recorded leaf that is a counting carry leaf itself (the very object: record returns it
+    # as it is) counts the steps too.
+    counters = tuple(
+        k
+        for k, x in enumerate(jax.tree_util.tree_leaves(row0))
+        if any(x is init_val[j] for j in counting)
+    )
     first = _store(row0, dtype)
     # Zero-size leaves get no buffer, no writes and no words on the wire; the History gets them
     # back as zeros of the right shape. XLA folds a zero-size (max_rows, 0, ...) value into a
@@ -62,7 +75,7 @@ def plan(record: Callable[[Any], Any], dtype: Any, init_val: Any) -> Rows:
     # live in the loop. (Returned from jit, the History leaf still is one: XLA's cost.)
     kept = tuple(i for i, x in enumerate(first) if x.size)
     treedef = jax.tree_util.tree_structure(row0)
-    return Rows(record, dtype, first, treedef, _leaf_names(row0), kept)
+    return Rows(record, dtype, first, treedef, _leaf_names(row0), kept, counters)
 
 
 def layout(rows: Rows, max_steps: int, every: int | None) -> Layout:
@@ -78,6 +91,7 @@ def layout(rows: Rows, max_steps: int, every: int | None) -> Layout:
         max_steps=max_steps,
         chunk=_chunk_rows(first, max_steps + 1, every),
         every=every,
+        step_counters=rows.step_counters,
     )
 
 

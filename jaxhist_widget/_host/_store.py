@@ -127,6 +127,7 @@ class Store(Sink):
             "status": "running",
             "max_steps": layout.max_steps,
             "fields": schema.dumps(list(layout.names)),
+            "step_counters": schema.dumps(list(layout.step_counters)),
             "columns": schema.dumps(columns),
             "dtypes": schema.dumps(list(layout.dtypes)),
             "shapes": schema.dumps([list(s) for s in layout.shapes]),

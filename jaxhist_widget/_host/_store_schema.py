@@ -3,13 +3,15 @@
 Host runtime, stdlib and numpy only. Three tables and a view::
 
     runs(id, name, started, ended, elapsed, status, statuses, steps, rows, lanes, max_steps,
-         fields, columns, dtypes, shapes, kinds, tree, host, pid, writer, heartbeat)
+         fields, columns, dtypes, shapes, kinds, tree, host, pid, writer, heartbeat,
+         step_counters)
     rows(run, lane, step, <one column per leaf>)      -- one row per (run, lane, step)
     nan_bits(run, lane, step, col, bits)               -- exact bytes of every NaN value
     history                                            -- rows joined with their run's name/status
 
 ``runs`` holds one line per run: ``fields``, ``columns``, ``dtypes``, ``shapes``, ``kinds``,
-``statuses`` and ``rows`` (rows per lane) are JSON lists, ``tree`` the record's structure (JSON,
+``statuses``, ``rows`` (rows per lane) and ``step_counters`` (the leaves that count the steps,
+which a plot leaves out by default) are JSON lists, ``tree`` the record's structure (JSON,
 to rebuild rows in the form of ``History.to_numpy()``), ``lanes`` is NULL for a run without
 vmap (its rows have ``lane = 0``), ``steps`` the most steps any lane took.
 
@@ -66,8 +68,9 @@ __all__ = [
     "writer_token",
 ]
 
-#: The format's version (``PRAGMA user_version``): 1 had no ``writer`` / ``heartbeat``.
-VERSION = 2
+#: The format's version (``PRAGMA user_version``): 1 had no ``writer`` / ``heartbeat``, 2 no
+#: ``step_counters``.
+VERSION = 3
 #: A running run written on another host whose writer committed nothing for this long reads
 #: as interrupted (its process cannot be looked up from here). With ``stream_every="auto"``
 #: chunks come every fraction of a second, so only a run whose chunk of rows takes longer than
@@ -99,7 +102,8 @@ CREATE TABLE IF NOT EXISTS runs (
     host TEXT,
     pid INTEGER,
     writer TEXT,
-    heartbeat TEXT
+    heartbeat TEXT,
+    step_counters TEXT
 );
 CREATE TABLE IF NOT EXISTS rows (
     run INTEGER NOT NULL REFERENCES runs(id),
@@ -161,7 +165,7 @@ def _migrate(conn: sqlite3.Connection) -> None:
     if conn.execute("PRAGMA user_version").fetchone()[0] >= VERSION:
         return
     have = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
-    for col in ("writer", "heartbeat"):  # version 2
+    for col in ("writer", "heartbeat", "step_counters"):  # versions 2, 3
         if col not in have:
             conn.execute(f"ALTER TABLE runs ADD COLUMN {col} TEXT")
     conn.execute(f"PRAGMA user_version={VERSION}")

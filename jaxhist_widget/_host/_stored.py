@@ -113,7 +113,18 @@ def _load(conn: sqlite3.Connection, line: sqlite3.Row) -> StoredRun:
     columns, kinds = json.loads(line["columns"]), json.loads(line["kinds"])
     treedef = tree_from_json(line["tree"], len(names))
     max_steps = int(line["max_steps"])
-    layout = Layout(names, shapes, dtypes, treedef, max_steps, max_steps + 1, None)
+    keys = line.keys()
+    counters = line["step_counters"] if "step_counters" in keys else None  # version 3
+    layout = Layout(
+        names,
+        shapes,
+        dtypes,
+        treedef,
+        max_steps,
+        max_steps + 1,
+        None,
+        tuple(json.loads(counters)) if counters else (),
+    )
     run = StoredRun(int(line["id"]), layout, line)
     lanes = line["lanes"]
     run._ensure_lanes(lanes)

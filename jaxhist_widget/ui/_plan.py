@@ -60,7 +60,7 @@ def plan(layout: Layout, choice: PlotChoice, lanes: int | None) -> Plan:
     where = {n: i for i, n in enumerate(names)}
     specs: list[Spec] = []
     notes: list[str] = []
-    for f in choice.fields if choice.fields is not None else names:
+    for f in choice.fields if choice.fields is not None else _default_fields(layout):
         if f in where:
             specs += _leaf(f, where[f], shapes[where[f]], choice.vectors, lanes, notes)
             continue
@@ -78,6 +78,13 @@ def plan(layout: Layout, choice: PlotChoice, lanes: int | None) -> Plan:
             titles.add(path.label)
             specs.append(path)
     return Plan(tuple(specs), tuple(notes))
+
+
+def _default_fields(layout: Layout) -> tuple[str, ...]:
+    """Every leaf but the step counters (the step axis shows them), unless that is all."""
+    counters = set(getattr(layout, "step_counters", ()))
+    rest = tuple(n for i, n in enumerate(layout.names) if i not in counters)
+    return rest or layout.names
 
 
 def component_label(name: str, shape: tuple[int, ...], j: int) -> str:
