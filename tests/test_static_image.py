@@ -309,3 +309,10 @@ def test_a_failed_run_reads_as_an_error() -> None:
     (badge,) = [g for g in root.iter(f"{SVG}g") if g.get("class") == "jhw-status"]
     assert badge.get("data-status") == "error"
     assert len(paths(root)) == 1  # its rows are drawn
+
+
+def test_a_script_prints_the_summary() -> None:
+    live = jhw.LivePlot(title="Adam")
+    assert repr(live) == "<LivePlot: Adam: no run yet>"
+    feed(live, {"loss": [3.0, 2.0, 0.162]}, max_steps=2000)
+    assert repr(live) == "<LivePlot: Adam: finished, 2 / 2,000 steps, loss 0.162>"

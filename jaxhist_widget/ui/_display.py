@@ -23,7 +23,7 @@ from typing import Any
 
 from . import _static as static
 
-__all__ = ["Outputs", "in_kernel", "picture_bundle"]
+__all__ = ["Outputs", "in_kernel", "picture_bundle", "summary_line"]
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -45,6 +45,11 @@ def picture_bundle(fig: Any, panel: Any, lock: threading.RLock) -> dict[str, str
         "image/svg+xml": static.render_svg(picture),
         "text/plain": static.summary(picture.title, picture.state),
     }
+
+
+def summary_line(panel: Any) -> str:
+    """The picture's ``text/plain``, from the panel alone (no lock, no drawing)."""
+    return static.summary(panel.title, static.synced_state(panel))
 
 
 class Outputs:

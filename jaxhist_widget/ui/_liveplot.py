@@ -235,6 +235,10 @@ class LivePlot(PlotControls):
     def _ipython_display_(self) -> None:
         self._outputs.show(self._repr_mimebundle_())
 
+    def __repr__(self) -> str:
+        # What a script or a debugger prints: the picture's one-line summary.
+        return f"<LivePlot: {outputs.summary_line(self.panel)}>"
+
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         self._displayed = True
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})

@@ -51,6 +51,7 @@ __all__ = [
     "render_svg",
     "snapshot",
     "summary",
+    "synced_state",
 ]
 
 #: Width of the picture in pixels (a notebook's output column); the height follows the content.
@@ -97,14 +98,10 @@ def snapshot(grid: Any, panel: Any) -> Picture:
     """
     charts = tuple(_chart(c) for c in grid.shown)
     lines, names, lanes = grid.legend_entries()
-    # The panel's run state (`panel_state`'s keys): its synced traits but the widget plumbing.
-    keys = [k for k, t in panel.traits().items() if t.metadata.get("sync") and k[0] != "_"]
-    plumbing = ("figure", "figures", "layout", "tooltip")
-    state = {k: getattr(panel, k) for k in keys if k not in plumbing}
     first = grid.shown[0]
     return Picture(
         title=panel.title,
-        state=state,
+        state=synced_state(panel),
         log_y=all(c.log for c in grid.shown),
         x_limits=(float(first.x_scale.min), float(first.x_scale.max)),
         charts=charts,
@@ -113,6 +110,14 @@ def snapshot(grid: Any, panel: Any) -> Picture:
         lanes=lanes,
         notes=tuple(grid.notes),
     )
+
+
+def synced_state(panel: Any) -> dict[str, Any]:
+    """The panel's run state (`panel_state`'s keys): its synced traits but the widget
+    plumbing."""
+    keys = [k for k, t in panel.traits().items() if t.metadata.get("sync") and k[0] != "_"]
+    plumbing = ("figure", "figures", "layout", "tooltip")
+    return {k: getattr(panel, k) for k in keys if k not in plumbing}
 
 
 def _chart(fig: Any) -> ChartPicture:
