@@ -49,7 +49,7 @@ def plan(layout: Layout, choice: PlotChoice, lanes: int | None) -> Plan:
     Examples
     --------
     >>> from types import SimpleNamespace
-    >>> record = SimpleNamespace(names=("loss", "x"), shapes=((), (50,)))
+    >>> record = SimpleNamespace(names=("loss", "x"), shapes=((), (50,)), step_counters=())
     >>> p = plan(record, PlotChoice(fields=("loss", "x", "lsos")), None)
     >>> [(s.label, s.key, s.under) for s in p.specs]
     [('loss', 'loss', ''), ('x median', 'x', 'band')]
@@ -82,7 +82,7 @@ def plan(layout: Layout, choice: PlotChoice, lanes: int | None) -> Plan:
 
 def _default_fields(layout: Layout) -> tuple[str, ...]:
     """Every leaf but the step counters (the step axis shows them), unless that is all."""
-    counters = set(getattr(layout, "step_counters", ()))
+    counters = set(layout.step_counters)
     rest = tuple(n for i, n in enumerate(layout.names) if i not in counters)
     return rest or layout.names
 
