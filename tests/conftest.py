@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import queue
+import signal
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -23,6 +24,15 @@ ROOT = Path(__file__).resolve().parents[1]
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The tests press Ctrl-C as in a terminal's foreground job, in this process and in the
+    # scripts it starts. A suite started in the background of a shell without job control
+    # (`bash .ci/run &` in a script) inherits SIGINT ignored, and every child would inherit that
+    # too: give Ctrl-C its default meaning back (a child's exec resets it to the default).
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @dataclass

@@ -30,7 +30,9 @@ CHILD = textwrap.dedent(
     import jax, jax.numpy as jnp
     import jaxhist_widget as jhw
 
-    HOW, STEP, MAX = sys.argv[1], sys.argv[2], 100_000
+    HOW, STEP, MAX = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    START = signal.getsignal(signal.SIGINT)  # as this process was started
+    IGNORED = START is signal.SIG_IGN
 
     def python_step(x):  # a step that calls Python (where a signal handler gets to run)
         time.sleep(0.002)
@@ -53,6 +55,7 @@ CHILD = textwrap.dedent(
         def on_rows(self, run, lanes):
             if max(run.counts) > 20 and not getattr(self, "said", False):
                 self.said = True
+                self.handler_in_run = signal.getsignal(signal.SIGINT)
                 print("RUNNING", flush=True)
 
     x0 = jnp.ones((384, 384))
@@ -80,7 +83,8 @@ CHILD = textwrap.dedent(
     else:
         with rec:
             final, hist = solve(x0)
-    seconds = time.monotonic() - t0
+    ended_at = time.monotonic()
+    seconds = ended_at - t0
     rows = rec.history()
     report = dict(
         status=rec.runs[-1].status,
@@ -90,7 +94,9 @@ CHILD = textwrap.dedent(
                         and (rows[1] == hist.to_numpy()[1]).all()),
         final_step=int(final[0]),
         seconds=seconds,
-        handler_restored=signal.getsignal(signal.SIGINT) is signal.default_int_handler,
+        ended_at=ended_at,
+        handler_in_run_is_start=rec.handler_in_run is START,
+        handler_restored=signal.getsignal(signal.SIGINT) is START,
         wakeup_fd_restored=signal.set_wakeup_fd(previous_fd) == previous_fd,
     )
     # the next run starts fresh and completes
@@ -98,10 +104,10 @@ CHILD = textwrap.dedent(
         _, h2 = jhw.while_loop(lambda i: i < 30, lambda i: i + 1, jnp.int32(0), max_steps=50)
     report["next_run"] = [again.runs[-1].status, int(h2.length)]
     print("REPORT " + json.dumps(report), flush=True)
-    # outside a run, Ctrl-C is a KeyboardInterrupt again
+    # outside a run, Ctrl-C is a KeyboardInterrupt again (and nothing where it is ignored)
     print("IDLE", flush=True)
     try:
-        time.sleep(60)
+        time.sleep(3 if IGNORED else 60)
         print("NO-INTERRUPT", flush=True)
     except KeyboardInterrupt:
         print("KEYBOARD-INTERRUPT", flush=True)
@@ -109,10 +115,18 @@ CHILD = textwrap.dedent(
 )
 
 
-def run_child(how: str, step: str, timeout: float = 120) -> tuple[dict, list[str]]:
+def run_child(
+    how: str, step: str, max_steps: int = 100_000, ignored: bool = False, timeout: float = 120
+) -> tuple[dict, list[str]]:
+    """Run the script; press Ctrl-C once its run is under way and once it is idle. With
+    ``ignored`` it starts with SIGINT ignored, as a job started in the background of a shell
+    without job control does (``cmd &`` in a script)."""
     env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONUNBUFFERED="1")
+    command = [sys.executable, "-c", CHILD, how, step, str(max_steps)]
+    if ignored:  # the shell ignores SIGINT, and the script inherits that through exec
+        command = ["sh", "-c", 'trap "" INT; exec "$@"', "sh", *command]
     proc = subprocess.Popen(
-        [sys.executable, "-c", CHILD, how, step],
+        command,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -168,3 +182,17 @@ def test_ctrl_c_stops_a_running_script_and_keeps_its_history(how, step):
     assert report["handler_restored"] and report["wakeup_fd_restored"], report
     assert report["next_run"] == ["converged", 31], report
     assert "KEYBOARD-INTERRUPT" in lines, lines  # ordinary code: Ctrl-C raises as before
+
+
+def test_ctrl_c_does_nothing_where_the_script_ignores_it():
+    # A script started in the background of a shell without job control inherits SIGINT
+    # ignored, so that Ctrl-C at the terminal (meant for the foreground command) leaves it
+    # alone: with the package too, the press neither stops the run nor raises.
+    report, lines = run_child("with", "xla", max_steps=6_000, ignored=True)
+    assert report["sent_at"] < report["ended_at"], "pressed after the run: the test shows nothing"
+    assert report["status"] == "converged" and report["length"] == 6_001, report
+    assert report["streamed"] == report["length"] and report["rows_equal"]
+    assert report["handler_in_run_is_start"], "the package replaced the ignored handler"
+    assert report["handler_restored"] and report["wakeup_fd_restored"], report
+    assert report["next_run"] == ["converged", 31], report
+    assert "NO-INTERRUPT" in lines, lines

@@ -10,6 +10,10 @@ What a press means, from the moment the first sink is armed until the last one i
   (``KeyboardInterrupt`` by default; ``SIG_IGN`` ignores it; ``SIG_DFL`` ends the process). Runs
   in flight are stopped too, so a call busy in XLA returns and the exception is raised then.
 
+Where SIGINT is ignored when the first sink is armed (``SIG_IGN``: a script started in the
+background of a shell without job control, a launcher that handles Ctrl-C itself), nothing is
+installed: presses do nothing, as without the package (``sink.stop()`` still stops a run).
+
 Why bytes: a jitted loop whose step is pure XLA work keeps the main thread inside one C++ call,
 so a Python handler runs only when the call returns. CPython's C handler, though, writes one
 byte per signal at once to the file descriptor given to `signal.set_wakeup_fd`. While armed,
@@ -123,8 +127,10 @@ class InterruptBridge:
     def arm(self, sink: Sink) -> object | None:
         """Make presses stop ``sink``'s runs; a token for `disarm`, or None where that cannot
         work (not the main thread, where signal handlers cannot be installed: there
-        ``sink.stop()`` is the way)."""
+        ``sink.stop()`` is the way) or must not (SIGINT ignored: presses stay ignored)."""
         if threading.current_thread() is not threading.main_thread():
+            return None
+        if not self._saved and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
             return None
         with self._locked(busy=True):
             if not self._saved and not self._install():
