@@ -130,8 +130,6 @@ class InterruptBridge:
         ``sink.stop()`` is the way) or must not (SIGINT ignored: presses stay ignored)."""
         if threading.current_thread() is not threading.main_thread():
             return None
-        if not self._saved and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-            return None
         with self._locked(busy=True):
             if not self._saved and not self._install():
                 return None
@@ -276,6 +274,8 @@ class InterruptBridge:
             self._pump = self._worker.later(PUMP_S, self._pump_tick)
 
     def _install(self) -> bool:
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            return False  # ignored in this process: presses stay ignored, as without us
         # Our handler first, then the wakeup fd: a press in between reaches our handler, which
         # only counts it while arming; the other order could leave our fd set behind a raise.
         try:
