@@ -4,7 +4,7 @@
 A compute-bound run (``tanh(A @ x)``, no Python in the step) streams into a displayed LivePlot
 while the pointer rests on the plot (the hover read-out refreshing). For every update the page
 records when its messages arrived and when the first frame showing all of it was done (see
-``tests/ui/draw_timing.py``). A line holds between ``max_points / 2`` and ``max_points`` points
+``tests/helpers/draw_timing.py``). A line holds between ``max_points / 2`` and ``max_points`` points
 (min/max buckets merge in pairs), so the updates of all runs are grouped by points per line
 (to the nearest 500). Printed per group: the number of updates, the median and max draw time
 (the page has the whole update -> the frame showing it is done), the median from its first
@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.ui.draw_timing import (  # noqa: E402  (the repository root is added just above)
+from tests.helpers.draw_timing import (  # noqa: E402  (the repository root is added just above)
     GOAL_MS,
     install,
     live_run_cells,
@@ -41,7 +41,7 @@ from tests.ui.draw_timing import (  # noqa: E402  (the repository root is added 
     summary,
     updates,
 )
-from tests.ui.jupyter_browser import (  # noqa: E402
+from tests.helpers.jupyter_browser import (  # noqa: E402
     CHROMIUM_ARGS,
     CHROMIUM_PATH,
     cell_output_text,

@@ -37,7 +37,9 @@ from jaxhist_widget.ui._decimate import minmax_decimate
 from jaxhist_widget.ui._liveplot import MAX_LANES, LivePlot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.kernels import start_kernel  # the tests' kernel (the repository root is on the path)
+from tests.helpers.kernels import (
+    start_kernel,  # the tests' kernel (the repository root is on the path)
+)
 
 KB = 1024
 #: The `LivePlot(smoothing=...)` of every plot measured (``--smoothing``; 0: off).

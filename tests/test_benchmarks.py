@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from .conftest import ROOT
+from .helpers import ROOT
 
 # A fresh Python process per case: kept out of the quick subset (see pyproject.toml).
 pytestmark = pytest.mark.slow

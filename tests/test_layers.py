@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT
+from .helpers import ROOT
 
 PACKAGE = ROOT / "jaxhist_widget"
 LAYERS = {"_device": "device", "_host": "host", "ui": "ui", "_extension": "extension"}

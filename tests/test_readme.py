@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from .conftest import ROOT
+from .helpers import ROOT
 
 pytestmark = pytest.mark.kernel
 

@@ -71,7 +71,10 @@ class Carry(NamedTuple):
         made = {e.outvars[0]: e for e in jaxpr.eqns if len(e.outvars) == 1}
         out = []
         for j, i in enumerate(self.moving):
-            x, eqn = jaxpr.invars[i], made.get(jaxpr.outvars[i])
+            x, out_var = jaxpr.invars[i], jaxpr.outvars[i]
+            # A constant returned for the leaf (``lambda c: (c[0] + 1, 0.0)``) is a Literal,
+            # no variable (and not hashable): never a counter.
+            eqn = None if _is_literal(out_var) else made.get(out_var)
             if eqn is None or eqn.primitive.name != "add" or not _integer_scalar(x.aval):
                 continue
             a, b = eqn.invars
@@ -137,19 +140,27 @@ def prepare(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init
             "jaxhist_widget.while_loop: cond_fun writes to a Ref. Write it in body_fun "
             "instead (cond_fun runs once more than body_fun), or carry the value in the loop."
         )
-    lane_effects = tuple(sorted({_name(e) for e in (*body.effects, *cond.effects)} - _LANE_SAFE))
+    lane_effects = tuple(sorted({_name(e) for e in (*body.effects, *cond.effects)} & _PER_LANE))
     functions = (cond_fun, body_fun) if devices.manual_axes() else None
     return Carry(treedef, leaves, moving, body, cond, lane_effects, functions)
 
 
-#: Effects that may happen for a finished vmap lane: debug prints and callbacks (lax's vmapped
-#: loop runs them for every lane too) and Ref reads; and Ref writes in ``body_fun``, which the
-#: loop leaves to lax to mask per lane (`loop._body_masked`; in ``cond_fun`` they are refused).
-_LANE_SAFE = frozenset({"DebugEffect", "OrderedDebugEffect", "ReadEffect", "WriteEffect"})
+#: Effects that act per lane, and so must not happen for a vmap lane that already finished: IO
+#: callbacks and checkify checks (lax's vmapped loop refuses both where the predicate differs
+#: per lane). Every other effect may: debug prints and callbacks (lax runs them for every lane
+#: too), Ref reads, Ref writes in ``body_fun`` (left to lax to mask per lane,
+#: `loop._body_masked`; in ``cond_fun`` they are refused), and named-axis queries such as
+#: ``lax.axis_index``, which only read which lane they are in.
+_PER_LANE = frozenset({"IOEffect", "OrderedIOEffect", "ErrorEffect"})
 
 
 def _integer_scalar(aval: Any) -> bool:
     return aval.shape == () and jnp.issubdtype(aval.dtype, jnp.integer)
+
+
+def _is_literal(v: Any) -> bool:
+    """Whether jaxpr atom ``v`` is a Literal (a constant), not a variable."""
+    return type(v).__name__ == "Literal"
 
 
 def _is_one(v: Any) -> bool:

@@ -1,0 +1,292 @@
+"""Zoom and pan of the step axis in a real JupyterLab, light at 1400 px and dark at 600 px, on a
+finished 10^5-step run: a drag across a chart shows a selection rectangle at once; while a
+normal cell holds the kernel the zoom waits (rectangle and panel say so) and is applied when the
+cell ends; then every chart shows the dragged steps, every point of them drawn (not the few
+whole-run buckets in that range), each y axis fitting them, and the hover read-out reads the
+zoomed line; Escape cancels a drag; shift+drag pans; a double-click zooms back out.
+
+``JHW_UPDATE_SCREENSHOT=1`` also writes the screenshots to ``docs/zoom-*.png``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from ..helpers.jupyter_browser import (
+    BrowserLog,
+    JupyterServer,
+    cell_errors,
+    open_notebook,
+    run_all,
+    save_screenshot,
+    wait_idle,
+)
+from .test_axes_ui import X_LABELS_JS
+from .test_charts_ui import Y_LABELS_JS
+from .test_hover_ui import hover_until_read_out, saw
+from .test_liveplot_ui import set_theme, widget_screenshot_on_failure
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+pytestmark = pytest.mark.ui
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+N = 100_000
+
+SETUP = f"""\
+import os
+import time
+
+import ipywidgets
+import jax
+import jax.numpy as jnp
+import jaxhist_widget as jhw
+from IPython.display import display
+
+
+@jax.jit
+def run():
+    def record(c):
+        k = c[0]
+        return {{"saw": (k % 97).astype(jnp.float32) / 97.0, "loss": jnp.exp(-k / 20000.0)}}
+
+    return jhw.while_loop(lambda c: c[0] < {N}, lambda c: (c[0] + 1, c[1]),
+                          (jnp.int32(0), jnp.float32(0.0)), max_steps={N}, record=record)
+"""
+
+
+def cells(width: str | None, flag: str) -> list[str]:
+    show = (
+        "display(live)"
+        if width is None
+        else f"display(ipywidgets.Box([live.widget], layout=ipywidgets.Layout(width='{width}')))"
+    )
+    return [
+        SETUP,
+        f"live = jhw.LivePlot(title='zoom')\n{show}",
+        "with live:\n    run()",
+        # A normal cell that holds the kernel until the test lets it go (no widget message is
+        # handled meanwhile).
+        f"print('holding', flush=True)\nwhile not os.path.exists({flag!r}):\n"
+        "    time.sleep(0.05)\nprint('released', live.step_range)",
+    ]
+
+
+# The plot area of the chart titled `title`, in client pixels.
+AREA_JS = """
+(title) => {
+  const fig = [...document.querySelectorAll('.jhw-charts > .jhw-figure')].find((f) =>
+    (f.querySelector('text.mainheading') || {}).textContent === title);
+  const r = fig.querySelector('rect.plotarea_background').getBoundingClientRect();
+  return { left: r.left, right: r.right, top: r.top, bottom: r.bottom };
+}
+"""
+
+# The points drawn of the first line named "<prefix>...", and the zoom's rectangle and chip.
+STATE_JS = """
+(prefix) => {
+  const path = [...document.querySelectorAll('.jhw-figure g.curve path.line')].find((p) =>
+    String((p.parentNode.__data__ || {}).name).startsWith(prefix));
+  const rect = document.querySelector('.jhw-zoom-rect');
+  const chip = document.querySelector('.jhw-zoom');
+  return {
+    points: path ? [...path.getAttribute('d').matchAll(/[ML]/g)].length : 0,
+    rect: rect && !rect.hidden ? { ...rect.dataset } : null,
+    chip: chip && !chip.hidden ? { ...chip.dataset, text: chip.innerText } : null,
+  };
+}
+"""
+
+
+# Whether the plot area of chart `title` is where the previous poll found it (the page's layout
+# has settled: a scrollbar or a new output may move it for a moment).
+SETTLED_JS = f"""
+(title) => {{
+  const now = JSON.stringify(({AREA_JS})(title));
+  const same = window.__jhwArea === now;
+  window.__jhwArea = now;
+  return same;
+}}
+"""
+
+
+def settled_area(page: Page, title: str) -> dict:
+    page.wait_for_function(SETTLED_JS, arg=title, polling=300, timeout=30_000)
+    return page.evaluate(AREA_JS, title)
+
+
+def labels(page: Page) -> dict[str, list[float]]:
+    return {
+        title: [float(t.replace(",", "")) for t in ticks]
+        for title, ticks in page.evaluate(X_LABELS_JS).items()
+    }
+
+
+def state(page: Page) -> dict:
+    return page.evaluate(STATE_JS, "saw ·")
+
+
+def drag(page: Page, area: dict, start: float, end: float, shift: bool = False) -> None:
+    """Press at ``start`` of the plot's width, move to ``end`` and stay pressed."""
+    y = (area["top"] + area["bottom"]) / 2
+    width = area["right"] - area["left"]
+    page.mouse.move(area["left"] + start * width, y)
+    if shift:
+        page.keyboard.down("Shift")
+    page.mouse.down()
+    page.mouse.move(area["left"] + end * width, y, steps=6)
+
+
+@pytest.mark.parametrize(
+    ("theme", "width"), [("JupyterLab Light", None), ("JupyterLab Dark", "600px")]
+)
+def test_drag_zooms_every_chart_double_click_zooms_out_shift_drag_pans(
+    page: Page,
+    browser_log: BrowserLog,
+    jupyter_server: JupyterServer,
+    tmp_path: Path,
+    theme: str,
+    width: str | None,
+) -> None:
+    slug = theme.split()[-1].lower()
+    key = "1400" if width is None else width.removesuffix("px")
+    flag = f"zoom-release-{slug}-{key}"
+    (jupyter_server.root_dir / flag).unlink(missing_ok=True)
+    page.set_viewport_size({"width": 1400, "height": 1400})
+    open_notebook(page, jupyter_server, cells(width, flag), name=f"zoom-{slug}-{key}.ipynb")
+    set_theme(page, theme)
+    try:
+        run_all(page)
+        with widget_screenshot_on_failure(page, tmp_path, f"zoom-{slug}-failure"):
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('.jp-OutputArea-output')]"
+                ".some((o) => o.textContent.includes('holding'))",
+                timeout=180_000,
+            )
+            page.wait_for_function(
+                "() => document.querySelector('.jhw-panel').dataset.status === 'converged'"
+                f" && ({STATE_JS})('saw ·').points > 100",
+                timeout=60_000,
+            )
+            view = page.locator(".jhw-liveplot").first
+            view.scroll_into_view_if_needed()
+            whole = labels(page)
+            assert whole["saw"] == whole["loss"] and whole["saw"][-1] == N, whole
+            whole_points = state(page)["points"]
+            loss_top = max(float(t) for t in page.evaluate(Y_LABELS_JS)["loss"])
+            area = settled_area(page, "saw")
+
+            # The kernel is busy in the last cell: the rectangle shows at once, the zoom waits.
+            drag(page, area, 0.30, 0.318)
+            during = state(page)["rect"]
+            assert during is not None and during["kind"] == "zoom", during
+            page.mouse.up()
+            page.wait_for_function(
+                "() => { const c = document.querySelector('.jhw-zoom');"
+                " const r = document.querySelector('.jhw-zoom-rect');"
+                " return !c.hidden && c.dataset.waiting === 'true' && !r.hidden"
+                " && r.dataset.waiting === 'true'; }",
+                timeout=10_000,
+            )
+            waiting = state(page)
+            lo, hi = int(waiting["chip"]["lo"]), int(waiting["chip"]["hi"])
+            assert (int(waiting["rect"]["lo"]), int(waiting["rect"]["hi"])) == (lo, hi)
+            assert abs(lo - 0.30 * N) < 0.01 * N and 1000 < hi - lo < 2000, (lo, hi)
+            assert labels(page) == whole  # not applied while the cell holds the kernel
+
+            (jupyter_server.root_dir / flag).touch()  # the cell ends: the kernel applies it
+            wait_idle(page, timeout=60)
+            assert cell_errors(page) == []
+            page.wait_for_function(
+                "([lo, hi]) => { const c = document.querySelector('.jhw-zoom');"
+                " return c.dataset.waiting === 'false' && Number(c.dataset.lo) === lo"
+                " && Number(c.dataset.hi) === hi"
+                " && document.querySelector('.jhw-zoom-rect').hidden; }",
+                arg=[lo, hi],
+                timeout=30_000,
+            )
+            page.wait_for_function(
+                f"([lo, hi]) => Object.values(({X_LABELS_JS})()).every((l) => l.length >= 3"
+                " && l.every((t) => Number(t.replace(/,/g, '')) >= lo"
+                " && Number(t.replace(/,/g, '')) <= hi))",
+                arg=[lo, hi],
+                timeout=30_000,
+            )
+            zoomed = labels(page)
+            assert zoomed["saw"] == zoomed["loss"], zoomed  # one step axis for all charts
+            # Every step of the range is a point of the line (the whole run drew ~2,000 for
+            # 10^5 steps: some 30 in this range).
+            page.wait_for_function(
+                f"(n) => ({STATE_JS})('saw ·').points === n", arg=hi - lo + 1, timeout=30_000
+            )
+            assert whole_points <= 2000
+            # The loss axis fits the range (about 0.22), not the whole run's 1.
+            assert max(float(t) for t in page.evaluate(Y_LABELS_JS)["loss"]) < 0.5 * loss_top
+
+            # The hover read-out reads the zoomed line: the step under the pointer, its value.
+            _, shown = hover_until_read_out(page, "saw ·", 0.5)
+            step = int(shown["step"])
+            assert lo <= step <= hi and abs(float(shown["value"]) - saw(step)) < 1e-6, shown
+
+            # A second drag over the zoomed chart (the screenshot), then Escape: no zoom.
+            drag(page, area, 0.4, 0.6)
+            page.wait_for_function(
+                "() => !document.querySelector('.jhw-zoom-rect').hidden", timeout=10_000
+            )
+            shot = save_screenshot(view, tmp_path, f"zoom-{slug}-{key}")
+            page.keyboard.press("Escape")
+            page.mouse.up()
+            assert state(page)["rect"] is None
+            assert (int(state(page)["chip"]["lo"]), int(state(page)["chip"]["hi"])) == (lo, hi)
+
+            # Shift+drag pans: the lines dragged a quarter of the plot left show later steps.
+            drag(page, area, 0.6, 0.35, shift=True)
+            assert state(page)["rect"]["kind"] == "pan"
+            page.mouse.up()
+            page.keyboard.up("Shift")
+            span = hi - lo
+            page.wait_for_function(
+                "([lo, span]) => { const c = document.querySelector('.jhw-zoom');"
+                " const l = Number(c.dataset.lo), h = Number(c.dataset.hi);"
+                " return c.dataset.waiting === 'false'"
+                " && Math.abs(l - (lo + span / 4)) <= span / 20 && Math.abs(h - l - span) <= 2; }",
+                arg=[lo, span],
+                timeout=30_000,
+            )
+            panned = state(page)["chip"]
+            page.wait_for_function(
+                f"(lo) => Object.values(({X_LABELS_JS})()).every((l) =>"
+                " Number(l[0].replace(/,/g, '')) >= lo)",
+                arg=int(panned["lo"]),
+                timeout=30_000,
+            )
+            assert state(page)["rect"] is None
+
+            # A double-click zooms back out: every step again, the whole-run lines.
+            page.mouse.dblclick((area["left"] + area["right"]) / 2, area["top"] + 20)
+            page.wait_for_function(
+                "() => document.querySelector('.jhw-zoom').hidden", timeout=30_000
+            )
+            page.wait_for_function(
+                f"(last) => Object.values(({X_LABELS_JS})()).every((l) =>"
+                " Number(l[l.length - 1].replace(/,/g, '')) === last)",
+                arg=N,
+                timeout=30_000,
+            )
+            # (as many ticks as each chart's width holds: the width the view reported while the
+            # cell held the kernel has been applied since)
+            assert all(t[0] == 0 for t in labels(page).values()), labels(page)
+            assert state(page)["points"] == whole_points
+            if os.environ.get("JHW_UPDATE_SCREENSHOT") == "1":
+                DOCS.mkdir(exist_ok=True)
+                shutil.copyfile(shot, DOCS / f"zoom-{slug}-{key}.png")
+    finally:
+        (jupyter_server.root_dir / flag).touch()  # never leave the cell holding the kernel
+        set_theme(page, "JupyterLab Light")
+    assert browser_log.errors() == []
