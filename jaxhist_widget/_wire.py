@@ -201,20 +201,47 @@ class LaneWords(NamedTuple):
 HEADER = len(Header._fields)
 #: int32 words per lane.
 LANE_FIELDS = len(LaneWords._fields)
+#: The column of each lane word in `Chunk.words`.
+_COLUMN = LaneWords(*range(LANE_FIELDS))
 
 
 class Chunk(NamedTuple):
-    """A decoded flush."""
+    """A decoded flush.
+
+    The lane words are one int32 array, ``(lanes_or_1, LANE_FIELDS)`` in `LaneWords` order, so
+    that a host handles a chunk of thousands of lanes with array operations (`first`,
+    `count`, `slice_start`, `status` are its columns), never a Python object per lane.
+    """
 
     run_id: int
     lanes: int | None  #: None for an unbatched run; may be 0 (a vmap over an empty batch)
-    lane_words: list[LaneWords]
+    words: np.ndarray  #: int32 ``(lanes_or_1, LANE_FIELDS)``
     leaves: list[np.ndarray]  #: per leaf, shape ``(lanes_or_1, window, *leaf_shape)``
+
+    @property
+    def first(self) -> np.ndarray:
+        """Each lane's first row in this chunk."""
+        return self.words[:, _COLUMN.first]
+
+    @property
+    def count(self) -> np.ndarray:
+        """Rows of each lane in this chunk (0: none new)."""
+        return self.words[:, _COLUMN.count]
+
+    @property
+    def slice_start(self) -> np.ndarray:
+        """The row each lane's window starts at on the device (clamped near the end)."""
+        return self.words[:, _COLUMN.slice_start]
+
+    @property
+    def status(self) -> np.ndarray:
+        """Each lane's end status code as the device knows it (0: still running)."""
+        return self.words[:, _COLUMN.status]
 
     @property
     def rows(self) -> int:
         """Rows on the host once this chunk is filed (lanes with none new included)."""
-        return max((w.first + w.count for w in self.lane_words), default=0)
+        return int((self.first + self.count).max(initial=0))
 
 
 def answer(stop: bool, interval: int) -> np.ndarray:
@@ -282,7 +309,7 @@ def decode(layout: Layout, head: np.ndarray, windows: Sequence[np.ndarray]) -> C
     head = np.asarray(head).view(np.int32).reshape(-1)
     run_id, lanes, k = Header(*head[:HEADER].tolist())
     b = 1 if lanes < 0 else lanes
-    words = head[HEADER:].reshape(b, LANE_FIELDS).tolist()
+    words = head[HEADER:].reshape(b, LANE_FIELDS)
     leaves = []
     sent = iter(windows)  # zero-size leaves have none: no buffer, no words
     for shape, dt, elem_words in _leaf_plan(layout):
@@ -296,8 +323,7 @@ def decode(layout: Layout, head: np.ndarray, windows: Sequence[np.ndarray]) -> C
         else:
             leaf = raw.view(dt)
         leaves.append(leaf.reshape(b, k, *shape))
-    lane_words = [LaneWords(*w) for w in words]
-    return Chunk(run_id, None if lanes < 0 else lanes, lane_words, leaves)
+    return Chunk(run_id, None if lanes < 0 else lanes, words, leaves)
 
 
 @functools.lru_cache(maxsize=256)

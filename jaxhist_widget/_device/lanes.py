@@ -25,7 +25,15 @@ from jax.custom_batching import custom_vmap
 
 from .._wire import itemsize_bits
 
-__all__ = ["any_lane", "as_bits", "from_bits", "keep_done", "same_in_every_lane", "write_row"]
+__all__ = [
+    "any_lane",
+    "as_bits",
+    "batched",
+    "from_bits",
+    "keep_done",
+    "same_in_every_lane",
+    "write_row",
+]
 
 
 def _narrow_float(dtype) -> bool:
@@ -72,6 +80,36 @@ def _differentiable(x: jax.Array) -> bool:
 def _zero_tangent(x: jax.Array) -> np.ndarray:
     """The tangent of an integer or bool value (JAX's ``float0``)."""
     return np.zeros(jnp.shape(x), jax.dtypes.float0)
+
+
+def batched(*trees: object) -> bool:
+    """Whether any array of ``trees`` has vmap lanes, as far as tracing can tell now.
+
+    Decided at trace time, by a ``custom_vmap`` identity whose batching rule only runs when some
+    input is batched. A loop's inputs (its initial carry, and the values its functions close
+    over) are batched exactly when the loop is. Under ``jax.vmap`` of a ``jax.jit`` the jitted
+    function is traced before it is batched, so this says False there: use the answer only to
+    choose between two correct programs.
+
+    >>> import jax, jax.numpy as jnp
+    >>> batched(jnp.ones(3)), jax.vmap(lambda x: jnp.float32(batched(x)))(jnp.ones(2)).tolist()
+    (False, [1.0, 1.0])
+    """
+    leaves = [x for x in jax.tree_util.tree_leaves(trees) if isinstance(x, jax.Array)]
+    seen: list[bool] = []
+
+    @custom_vmap
+    def probe(xs):
+        return xs
+
+    @probe.def_vmap
+    def rule(axis_size, in_batched, xs):
+        seen.append(True)
+        return xs, in_batched[0]
+
+    if leaves:
+        probe(leaves)
+    return bool(seen)
 
 
 @custom_vmap
@@ -201,7 +239,8 @@ def _keep_done_rule(axis_size, in_batched, active, new, old):
 
     # A leaf that is unbatched in ``new`` and ``old`` stays unbatched when ``active`` is: the
     # loop's fixpoint over which carry leaves are batched (as ``lax.while_loop``'s batching
-    # rule does it) can then keep it so.
+    # rule does it) can then keep it so. (``active`` unbatched is not always True here: under
+    # a vmap of a vmap, as jax.jacfwd of a vmapped loop makes, it differs along the other axis.)
     def pick(n, o, nb, ob):
         if not (a_b or nb or ob):
             return jnp.where(active, n, o)

@@ -48,6 +48,8 @@ class _Loop(NamedTuple):
     carry: _Carry
     rows: rows.Rows
     max_rows: int  #: ``max_steps + 1``
+    #: Whether the loop runs under ``jax.vmap`` (as tracing can tell: `lanes.batched`).
+    batched: bool = False
 
     def cond(self, moving: list[jax.Array]) -> jax.Array:
         return self.carry.cond(moving)
@@ -176,7 +178,8 @@ def while_loop(
     init = carry.init()
     user_record = _identity if record is None else record
     plan = rows.plan(lambda m: user_record(carry.full(m)), dtype, init, carry.counting)
-    loop = _Loop(cond_fun, carry, plan, max_steps + 1)
+    consts = (carry.body.consts, carry.cond_jaxpr.consts)
+    loop = _Loop(cond_fun, carry, plan, max_steps + 1, lanes.batched(init, consts))
     bufs = loop.rows.buffers(loop.max_rows)
     lane_bytes = sizes.warn_if_large(bufs, warn_bytes)
     cont = loop.cond(init)
@@ -244,9 +247,11 @@ def _step(loop: _Loop, limit: jax.Array, s: _State) -> _State:
     active = _running(s, limit)  # only read under vmap
     if loop.carry.body_writes:
         carry = _body_masked(loop.carry.step, s.carry, active)
-    elif loop.carry.body_effects:
+    elif loop.carry.body_effects or loop.batched:
         # JAX batches no conditional holding IO or state effects, even on an unbatched
-        # predicate; the step runs inline, as on other platforms.
+        # predicate; the step runs inline, as on other platforms. Under vmap too: a step over
+        # many lanes is no cheap step, and a conditional would keep XLA from fusing it with
+        # the loop's own updates (its operands copied in and out every step).
         carry = loop.carry.step(s.carry)
     else:
         carry = _body_alone(loop.carry.step, s.carry, lanes.any_lane(active))

@@ -4,7 +4,8 @@ the interrupt bridge.
 The traced program calls the hub (through `jaxhist_widget._wire`) from host callbacks, on
 whatever thread XLA runs them: `open_run` once per call of the loop, `receive_chunk` once per
 flush. The program never holds a sink, only a run id: the hub maps it to the sinks that were
-attached when the run started, so the jit cache cannot keep a stale sink.
+attached when the run started (plus any that `join` it), so the jit cache cannot keep a stale
+sink. The hub meets sinks only through `HubSink` (`_protocol`): it imports no sink class.
 
 A run moves through an explicit state machine, always under the hub's lock::
 
@@ -14,15 +15,22 @@ A run moves through an explicit state machine, always under the hub's lock::
 Three ordering promises hold per run, kept here and only here: rows are filed in the order they
 came; a sink's ``on_end`` follows its last ``on_rows``; every row is in when the call that ran
 the loop returns. A chunk whose rows no sink needs before the loop goes on is filed on the
-worker (keyed by its run), and the chunk that ends a run first waits for that run's earlier
-chunks; a sink whose ``on_rows`` proved slow gets its updates on the worker (keyed by the sink),
-merged while it is busy.
+worker (keyed by its run: the worker keeps each key's order, and runs other keys meanwhile),
+and a chunk that some sink must see first waits for that run's earlier chunks; a sink whose
+``on_rows`` proved slow gets its updates on the worker (keyed by the sink), merged while it is
+busy, until it has been quick again for a while. So a slow sink delays only its own runs.
 
-Lock order, the one place it is written: the hub's lock, then a sink's lock, then a run's lock;
-the interrupt bridge's lock, then a sink's lock (a press stops sinks). The worker's condition,
-the error reporter's lock and a plot's flusher lock are leaves; a plot's state lock is taken
-only inside its own hooks. No lock is held while a sink's hooks or user code run, or while
-waiting for the worker.
+Lock order, the one place it is written (a lock may be taken while holding those before it):
+
+1. the interrupt bridge's lock (a press stops sinks);
+2. the hub's lock;
+3. a sink's lock (`Sink._lock`; auto mode's cell sink takes its plot's state lock inside it);
+4. a run's lock (`Run._lock`).
+
+The worker's condition, a `Pace`'s lock, the error reporter's lock and a plot's flusher lock
+are leaves (nothing is taken while one is held). No lock is held while a sink's hooks or user
+code run (auto mode's cell plot is made and shown on the worker, outside every lock, then
+`join`s its run), or while waiting for the worker.
 
 Exceptions never propagate into XLA (that would kill the computation and its device history):
 they are reported (`report`) once per sink, run and hook.
@@ -36,27 +44,26 @@ import itertools
 import threading
 import time
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .. import _wire
 from .._wire import NEVER, Chunk, Layout, answer
 from ._naming import run_name
+from ._pace import Pace
+from ._protocol import HubSink
 from ._report import report
 from ._run import FAILED, STATUSES, Run, lane_index
 from ._sigint import InterruptBridge
 from ._worker import Worker
 
-if TYPE_CHECKING:
-    from ._sink import Sink
-
 __all__ = ["HUB", "Hub"]
 
-#: Adaptive streaming aims to deliver rows this often (seconds).
-TARGET_INTERVAL = 0.05
-#: An ``on_rows`` that takes longer than this (seconds) moves its sink's updates to the worker.
+#: An ``on_rows`` that takes longer than this (seconds) moves its sink's updates to the worker,
+#: until `QUICK_AGAIN` updates in a row took less than half of it.
 SLOW_S = 0.05
+QUICK_AGAIN = 8
 #: Abandoned runs remembered (to take them up again should rows come); the oldest are dropped.
 MAX_ABANDONED = 256
 #: A run taken up again while none of its sinks is attached is given up once more if it sends
@@ -74,65 +81,48 @@ class _Entry:
     """One run in the table: its rows, its sinks, its state and its flush clock."""
 
     run: Run
-    sinks: tuple[Sink, ...]
+    sinks: tuple[HubSink, ...]
     state: str = OPEN
-    # The flush clock: when the last host call ended, rows then, smoothed rows per second.
-    # rows=1: row 0 (the initial value) is no work done, so it must not count for the rate.
-    t: float = dataclasses.field(default_factory=time.perf_counter)
-    rows: int = 1
-    rate: float = 0.0
-
-    def next_interval(self, layout: Layout, rows: int, arrived: float) -> int:
-        """Rows until the next flush: fixed, or sized so a flush comes every ~TARGET_INTERVAL.
-
-        The rate counts only the device's time, from the end of the previous host call to the
-        start of this one: time spent on the host is not the loop's, and counting it would
-        shrink chunks whenever a sink is slow, making it slower still.
-        """
-        if layout.every is not None:
-            return min(layout.every, layout.chunk)
-        dt, drows = arrived - self.t, rows - self.rows
-        self.t, self.rows = time.perf_counter(), rows
-        if dt > 0 and drows > 0:
-            rate = drows / dt
-            # Smooth, but let a sudden slowdown win at once so latency stays bounded.
-            slower = self.rate == 0 or rate < self.rate
-            self.rate = rate if slower else 0.5 * (self.rate + rate)
-        return int(min(max(self.rate * TARGET_INTERVAL, 1), layout.chunk))
+    pace: Pace = dataclasses.field(default_factory=Pace)
 
 
 class Hub:
-    """Attached sinks, the run table, deferred work and interrupts: see the module docstring."""
+    """Attached sinks, the run table, deferred work and interrupts: see the module docstring.
+
+    The package has one (`HUB`), which the traced program reaches; a test may build its own and
+    drive it with `open_run` / `receive_chunk` as the program does.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._attached: list[Sink] = []
+        self._attached: list[HubSink] = []
         self._runs: dict[int, _Entry] = {}
         self._abandoned: collections.OrderedDict[int, None] = collections.OrderedDict()
         self._ids = itertools.count(1)
-        # Slow sinks: the updates not yet handed to each, merged (run -> lanes), and whether a
-        # task to hand them over is queued.
-        self._notes: weakref.WeakKeyDictionary[Sink, dict[Run, set[int]]]
+        # Slow sinks: the updates not yet handed to each, merged (run -> lanes), whether a task
+        # to hand them over is queued, and how many handovers in a row were quick.
+        self._notes: weakref.WeakKeyDictionary[Any, dict[Run, set[int]]]
         self._notes = weakref.WeakKeyDictionary()
-        self._note_queued: weakref.WeakSet[Sink] = weakref.WeakSet()
+        self._note_queued: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._quick: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
         # BaseExceptions raised by sinks' hooks, kept from XLA and raised again at block end.
-        self._exits: weakref.WeakKeyDictionary[Sink, BaseException]
+        self._exits: weakref.WeakKeyDictionary[Any, BaseException]
         self._exits = weakref.WeakKeyDictionary()
         self.worker = Worker()
         self.interrupts = InterruptBridge(self._press, self.worker)
 
     # ------------------------------------------------------------------------ attaching
-    def attach(self, sink: Sink) -> None:
+    def attach(self, sink: HubSink) -> None:
         with self._lock:
             if sink not in self._attached:
                 self._attached.append(sink)
 
-    def detach(self, sink: Sink) -> None:
+    def detach(self, sink: HubSink) -> None:
         with self._lock:
             if sink in self._attached:
                 self._attached.remove(sink)
 
-    def attached(self) -> tuple[Sink, ...]:
+    def attached(self) -> tuple[HubSink, ...]:
         """The sinks a run starting now would stream to."""
         with self._lock:
             return tuple(self._attached)
@@ -141,6 +131,26 @@ class Hub:
         """Runs that started and have not ended (abandoned ones have ended as ``failed``)."""
         with self._lock:
             return [e.run for e in self._runs.values() if e.state == OPEN]
+
+    def join(self, run: Run, sink: HubSink) -> None:
+        """Make ``sink`` a sink of ``run`` from now on, as if attached when it started.
+
+        ``sink`` starts the run, gets its rows so far, and every update after; if the run has
+        ended meanwhile it ends for ``sink`` too. Call it on the run's own worker key (as auto
+        mode does, `Worker.submit` with ``run.id``), so that no chunk of the run is filed while
+        it joins.
+        """
+        self._call(sink, "_start", run)
+        with self._lock:
+            entry = self._runs.get(run.id)
+            live = entry is not None and entry.run is run and entry.state != ENDED
+            if live and sink not in entry.sinks:
+                entry.sinks = (*entry.sinks, sink)
+        lanes = [i for i, n in enumerate(run.counts) if n]
+        if lanes:
+            self._notify_rows(sink, run, lanes)
+        if not live:
+            self._notify_end(sink, run)
 
     def _move(self, entry: _Entry, state: str) -> None:
         # Caller holds the lock: the one place a run changes state.
@@ -169,7 +179,7 @@ class Hub:
                 self._runs[run_id] = _Entry(run, sinks)
             run.name, run.name_given = run_name(sinks)  # before any sink sees the run
             for sink in sinks:
-                _call(sink, "_start", run)
+                self._call(sink, "_start", run)
             if self.interrupts.aborting:  # a press is on its way to the main thread: let it
                 self._press(True)
             # Send the first row(s) at once so a watcher sees the run start; adapt from there.
@@ -184,39 +194,54 @@ class Hub:
 
         The device ends each lane exactly as decided here: a lane it reports running (status
         0) is stopped if any sink asks, else it runs on; the others keep the status they carry.
+        Everything here works on whole arrays of lanes: its cost follows the chunk's bytes, not
+        the number of lanes.
         """
+        arrived = time.perf_counter()
+        entry = None
         try:
-            arrived = time.perf_counter()
             self.interrupts.poll()  # a press becomes a stop request here, mid-run
             chunk = _wire.decode(layout, head, windows)
             with self._lock:
                 entry = self._runs.get(chunk.run_id)
             if entry is None:
                 return answer(False, NEVER)
-            interval = entry.next_interval(layout, chunk.rows, arrived)
+            interval = entry.pace.interval(layout, chunk.rows, arrived)
             if self._rows_can_wait(entry, chunk):
-                self.worker.submit(entry.run.id, self._file, entry, chunk)
+                self.worker.submit(entry.run.id, self._file_later, entry, chunk)
                 return answer(False, interval)
             self.worker.drain(entry.run.id)  # earlier chunks first: rows are filed in order
             self._file(entry, chunk)
             # After the rows: a sink may ask for a stop when it sees them.
-            stop = any(_ask(s, "_should_stop", entry.run) for s in entry.sinks)
-            codes = [w.status or (_STOPPED if stop else 0) for w in chunk.lane_words]
-            if all(codes):  # every lane has ended (also a vmap over no lanes)
-                self._end(entry, codes)
+            stop = any(self._ask(s, "_should_stop", entry.run) for s in entry.sinks)
+            codes = np.where(chunk.status != 0, chunk.status, _STOPPED if stop else 0)
+            if codes.all():  # every lane has ended (also a vmap over no lanes)
+                self._end(entry, codes.tolist())
             return answer(stop, interval)
         except Exception as e:
             report(e, "receive_chunk")
             return answer(False, layout.chunk)
+        finally:
+            if entry is not None:
+                entry.pace.host_work(time.perf_counter() - arrived)
+                entry.pace.call_ended()
 
     def _rows_can_wait(self, entry: _Entry, chunk: Chunk) -> bool:
         """Whether the device may have its answer (run on) before this chunk's rows are filed:
         some lane runs on, no stop is asked, and no sink needs to see the rows first."""
         return (
-            any(w.status == 0 for w in chunk.lane_words)
-            and all(_ask(s, "_rows_can_wait", default=False) for s in entry.sinks)
-            and not any(_ask(s, "_should_stop", entry.run) for s in entry.sinks)
+            bool((chunk.status == 0).any())
+            and all(self._ask(s, "_rows_can_wait", default=False) for s in entry.sinks)
+            and not any(self._ask(s, "_should_stop", entry.run) for s in entry.sinks)
         )
+
+    def _file_later(self, entry: _Entry, chunk: Chunk) -> None:
+        """`_file` on the worker: its time counts as the host's cost of the run's chunks."""
+        t0 = time.perf_counter()
+        try:
+            self._file(entry, chunk)
+        finally:
+            entry.pace.host_work(time.perf_counter() - t0)
 
     def _file(self, entry: _Entry, chunk: Chunk) -> None:
         """Append a chunk's rows to its run and tell the sinks."""
@@ -227,30 +252,36 @@ class Hub:
                 self._move(entry, OPEN)
                 run._reopen()
         for sink in entry.sinks if resumed else ():
-            _call(sink, "_resume", run)
+            self._call(sink, "_resume", run)
         if resumed:
             self._watch_orphan(entry, -1)
         run._ensure_lanes(chunk.lanes)
-        # Lanes that share where their rows start and end (under vmap every running lane steps
-        # in lockstep, so usually all of them) are appended together: one copy per leaf.
-        groups: dict[tuple[int, int, int], list[int]] = {}
-        for lane, w in enumerate(chunk.lane_words):
-            if w.count > 0:
-                groups.setdefault((w.first, w.count, w.first - w.slice_start), []).append(lane)
-        touched = []
-        window = chunk.leaves[0].shape[1]  # a loop recording no leaf streams nothing
-        for (first, count, lo), group in groups.items():
-            # `lo`: the device clamps slice starts near the end of the buffer
-            if lo < 0 or lo + count > window:
+        lanes = np.flatnonzero(chunk.count > 0)
+        if lanes.size:
+            first, count = chunk.first[lanes], chunk.count[lanes]
+            lo = first - chunk.slice_start[lanes]  # the device clamps window starts at the end
+            window = chunk.leaves[0].shape[1]  # a loop recording no leaf streams nothing
+            bad = (lo < 0) | (lo + count > window)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
                 raise RuntimeError(
-                    f"run {run.id} lanes {group}: rows {first}..{first + count} are not in the "
-                    f"window sent (rows {first - lo}..{first - lo + window}); please report this"
+                    f"run {run.id} lane {int(lanes[i])}: rows {first[i]}..{first[i] + count[i]} "
+                    f"are not in the window sent (rows {first[i] - lo[i]}.."
+                    f"{first[i] - lo[i] + window}); please report this"
                 )
-            at = lane_index(group)
-            run.append_lanes(group, first, [leaf[at, lo : lo + count] for leaf in chunk.leaves])
-            touched.extend(group)
-        if touched:
-            touched.sort()
+            # Lanes that share where their rows start and end are appended together, one copy
+            # per leaf: under vmap every running lane steps in lockstep, so nearly always all
+            # of them; lanes that ended inside this chunk form a few more groups.
+            keys = np.stack([first, count, lo], axis=1)
+            if (keys == keys[0]).all():
+                groups = [(keys[0], lanes)]
+            else:
+                unique, which = np.unique(keys, axis=0, return_inverse=True)
+                groups = [(unique[g], lanes[which.ravel() == g]) for g in range(len(unique))]
+            for (start, n, at), group in groups:
+                pick = lane_index(group)
+                run.append_lanes(group, int(start), [x[pick, at : at + n] for x in chunk.leaves])
+            touched = lanes.tolist()
             for sink in entry.sinks:
                 self._notify_rows(sink, run, touched)
 
@@ -265,7 +296,7 @@ class Hub:
             self._notify_end(sink, entry.run)
 
     # ---------------------------------------------------------------- called by sinks
-    def abandon_runs(self, sink: Sink) -> None:
+    def abandon_runs(self, sink: HubSink) -> None:
         """End, as ``failed``, the open runs of ``sink`` that nobody attached waits for.
 
         Called when the last block that attached ``sink`` ends, once its rows are in. On the
@@ -305,14 +336,15 @@ class Hub:
         else:
             self.worker.later(ORPHAN_S, lambda: self._watch_orphan(entry, rows))
 
-    def take_exit(self, sink: Sink) -> BaseException | None:
+    def take_exit(self, sink: HubSink) -> BaseException | None:
         """A `BaseException` (``SystemExit``, ``KeyboardInterrupt``) one of ``sink``'s hooks
         raised inside a callback, to be raised again where the sink's block or call ends."""
         with self._lock:
             return self._exits.pop(sink, None)
 
-    def drain(self, sink: Sink) -> None:
-        """Wait until the rows of ``sink``'s runs are filed and it was given every update."""
+    def drain(self, sink: HubSink) -> None:
+        """Wait until the rows of ``sink``'s runs are filed and it was given every update (its
+        own timed work on the worker included)."""
         with self._lock:
             ids = [rid for rid, e in self._runs.items() if sink in e.sinks]
         for rid in ids:
@@ -320,8 +352,8 @@ class Hub:
         self.worker.drain(sink)
 
     # ------------------------------------------------------------------------ sinks
-    def _notify_rows(self, sink: Sink, run: Run, lanes: list[int]) -> None:
-        """Tell ``sink`` of new rows: now, or on the worker once it proved slow."""
+    def _notify_rows(self, sink: HubSink, run: Run, lanes: list[int]) -> None:
+        """Tell ``sink`` of new rows: now, or on the worker while it proves slow."""
         with self._lock:
             notes = self._notes.get(sink)
             if notes is not None:
@@ -333,24 +365,58 @@ class Hub:
                 self.worker.submit(sink, self._hand_notes, sink)
             return
         t0 = time.perf_counter()
-        _call(sink, "on_rows", run, lanes)
+        self._call(sink, "on_rows", run, lanes)
         if time.perf_counter() - t0 > SLOW_S:
             with self._lock:
                 self._notes.setdefault(sink, {})
+                self._quick[sink] = 0
 
-    def _hand_notes(self, sink: Sink) -> None:
+    def _hand_notes(self, sink: HubSink) -> None:
         with self._lock:
             notes, self._notes[sink] = self._notes[sink], {}
             self._note_queued.discard(sink)
+        t0 = time.perf_counter()
         for run, lanes in notes.items():
-            _call(sink, "on_rows", run, sorted(lanes))
+            self._call(sink, "on_rows", run, sorted(lanes))
+        quick = time.perf_counter() - t0 < SLOW_S / 2
+        with self._lock:
+            self._quick[sink] = self._quick.get(sink, 0) + 1 if quick else 0
+            if self._quick[sink] >= QUICK_AGAIN and not self._notes[sink]:
+                # Quick again for a while: back to updates in the loop's own call.
+                del self._notes[sink], self._quick[sink]
 
-    def _notify_end(self, sink: Sink, run: Run) -> None:
+    def _notify_end(self, sink: HubSink, run: Run) -> None:
         """End ``run`` for ``sink``, after any update of its still queued on the worker."""
         if self.worker.pending(sink):
-            self.worker.submit(sink, _call, sink, "_end", run)
+            self.worker.submit(sink, self._call, sink, "_end", run)
         else:
-            _call(sink, "_end", run)
+            self._call(sink, "_end", run)
+
+    def _call(self, sink: HubSink, method: str, run: Run, *args: Any) -> None:
+        """``sink.method(run, *args)``; an exception is reported (once per sink, run and hook),
+        never raised into the loop. A ``SystemExit`` or ``KeyboardInterrupt`` stops the sink's
+        runs and is raised again where its block ends (inside XLA it would become an XLA
+        error)."""
+        try:
+            getattr(sink, method)(run, *args)
+        except Exception as e:
+            where = f"{type(sink).__name__}.{method.lstrip('_')}"
+            report(e, where, once=(id(sink), run.id, method))
+        except BaseException as e:
+            with self._lock:
+                self._exits.setdefault(sink, e)
+            sink.stop()
+
+    @staticmethod
+    def _ask(sink: HubSink, name: str, run: Run | None = None, default: bool = False) -> bool:
+        """A sink's answer to the hub's question ``name`` (a method given ``run``, or a
+        property); ``default`` if asking fails (reported once)."""
+        try:
+            value = getattr(sink, name)
+            return bool(value(run) if run is not None else value)
+        except Exception as e:
+            report(e, f"{type(sink).__name__}.{name.lstrip('_')}", once=(id(sink), name))
+            return default
 
     # ---------------------------------------------------------------------- interrupts
     def _press(self, abort: bool) -> bool:
@@ -359,37 +425,11 @@ class Hub:
         targets = [
             s
             for s in self.interrupts.armed()
-            if _ask(s, "running", default=False) and (abort or not s.stop_requested)
+            if self._ask(s, "running", default=False) and (abort or not s.stop_requested)
         ]
         for sink in targets:
             sink.stop()
         return bool(targets)
-
-
-def _call(sink: Sink, method: str, run: Run, *args: Any) -> None:
-    """``sink.method(run, *args)``; an exception is reported (once per sink, run and hook),
-    never raised into the loop. A ``SystemExit`` or ``KeyboardInterrupt`` stops the sink's runs
-    and is raised again where its block ends (inside XLA it would become an XLA error)."""
-    try:
-        getattr(sink, method)(run, *args)
-    except Exception as e:
-        where = f"{type(sink).__name__}.{method.lstrip('_')}"
-        report(e, where, once=(id(sink), run.id, method))
-    except BaseException as e:
-        with HUB._lock:
-            HUB._exits.setdefault(sink, e)
-        sink.stop()
-
-
-def _ask(sink: Sink, name: str, run: Run | None = None, default: bool = False) -> bool:
-    """A sink's answer to the hub's question ``name`` (a method given ``run``, or a property);
-    ``default`` if asking fails (reported once)."""
-    try:
-        value = getattr(sink, name)
-        return bool(value(run) if run is not None else value)
-    except Exception as e:
-        report(e, f"{type(sink).__name__}.{name.lstrip('_')}", once=(id(sink), name))
-        return default
 
 
 #: The process's hub.

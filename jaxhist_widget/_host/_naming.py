@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from ._sink import Sink
+    from ._protocol import HubSink
 
 __all__ = ["MAX_CALL_CHARS", "call_name", "check_name", "run_name"]
 
@@ -91,7 +91,7 @@ def _is_numpy_dtype(dtype: Any) -> bool:
     return True
 
 
-def run_name(sinks: Iterable[Sink]) -> tuple[str | None, bool]:
+def run_name(sinks: Iterable[HubSink]) -> tuple[str | None, bool]:
     """The name of a run that starts streaming to ``sinks`` now, and whether it was given.
 
     In this order: the innermost named block (`Sink.named`, a runner's ``name=``) of any sink;

@@ -73,14 +73,14 @@ class Run:
         # views wherever its rows lie in one segment (see `rows_since`).
         self._segs: list[list[np.ndarray]] = []
         self._seg_rows = 1
-        self._counts: list[int] = []
+        self._counts = np.zeros(0, np.int64)  # rows per lane
 
     # ------------------------------------------------------------------------ writing
     def _ensure_lanes(self, lanes: int | None) -> None:
-        if self.lanes is None and not self._counts:
+        if self.lanes is None and not self._counts.size:
             self.lanes = lanes
             n = 1 if lanes is None else lanes
-            self._counts = [0] * n
+            self._counts = np.zeros(n, np.int64)
             self.statuses = ["running"] * n
             per_row = max(1, n * self.layout.row_nbytes)
             self._seg_rows = min(max(SEGMENT_BYTES // per_row, 16), self.layout.max_steps + 1)
@@ -89,7 +89,9 @@ class Run:
         """Append rows ``start ..`` of ``lane``; rows must arrive in order, each once."""
         self.append_lanes([lane], start, [np.expand_dims(x, 0) for x in leaves])
 
-    def append_lanes(self, lanes: list[int], start: int, leaves: list[np.ndarray]) -> None:
+    def append_lanes(
+        self, lanes: list[int] | np.ndarray, start: int, leaves: list[np.ndarray]
+    ) -> None:
         """Append rows ``start ..`` of each of ``lanes`` (ascending; all at the same row).
 
         ``leaves[i]`` has shape ``(len(lanes), rows, *shape)`` and is copied; rows arrive in
@@ -97,12 +99,12 @@ class Run:
         """
         rows, at, size = leaves[0].shape[1], lane_index(lanes), self._seg_rows
         with self._lock:
-            for lane in lanes:
-                if start != self._counts[lane]:
-                    expected = self._counts[lane]
-                    raise RuntimeError(
-                        f"run {self.id} lane {lane}: rows from {start}, not {expected}"
-                    )
+            wrong = self._counts[at] != start
+            if wrong.any():
+                lane = int(np.asarray(lanes)[np.flatnonzero(wrong)[0]])
+                raise RuntimeError(
+                    f"run {self.id} lane {lane}: rows from {start}, not {self._counts[lane]}"
+                )
             done = 0
             while done < rows:
                 seg, off = divmod(start + done, size)
@@ -118,8 +120,7 @@ class Run:
                 for buf, leaf in zip(self._segs[seg], leaves, strict=True):
                     buf[at, off : off + take] = leaf[:, done : done + take]
                 done += take
-            for lane in lanes:
-                self._counts[lane] = start + rows
+            self._counts[at] = start + rows
 
     def _finish(self, codes: list[int]) -> None:
         with self._lock:
@@ -149,7 +150,7 @@ class Run:
     def counts(self) -> list[int]:
         """Rows received so far, per lane."""
         with self._lock:
-            return list(self._counts)
+            return self._counts.tolist()
 
     @property
     def elapsed(self) -> float:
@@ -170,9 +171,9 @@ class Run:
         rows, not the whole run; a zoomed view reads the rows of its steps only.
         """
         with self._lock:
-            if not self._counts:  # no chunk arrived yet
+            if not self._counts.size:  # no chunk arrived yet
                 return [_empty(s, d) for s, d in self._leaf_specs()]
-            end, size = self._counts[lane], self._seg_rows
+            end, size = int(self._counts[lane]), self._seg_rows
             if stop is not None:
                 end = max(0, min(end, stop))
             start = min(start, end)
@@ -208,10 +209,13 @@ class Run:
         )
 
 
-def lane_index(lanes: list[int]) -> slice | list[int]:
+def lane_index(lanes: list[int] | np.ndarray) -> slice | np.ndarray:
     """Ascending ``lanes`` as a numpy index: a slice when consecutive (all lanes, in lockstep
     under vmap), so that indexing with it is a plain strided copy rather than a gather."""
-    return slice(lanes[0], lanes[-1] + 1) if lanes[-1] - lanes[0] == len(lanes) - 1 else lanes
+    lanes = np.asarray(lanes, np.int64)
+    if lanes.size and lanes[-1] - lanes[0] == lanes.size - 1:
+        return slice(int(lanes[0]), int(lanes[-1]) + 1)
+    return lanes
 
 
 def _empty(shape: tuple[int, ...], dtype: str) -> np.ndarray:

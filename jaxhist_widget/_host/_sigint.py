@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from ._agreement import PressAgreement
 
 if TYPE_CHECKING:
-    from ._sink import Sink
+    from ._protocol import HubSink
     from ._worker import Worker
 
 __all__ = ["InterruptBridge"]
@@ -80,7 +80,7 @@ class InterruptBridge:
         # Reentrant: the Python handler runs on the main thread between any two bytecodes,
         # also while the main thread holds this lock (arming, disarming).
         self._lock = threading.RLock()
-        self._sinks: list[tuple[Sink, object]] = []  # (sink, token) per arm; blocks may nest
+        self._sinks: list[tuple[HubSink, object]] = []  # (sink, token) per arm; blocks may nest
         self._saved: dict[str, Any] = {}  # handler, wakeup fd and sockets while installed
         self._busy = False  # the main thread is arming or disarming
         self._shield = 0  # depth of `shielded` sections of the main thread
@@ -96,7 +96,7 @@ class InterruptBridge:
         self.stops = 0
 
     # -------------------------------------------------------------------------- public
-    def armed(self) -> list[Sink]:
+    def armed(self) -> list[HubSink]:
         with self._locked():
             return list(dict.fromkeys(sink for sink, _ in self._sinks))
 
@@ -124,7 +124,7 @@ class InterruptBridge:
         if previous is not _NONE:
             _behave_as(previous, signal.SIGINT, None)
 
-    def arm(self, sink: Sink) -> object | None:
+    def arm(self, sink: HubSink) -> object | None:
         """Make presses stop ``sink``'s runs; a token for `disarm`, or None where that cannot
         work (not the main thread, where signal handlers cannot be installed: there
         ``sink.stop()`` is the way) or must not (SIGINT ignored: presses stay ignored)."""

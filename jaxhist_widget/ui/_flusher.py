@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from typing import Any
 
 from .._host import HUB
 
@@ -18,12 +19,16 @@ __all__ = ["Flusher"]
 
 
 class Flusher:
-    """Calls ``fn`` once, ``wait`` seconds after `schedule`, unless cancelled or rescheduled."""
+    """Calls ``fn`` once, ``wait`` seconds after `schedule`, unless cancelled or rescheduled.
 
-    def __init__(self, fn: Callable[[], None]) -> None:
-        self._fn = fn
+    The call is work of ``key`` (the plot) on the worker: draining the plot waits for it.
+    """
+
+    def __init__(self, fn: Callable[[], None], key: Hashable) -> None:
+        self._fn, self._key = fn, key
         self._lock = threading.Lock()  # a leaf: `fn` is called outside it
         self._due: int | None = None  # the generation of the scheduled call
+        self._timer: Any = None
         self._generations = itertools.count()
 
     @property
@@ -34,11 +39,16 @@ class Flusher:
     def schedule(self, wait: float) -> None:
         with self._lock:
             self._due = generation = next(self._generations)
-        HUB.worker.later(wait, lambda: self._fire(generation))
+            old = self._timer
+            self._timer = HUB.worker.later(wait, lambda: self._fire(generation), key=self._key)
+        if old is not None:
+            old.cancel()
 
     def cancel(self) -> None:
         with self._lock:
-            self._due = None
+            self._due, timer, self._timer = None, self._timer, None
+        if timer is not None:
+            timer.cancel()  # so that draining the plot does not wait for it
 
     def _fire(self, generation: int) -> None:
         with self._lock:

@@ -78,7 +78,7 @@ class LiveUpdates(Sink):
         self._push_cost = 0.0  # smoothed seconds per update, for the adaptive throttle
         self._ingest_s = 0.0  # of the current update: reducing new rows (not throttled)
         self._rate = RateWindow()
-        self._flusher = Flusher(self._flush_pending)  # the trailing flush
+        self._flusher = Flusher(self._flush_pending, key=self)  # the trailing flush
         # Attached and no run started since: the panel says "compiling", not "idle".
         self._waiting = False
         self._smoothing = 0.0  # the EMA weight (0: off)

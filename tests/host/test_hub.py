@@ -347,3 +347,130 @@ def test_a_base_exception_in_a_sink_is_raised_at_the_end_of_its_block(error):
         _, hist = f(0.0)
     assert rec.runs[-1].status == "stopped" and rec.runs[-1].counts == [int(hist.length)]
     assert not rec.attached and HUB.interrupts.armed() == []
+
+
+# --------------------------------------------------- many lanes, a hub of one's own, slow sinks
+def _python_calls(fn) -> int:
+    """Python-level calls (functions and builtins) made while ``fn()`` runs, on every thread."""
+    import sys
+
+    count = [0]
+
+    def prof(frame, event, arg):
+        if event in ("call", "c_call"):
+            count[0] += 1
+
+    threading.setprofile(prof)
+    sys.setprofile(prof)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)
+    return count[0]
+
+
+def test_a_chunk_of_4096_lanes_costs_the_host_no_python_per_lane():
+    # Issue 38: the host handled a chunk lane by lane (a LaneWords per lane, per-lane loops when
+    # filing): 5.5 ms a call at 4096 lanes on a GPU. Counted, not timed: the Python calls a chunk
+    # makes must not grow with its lanes (its bytes are moved by numpy).
+    from jaxhist_widget._host import Hub
+
+    from ..helpers.hub import lanes_flush
+
+    layout = LAYOUT.__class__(**{**LAYOUT.__dict__, "every": 8})
+
+    class Watches(jhw.Recorder):  # rows filed in the loop's call, where they can be counted
+        def on_rows(self, run, lanes):
+            pass
+
+    def calls(lanes: int) -> int:
+        hub, sink = Hub(), Watches()
+        hub.attach(sink)
+        run_id = int(hub.open_run(layout)[0])
+        rows = np.arange(lanes * 8, dtype=np.float32).reshape(lanes, 8)
+        lanes_flush(hub, layout, run_id, 0, rows)  # warm: the run's storage is made
+        n = _python_calls(lambda: lanes_flush(hub, layout, run_id, 8, rows))
+        lanes_flush(hub, layout, run_id, 16, rows[:, :1], status=1)
+        [run] = sink.runs
+        assert run.counts == [17] * lanes and run.status == "converged"
+        np.testing.assert_array_equal(run.lane_rows(lanes - 1)[0][8:16], rows[-1])
+        return n
+
+    few, many = calls(64), calls(4096)
+    assert many <= few + 10, f"{few} Python calls for 64 lanes, {many} for 4096"
+
+
+def test_a_hub_of_one_s_own_drives_a_sink_as_the_package_s_does():
+    from jaxhist_widget._host import Hub
+
+    hub, rec = Hub(), jhw.Recorder()
+    hub.attach(rec)  # a sink meets a hub through its hooks alone
+    run_id = int(hub.open_run(LAYOUT)[0])
+    window = np.array([1, 2, 3, 0, 0, 0, 0, 0], np.float32)
+    head = np.array([run_id, -1, LAYOUT.chunk, 0, 3, 0, 1], np.int32)
+    hub.receive_chunk(LAYOUT, head.view(np.uint32), window.view(np.uint32))
+    hub.drain(rec)
+    assert rec.history().tolist() == [1.0, 2.0, 3.0] and rec.runs[-1].status == "converged"
+    assert HUB.live_runs() == [] or all(r.id != run_id for r in HUB.live_runs())
+
+
+def test_a_slow_sink_delays_only_its_own_runs():
+    # Issue 33: one worker served every run's work in order, so a sink slow in on_rows held up
+    # the filing of runs it has nothing to do with.
+    from jaxhist_widget._host import _hub
+
+    release, first = threading.Event(), [True]
+
+    class Slow(jhw.Sink):
+        def on_rows(self, run, lanes):
+            if first[0]:  # slow once in the loop's call: its updates move to the worker
+                first[0] = False
+                time.sleep(2 * _hub.SLOW_S)
+            else:  # and then stuck there
+                release.wait(10)
+
+    slow, rec = Slow(), jhw.Recorder()
+    with slow:
+        slow_id = int(HUB.open_run(LAYOUT)[0])
+    flush(slow_id, 0, [1.0, 2.0])
+    flush(slow_id, 2, [3.0])  # its update waits on the worker, stuck
+    time.sleep(0.05)
+    t = time.perf_counter()
+    with rec:
+        other = int(HUB.open_run(LAYOUT)[0])
+        flush(other, 0, [5.0, 6.0])
+        flush(other, 2, [7.0], status=1)
+    waited = time.perf_counter() - t
+    release.set()
+    assert rec.history().tolist() == [5.0, 6.0, 7.0] and rec.runs[-1].status == "converged"
+    assert waited < 2.0, f"the other run's block waited {waited:.1f} s for a slow sink"
+    flush(slow_id, 3, [4.0], status=1)
+    HUB.drain(slow)
+
+
+def test_a_sink_slow_once_gets_its_updates_in_the_loop_s_call_again_when_quick():
+    # Issue 33: the slow-sink mode, set by timing, never switched back.
+    from jaxhist_widget._host import _hub
+
+    seen_on = []
+    slow_now = [True]
+
+    class Once(jhw.Sink):
+        def on_rows(self, run, lanes):
+            seen_on.append(threading.current_thread().name)
+            if slow_now[0]:
+                slow_now[0] = False
+                time.sleep(2 * _hub.SLOW_S)
+
+    sink = Once()
+    with sink:
+        run_id = int(HUB.open_run(LAYOUT)[0])
+        for k in range(_hub.QUICK_AGAIN + 6):
+            flush(run_id, 4 * k, [float(k)] * 4)
+            HUB.drain(sink)
+        flush(run_id, 4 * (_hub.QUICK_AGAIN + 6), [0.0], status=1)
+    main = threading.current_thread().name
+    assert seen_on[0] == main  # in the loop's call first
+    assert seen_on[1] != main  # slow once: on the worker
+    assert seen_on[-1] == main, seen_on  # quick again for a while: back in the loop's call

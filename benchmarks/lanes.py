@@ -1,0 +1,222 @@
+"""Sweeps of many ``vmap`` lanes: what recording and streaming cost, side by side in one run.
+
+    python benchmarks/lanes.py                 # 64 / 1024 / 4096 lanes (+ the 2048-lane target)
+    python benchmarks/lanes.py --budget 60     # fewer repeats, to fit about 60 s
+    python benchmarks/lanes.py --quick         # tiny sizes, to check the script runs
+
+The problem is a learning-rate sweep: gradient descent on one least-squares problem per lane
+(A shared, each lane its own rate), every lane taking the same number of steps, recording
+``loss`` and the first 4 coordinates of ``x`` (5 floats a row, as a sweep's plot would). Sizes
+follow the backend: A 64x16 on CPU (a step of ~0.1 ms at 2048 lanes), 1000x100 on an
+accelerator (the issue's GPU table).
+
+Variants, jitted, timed after compilation, interleaved round-robin (median of the rounds):
+
+- ``bare``:      ``jax.vmap`` of ``lax.while_loop`` (the baseline);
+- ``no stream``: ``jhw.while_loop(..., stream=False)`` (the device history only);
+- ``nothing``:   ``jhw.while_loop`` streaming, nothing attached (no host call is made);
+- ``Recorder``:  the same with a `Recorder` attached (auto streaming), host calls counted;
+- ``every=500``: the same with ``stream_every=500``;
+- ``LivePlot``:  a `LivePlot` attached (where the widget stack is installed; no frontend).
+
+``stream cost`` is what streaming adds to the device history (``Recorder`` - ``no stream``);
+``copy`` is what ``jax.device_get`` of the same bytes (the whole history of every lane, as a
+user without streaming would fetch it) takes in the same process: the device-to-host floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import jax
+import jax.numpy as jnp
+
+import jaxhist_widget as jhw
+from jaxhist_widget._host import HUB
+
+try:  # the widget stack is optional here (a GPU machine may lack it)
+    from jaxhist_widget.ui import LivePlot
+except ImportError:  # pragma: no cover - depends on the environment
+    LivePlot = None
+
+
+def problem(lanes: int, steps: int, m: int, d: int):
+    """The sweep's functions: ``bare(lrs)``, ``jhw(lrs, **kw)`` and the rates."""
+    ka, kb = jax.random.split(jax.random.PRNGKey(0))
+    a = jax.random.normal(ka, (m, d), jnp.float32)
+    b = jax.random.normal(kb, (m,), jnp.float32)
+    lrs = jnp.logspace(-3, 0, lanes, dtype=jnp.float32) / float(jnp.linalg.norm(a, 2) ** 2 / m)
+
+    def body_of(lr):
+        def body(c):
+            i, x, _ = c
+            r = a @ x - b
+            return i + 1, x - lr * (a.T @ r) / m, 0.5 * jnp.vdot(r, r) / m
+
+        return body
+
+    init = (jnp.int32(0), jnp.zeros(d, jnp.float32), jnp.float32(0))
+
+    def cond(c):
+        return c[0] < steps
+
+    def record(c):
+        return {"loss": c[2], "x": c[1][:4]}
+
+    def bare(lr):
+        return jax.lax.while_loop(cond, body_of(lr), init)
+
+    def watched(lr, **kw):
+        return jhw.while_loop(cond, body_of(lr), init, max_steps=steps, record=record, **kw)
+
+    return bare, watched, lrs
+
+
+class Calls:
+    """Counts the host calls that deliver rows (and the seconds spent in them)."""
+
+    def __init__(self) -> None:
+        self.n, self.seconds = 0, 0.0
+        self._real = HUB.receive_chunk
+
+    def __enter__(self) -> Calls:
+        def counting(*args):
+            t = time.perf_counter()
+            try:
+                return self._real(*args)
+            finally:
+                self.seconds += time.perf_counter() - t
+                self.n += 1
+
+        HUB.receive_chunk = counting
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        HUB.receive_chunk = self._real
+
+
+def measure(lanes: int, steps: int, m: int, d: int, rounds: int) -> dict:
+    """One row of the table: median seconds per variant, host calls, and the copy floor."""
+    bare, watched, lrs = problem(lanes, steps, m, d)
+    fns = {
+        "bare": (jax.jit(jax.vmap(bare)), None),
+        "no stream": (jax.jit(jax.vmap(lambda lr: watched(lr, stream=False))), None),
+        "nothing": (jax.jit(jax.vmap(watched)), None),
+        "Recorder": (jax.jit(jax.vmap(watched)), jhw.Recorder),
+        "every=500": (jax.jit(jax.vmap(lambda lr: watched(lr, stream_every=500))), jhw.Recorder),
+    }
+    if LivePlot is not None:
+        fns["LivePlot"] = (fns["nothing"][0], LivePlot)
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    calls = Calls()
+    for r in range(rounds + 1):  # the first round compiles
+        for name, (fn, sink_type) in fns.items():
+            sink = sink_type() if sink_type is not None else None
+            with calls:
+                before = calls.n, calls.seconds
+                t = time.perf_counter()
+                if sink is None:
+                    out = jax.block_until_ready(fn(lrs))
+                else:
+                    with sink:
+                        out = jax.block_until_ready(fn(lrs))
+                elapsed = time.perf_counter() - t
+            if r:
+                times[name].append(elapsed)
+            if sink is not None and name == "Recorder":
+                got = sink.runs[-1]
+                assert got.counts == [steps + 1] * lanes, "a lane lost rows"
+                host = (calls.n - before[0], calls.seconds - before[1])
+        if r == 0:
+            hist = out[1]
+    med = {k: statistics.median(v) for k, v in times.items()}
+    # The floor: fetching the same bytes from the device once, as a user would without streaming.
+    nbytes = sum(x.nbytes for x in jax.tree_util.tree_leaves(hist.values))
+    copies = []
+    for _ in range(max(3, rounds)):
+        fresh = jax.tree_util.tree_map(lambda x: x + 0, hist.values)  # not cached on the host
+        jax.block_until_ready(fresh)
+        t = time.perf_counter()
+        jax.device_get(fresh)
+        copies.append(time.perf_counter() - t)
+    return {"med": med, "calls": host, "copy": statistics.median(copies), "bytes": nbytes}
+
+
+def print_table(head, rows) -> None:
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+
+    def line(r):
+        return "| " + " | ".join(str(c).rjust(w) for c, w in zip(r, widths, strict=True)) + " |"
+
+    print(line(head))
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows:
+        print(line(r))
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="tiny sizes: check that it runs")
+    p.add_argument("--budget", type=float, default=None, help="seconds to aim for (roughly)")
+    p.add_argument("--lanes", type=int, nargs="*", default=None)
+    args = p.parse_args(argv)
+    accel = jax.default_backend() != "cpu"
+    m, d = (1000, 100) if accel else (64, 16)
+    if args.quick:
+        cases, rounds, m, d = [(8, 50), (32, 50)], 1, 16, 4
+    else:
+        steps = 2000 if accel else 300
+        cases = [(n, steps) for n in (args.lanes or [64, 1024, 2048, 4096])]
+        rounds = 7
+        if args.budget is not None:  # each round runs every variant of every case once
+            rounds = max(2, min(15, int(args.budget / (len(cases) * 2.5))))
+    device = jax.devices()[0]
+    print(
+        f"jax {jax.__version__}, {device.platform} ({device.device_kind}), "
+        f"{jax.device_count()} device(s); A {m}x{d}; {rounds} rounds"
+    )
+    head = ("lanes x steps", "variant", "ms", "vs bare", "host calls", "ms in calls")
+    rows, results = [], {}
+    for lanes, steps in cases:
+        res = measure(lanes, steps, m, d, rounds)
+        results[lanes] = res
+        med, (n_calls, in_calls) = res["med"], res["calls"]
+        for name, t in med.items():
+            extra = (str(n_calls), f"{in_calls * 1e3:.1f}") if name == "Recorder" else ("", "")
+            ratio = f"{t / med['bare']:.2f}x"
+            rows.append((f"{lanes} x {steps}", name, f"{t * 1e3:.1f}", ratio, *extra))
+    print_table(head, rows)
+    print()
+    checks = {}
+    for lanes, res in results.items():
+        med = res["med"]
+        stream = med["Recorder"] - med["no stream"]
+        ratio = stream / res["copy"]
+        print(
+            f"{lanes} lanes: streaming {res['bytes'] / 1e6:.1f} MB costs {stream * 1e3:+.1f} ms "
+            f"over the device history alone; jax.device_get of the same bytes "
+            f"{res['copy'] * 1e3:.1f} ms: {ratio:.1f}x the copy"
+        )
+        checks[f"{lanes} lanes: streaming <= 1.5x the copy of its bytes"] = ratio <= 1.5
+    if 2048 in results and not accel:
+        med = results[2048]["med"]
+        checks["2048 lanes: Recorder <= 1.10x bare"] = med["Recorder"] <= 1.10 * med["bare"]
+        if "LivePlot" in med:
+            checks["2048 lanes: LivePlot <= 1.15x bare"] = med["LivePlot"] <= 1.15 * med["bare"]
+    if accel and 4096 in results:
+        med = results[4096]["med"]
+        checks["4096 lanes: recording (no stream) <= 1.10x bare"] = (
+            med["no stream"] <= 1.10 * med["bare"]
+        )
+    print()
+    for k, ok in checks.items():
+        print(f"{'PASS' if ok else 'MISS'}  {k}")
+    if LivePlot is None:
+        print("SKIP  LivePlot rows: the widget stack is not installed")
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+"""`HubSink`: what the hub asks of a sink, as a `typing.Protocol`.
+
+The hub (`_hub`), run naming (`_naming`) and the interrupt bridge (`_sigint`) talk to sinks only
+through this: they import no sink class, not even for types, so the host runtime has no import
+cycle and a `Hub` can be built on its own (a test's) with any object that has these members.
+`Sink` (`_sink`) is the one implementation; it imports the hub, never the other way round.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from ._run import Run
+
+__all__ = ["HubSink"]
+
+
+class HubSink(Protocol):
+    """The members of a sink that the host runtime calls (see `Sink` for what each does)."""
+
+    def _start(self, run: Run) -> None: ...
+
+    def _end(self, run: Run) -> None: ...
+
+    def _resume(self, run: Run) -> None: ...
+
+    def on_rows(self, run: Run, lanes: list[int]) -> None: ...
+
+    def _should_stop(self, run: Run) -> bool: ...
+
+    @property
+    def _rows_can_wait(self) -> bool: ...
+
+    def _run_names(self) -> tuple[str | None, str | None, str | None]: ...
+
+    @property
+    def running(self) -> bool: ...
+
+    @property
+    def stop_requested(self) -> bool: ...
+
+    @property
+    def attached(self) -> bool: ...
+
+    def stop(self) -> None: ...
