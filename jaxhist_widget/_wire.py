@@ -54,6 +54,7 @@ __all__ = [
     "open_run",
     "pack_head",
     "receive_chunk",
+    "whole_blocks",
     "window_rows",
     "words",
 ]
@@ -67,7 +68,9 @@ CHUNK_BYTES = 1 << 18
 #: The same budget for several vmap lanes (or devices), all of them together. Larger: a call
 #: has a fixed cost besides its bytes, and 64 lanes of 100 floats would otherwise get 10-row
 #: windows, a call every 10 steps (`benchmarks/overhead.py` problem (c) compares the budgets).
-LANES_CHUNK_BYTES = 1 << 20
+#: Under 4 MiB: an argument that large costs the host call a fresh allocation, several times
+#: slower per byte (`benchmarks/lanes.py` at 4096 lanes).
+LANES_CHUNK_BYTES = 2 << 20
 
 
 def np_dtype(name: str) -> np.dtype:
@@ -114,6 +117,15 @@ def window_rows(packed_row_bytes: int, max_rows: int, lanes: int = 1) -> int:
     return int(min(max_rows, max(2, share)))
 
 
+def whole_blocks(rows: int, block: int) -> int:
+    """``rows`` rounded down to whole blocks of ``block`` rows, when it holds one at least.
+
+    >>> whole_blocks(50, 16), whole_blocks(10, 16), whole_blocks(50, 1)
+    (48, 10, 50)
+    """
+    return rows // block * block if rows >= block > 1 else rows
+
+
 @dataclasses.dataclass(frozen=True)
 class Layout:
     """Static description of one row, fixed at trace time.
@@ -138,6 +150,10 @@ class Layout:
     step_counters
         The leaves that count the steps (``i + 1`` each step, recorded as is): a plot leaves
         them out by default, since its step axis shows them already.
+    block
+        Steps an accelerator takes at a time with no predicate read between them (a counting
+        loop's blocks; 1: step by step). Adaptive intervals and batched windows of at least
+        that many rows are whole blocks, so that chunks end where blocks do.
     """
 
     names: tuple[str, ...]
@@ -148,6 +164,7 @@ class Layout:
     chunk: int
     every: int | None
     step_counters: tuple[int, ...] = ()
+    block: int = 1
 
     @property
     def row_nbytes(self) -> int:
@@ -172,7 +189,8 @@ class Layout:
         """
         if lanes is None or self.every is not None:
             return self.chunk
-        return min(self.chunk, window_rows(self.packed_row_nbytes, self.max_steps + 1, lanes))
+        rows = min(self.chunk, window_rows(self.packed_row_nbytes, self.max_steps + 1, lanes))
+        return whole_blocks(rows, self.block)
 
 
 # ------------------------------------------------------------------------------- header

@@ -27,7 +27,17 @@ from jax.extend.core import jaxpr_as_fun
 
 from . import checks, devices
 
-__all__ = ["Carry", "prepare"]
+__all__ = ["Carry", "Counted", "prepare"]
+
+
+class Counted(NamedTuple):
+    """A condition that counts: ``cond_fun`` is ``i < bound`` (or ``<=``), where ``i`` is a step
+    counter (``body_fun`` returns it plus one) and ``bound`` does not change in the loop. Such
+    a loop's steps left are known before it takes them (`Carry.steps_left`)."""
+
+    counter: int  #: the counter's position among the moving leaves
+    bound: Any  #: the bound's value (a constant, or a leaf ``body_fun`` never changes)
+    inclusive: bool  #: ``i <= bound``
 
 
 class Carry(NamedTuple):
@@ -81,6 +91,54 @@ class Carry(NamedTuple):
             if (a is x and _is_one(b)) or (b is x and _is_one(a)):
                 out.append(j)
         return tuple(out)
+
+    @property
+    def counted(self) -> Counted | None:
+        """The condition as a `Counted`, when it is one (else None).
+
+        Recognised in the traced ``cond_fun``: a single ``lt`` / ``le`` (``i > n`` is traced as
+        ``n < i``...) of a step counter and a bound that is a constant, a value closed over,
+        or a carry leaf ``body_fun`` returns unchanged (through integer conversions).
+        """
+        jaxpr = self.cond_jaxpr.jaxpr
+        made = {e.outvars[0]: e for e in jaxpr.eqns if len(e.outvars) == 1}
+        out = jaxpr.outvars[0]
+        eqn = None if _is_literal(out) else made.get(out)
+        if eqn is None or eqn.primitive.name not in ("lt", "le"):
+            return None
+        counter, bound = eqn.invars
+        counters = {self.moving[j]: j for j in self.counting}
+        if _is_literal(counter) or counter not in jaxpr.invars:
+            return None
+        position = counters.get(jaxpr.invars.index(counter))
+        if position is None:
+            return None
+        value = self._invariant(bound, made)
+        if value is None or not jnp.issubdtype(jnp.result_type(value), jnp.integer):
+            return None
+        return Counted(position, value, eqn.primitive.name == "le")
+
+    def _invariant(self, v: Any, made: dict) -> Any:
+        """The value of jaxpr atom ``v`` of ``cond_fun`` if it stays the same in the loop."""
+        jaxpr = self.cond_jaxpr.jaxpr
+        if _is_literal(v):
+            return v.val
+        if v in jaxpr.constvars:
+            return self.cond_jaxpr.consts[jaxpr.constvars.index(v)]
+        if v in jaxpr.invars:
+            i = jaxpr.invars.index(v)
+            return None if i in self.moving else self.leaves[i]
+        eqn = made.get(v)
+        if eqn is not None and eqn.primitive.name == "convert_element_type":
+            inner = self._invariant(eqn.invars[0], made)
+            return None if inner is None else lax.convert_element_type(inner, v.aval.dtype)
+        return None
+
+    def steps_left(self, moving: list[jax.Array], counted: Counted, cap: int) -> jax.Array:
+        """Steps the loop has left before ``cond_fun`` is False (int32, at most ``cap``)."""
+        i = moving[counted.counter]
+        left = jnp.asarray(counted.bound, i.dtype) - i + (1 if counted.inclusive else 0)
+        return jnp.clip(left, 0, cap).astype(jnp.int32)
 
     def is_fixed(self, x: Any) -> bool:
         """Whether ``x`` is one of the fixed leaves (the object itself, as `full` puts it)."""

@@ -32,6 +32,7 @@ __all__ = [
     "joined",
     "manual_axes",
     "manual_devices",
+    "min_device",
     "on_first_device",
     "unsharded",
     "vary",
@@ -50,6 +51,12 @@ def any_device(pred: jax.Array, axes: tuple | None = None) -> jax.Array:
     """
     axes = manual_axes() if axes is None else axes
     return lax.psum(pred.astype(jnp.int32), axes) > 0 if axes else pred
+
+
+def min_device(x: jax.Array, axes: tuple | None = None) -> jax.Array:
+    """``x``, its minimum over every device of ``axes`` (default: as `any_device`)."""
+    axes = manual_axes() if axes is None else axes
+    return lax.pmin(x, axes) if axes else x
 
 
 def vary(state: Any, carry: Any, like: Any) -> tuple[Any, Any]:

@@ -31,6 +31,7 @@ __all__ = [
     "batched",
     "from_bits",
     "keep_done",
+    "min_lane",
     "same_in_every_lane",
     "write_row",
 ]
@@ -130,6 +131,22 @@ def any_lane(pred: jax.Array) -> jax.Array:
 @any_lane.def_vmap
 def _any_lane_rule(axis_size, in_batched, pred):
     return (jnp.any(pred) if in_batched[0] else pred), False
+
+
+@custom_vmap
+def min_lane(x: jax.Array) -> jax.Array:
+    """``x`` itself; under vmap, its minimum over the lanes as an *unbatched* scalar.
+
+    >>> import jax, jax.numpy as jnp
+    >>> jax.vmap(min_lane)(jnp.array([3, 1, 2])).tolist()
+    [1, 1, 1]
+    """
+    return x
+
+
+@min_lane.def_vmap
+def _min_lane_rule(axis_size, in_batched, x):
+    return (jnp.min(x) if in_batched[0] else x), False
 
 
 def same_in_every_lane(pred: jax.Array, effects: tuple[str, ...]) -> jax.Array:

@@ -186,7 +186,9 @@ def while_loop(
     # A record with no leaf (an empty carry ``()``, as lax accepts) has no row to stream: the
     # loop runs as with ``stream=False`` and the History holds only its ``length``.
     if stream and loop.rows.first:
-        out = _run_streaming(loop, rows.layout(loop.rows, max_steps, every), init, bufs, cont)
+        block = 1 if loop.carry.counted is None else BLOCK
+        layout = rows.layout(loop.rows, max_steps, every, block)
+        out = _run_streaming(loop, layout, init, bufs, cont)
     else:
         out = _run_plain(loop, init, bufs, cont)
     if lane_bytes is not None:
@@ -275,9 +277,58 @@ def _run_until(loop: _Loop, s: _State, limit: jax.Array) -> _State:
     The loop predicate reads the condition `_step` stored (``cond_fun`` runs once a step, so
     its side effects happen once per step, as in ``lax.while_loop``). Under vmap the predicate
     stays a scalar: any lane running.
+
+    On an accelerator a ``while`` loop copies its predicate to the host at every step (a sync
+    of ~10 µs on a GPU, more than a small step itself costs), unless XLA knows its trip count.
+    So where the steps left are known before they are taken (a counting condition,
+    `carry.Counted`), the steps go in blocks of `BLOCK` with no predicate between them
+    (`_blocks`) and only the rest one by one. Every step of a block is one the step-by-step
+    loop would take, in the same order, so nothing changes but the syncs. On CPU, where a
+    predicate costs nothing, the loop stays step by step (the blocks are not compiled there).
     """
     step = functools.partial(_step, loop, limit)
-    return lax.while_loop(lambda s: lanes.any_lane(_running(s, limit)), step, s)
+
+    def one_by_one(s: _State) -> _State:
+        return lax.while_loop(lambda s: lanes.any_lane(_running(s, limit)), step, s)
+
+    counted = loop.carry.counted
+    # JAX puts no IO or state effect in a conditional under vmap (the platform choice is one).
+    if counted is None or loop.carry.body_effects:
+        return one_by_one(s)
+
+    def blocks(s: _State) -> _State:
+        return _blocks(loop, counted, step, s, limit)
+
+    # Only the branch of the platform compiled for is lowered: CPU's program holds no blocks.
+    s = lax.platform_dependent(s, cpu=blocks if _CPU_BLOCKS else _identity, default=blocks)
+    return one_by_one(s)
+
+
+#: Whether CPU runs the blocks too (the tests check the accelerators' path on CPU with it).
+_CPU_BLOCKS = False
+#: Steps per block of a counting loop on an accelerator (see `_run_until`). The host rounds an
+#: adaptive flush interval to a multiple of it (`Layout.block`).
+BLOCK = 16
+
+
+def _blocks(loop: _Loop, counted: Any, step: Callable, s: _State, limit: jax.Array) -> _State:
+    """Whole blocks of `BLOCK` steps, while every running lane has that many left.
+
+    Inside a block no predicate is read: each of its steps is known to run for every lane that
+    is running (its counter stays under the bound, its rows under ``limit``); lanes already done
+    are kept as they are by `_step`'s masks, as in the step-by-step loop.
+    """
+
+    def whole(s: _State) -> jax.Array:
+        left = jnp.minimum(limit - s.n, loop.carry.steps_left(s.carry, counted, loop.max_rows))
+        running = _running(s, limit)
+        least = lanes.min_lane(jnp.where(running, left, loop.max_rows))
+        return devices.any_device(lanes.any_lane(running)) & (devices.min_device(least) >= BLOCK)
+
+    def block(s: _State) -> _State:
+        return lax.fori_loop(0, BLOCK, lambda _, s: step(s), s)
+
+    return lax.while_loop(whole, block, s)
 
 
 def _chunk(loop: _Loop, flush: Callable, s: _State) -> _State:

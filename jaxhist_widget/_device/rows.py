@@ -78,8 +78,9 @@ def plan(
     return Rows(record, dtype, first, treedef, _leaf_names(row0), kept, counters)
 
 
-def layout(rows: Rows, max_steps: int, every: int | None) -> Layout:
-    """What the host is told of the rows (``every``: the fixed interval, None for auto)."""
+def layout(rows: Rows, max_steps: int, every: int | None, block: int = 1) -> Layout:
+    """What the host is told of the rows (``every``: the fixed interval, None for auto;
+    ``block``: steps the loop takes at a time on an accelerator, see `Layout.block`)."""
     first = rows.first
     return Layout(
         names=rows.names,
@@ -92,6 +93,7 @@ def layout(rows: Rows, max_steps: int, every: int | None) -> Layout:
         chunk=_chunk_rows(first, max_steps + 1, every),
         every=every,
         step_counters=rows.step_counters,
+        block=block,
     )
 
 

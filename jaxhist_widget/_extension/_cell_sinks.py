@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -12,49 +13,41 @@ from ..ui import LivePlot
 class _CellSink(Sink):
     """The sink auto mode attaches while one cell runs.
 
-    It makes its cell's plot (with ``make_plot``, which also shows it) when the first run
-    starts, and hands every run of the cell to it; so a cell without a run creates no widget.
-    A run that also streams to another `LivePlot` (the cell has its own ``with live:``) is
-    left to that one, so the cell never shows the same run twice.
+    When a run starts, it has the cell's plot made (with ``make_plot``, which also shows it;
+    once per cell) and joined to the run (`Hub.join`): on the package's worker, in the run's
+    own order, never in the loop's host call, and under no lock of the runtime's. So a cell
+    without a run creates no widget, and the plot is a sink of the run like any other (its
+    Stop button and its updates need nothing forwarded). A run that also streams to another
+    `LivePlot` (the cell has its own ``with live:``) is left to that one, so the cell never
+    shows the same run twice.
     """
 
     def __init__(self, make_plot: Callable[[Sink], LivePlot]) -> None:
         super().__init__()
         self._make_plot = make_plot
         self.plot: LivePlot | None = None
-        self._forwarded: set[Run] = set()
+        # A leaf lock (see the hub's lock order): held while the plot is made and shown, which
+        # takes no lock of the runtime, so that two runs of the cell share one plot.
+        self._plot_lock = threading.Lock()
 
     def _start(self, run: Run) -> None:
         super()._start(run)
         if any(isinstance(s, LivePlot) for s in HUB.attached()):
             return
-        with self._lock:
+        HUB.worker.submit(run.id, self._join, run)
+
+    def _join(self, run: Run) -> None:
+        with self._plot_lock:
             if self.plot is None:
                 self.plot = self._make_plot(self)
-            self._forwarded.add(run)
-        self.plot._start(run)
-
-    def on_rows(self, run: Run, lanes: list[int]) -> None:
-        if self.plot is not None and run in self._forwarded:
-            self.plot.on_rows(run, lanes)
-
-    # The run stays in `_forwarded` after its end: a run given up for dead when the cell ended
-    # (its loop was still running in another thread) is resumed when more rows come.
-    def _end(self, run: Run) -> None:
-        super()._end(run)
-        if self.plot is not None and run in self._forwarded:
-            self.plot._end(run)
-
-    def _resume(self, run: Run) -> None:
-        super()._resume(run)
-        if self.plot is not None and run in self._forwarded:
-            self.plot._resume(run)
+            plot = self.plot
+        HUB.join(run, plot)
 
 
 class _CellPlot(LivePlot):
-    """The `LivePlot` of an auto-mode cell. It is never attached itself (its cell's sink hands
-    it the runs), so a stop asked of it (its Stop button, ``plot.stop()``) goes to that sink,
-    which the runs ask whether to stop."""
+    """The `LivePlot` of an auto-mode cell. It is never attached itself (it joins the runs of
+    its cell's sink), so a stop asked of it (its Stop button, ``plot.stop()``) goes to that
+    sink too, which the runs ask whether to stop."""
 
     def __init__(self, cell_sink: Sink, **options: Any) -> None:
         super().__init__(**options)

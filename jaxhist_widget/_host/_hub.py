@@ -24,13 +24,14 @@ Lock order, the one place it is written (a lock may be taken while holding those
 
 1. the interrupt bridge's lock (a press stops sinks);
 2. the hub's lock;
-3. a sink's lock (`Sink._lock`; auto mode's cell sink takes its plot's state lock inside it);
+3. a sink's lock (`Sink._lock`);
 4. a run's lock (`Run._lock`).
 
-The worker's condition, a `Pace`'s lock, the error reporter's lock and a plot's flusher lock
-are leaves (nothing is taken while one is held). No lock is held while a sink's hooks or user
-code run (auto mode's cell plot is made and shown on the worker, outside every lock, then
-`join`s its run), or while waiting for the worker.
+The worker's condition, a `Pace`'s lock, the error reporter's lock, a plot's flusher lock and
+auto mode's cell-plot lock (held while the plot is made and shown, on the worker: nothing of
+the runtime's is taken meanwhile; the plot then `join`s its run) are leaves: nothing is taken
+while one is held. No lock is held while a sink's hooks or user code run, or while waiting for
+the worker.
 
 Exceptions never propagate into XLA (that would kill the computation and its device history):
 they are reported (`report`) once per sink, run and hook.
@@ -169,6 +170,10 @@ class Hub:
     # ------------------------------------------------------------ called from the device
     def open_run(self, layout: Layout, token: Any = None) -> np.ndarray:
         """Start a run: int32 ``[run_id, first_interval]`` (`NEVER`: no sinks)."""
+        with self.interrupts.host_call():
+            return self._open_run(layout)
+
+    def _open_run(self, layout: Layout) -> np.ndarray:
         try:
             with self._lock:
                 sinks = tuple(self._attached)
@@ -197,6 +202,10 @@ class Hub:
         Everything here works on whole arrays of lanes: its cost follows the chunk's bytes, not
         the number of lanes.
         """
+        with self.interrupts.host_call():
+            return self._receive_chunk(layout, head, windows)
+
+    def _receive_chunk(self, layout: Layout, head: np.ndarray, windows: tuple) -> np.ndarray:
         arrived = time.perf_counter()
         entry = None
         try:

@@ -13,7 +13,8 @@ is sized from two measurements made on the host, per run:
 
 The interval is the rows the loop makes in `TARGET_INTERVAL` (about 20 updates a second), or in
 as long as keeps the host's share of the time under `HOST_SHARE`, whichever is longer; never
-more than a window carries (`Layout.window`). It grows at most `GROWTH`-fold from one flush to
+more than a window carries (`Layout.window`), and whole blocks where a loop steps in blocks
+(`Layout.block`). It grows at most `GROWTH`-fold from one flush to
 the next: the first estimates rest on a row or two, where a call's own overheads dominate, and a
 short run still shows its first rows as they come.
 """
@@ -23,7 +24,7 @@ from __future__ import annotations
 import threading
 import time
 
-from .._wire import Layout
+from .._wire import Layout, whole_blocks
 
 __all__ = ["GROWTH", "HOST_SHARE", "TARGET_INTERVAL", "Pace"]
 
@@ -63,7 +64,7 @@ class Pace:
                 self.rate = rate if slower else 0.5 * (self.rate + rate)
             wait = max(TARGET_INTERVAL, self.cost / HOST_SHARE)
             rows = min(self.rate * wait, self._last * GROWTH, layout.chunk)
-            self._last = int(max(rows, 1))
+            self._last = whole_blocks(int(max(rows, 1)), layout.block)
             return self._last
 
     def host_work(self, seconds: float) -> None:

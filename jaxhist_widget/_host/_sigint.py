@@ -23,9 +23,12 @@ handler runs once for all presses that arrived meanwhile). Bytes of other signal
 descriptor that was set before (asyncio's, say) within `PUMP_S`.
 
 The exception is never raised inside a host callback (XLA would turn it into a
-``JaxRuntimeError``), nor while a block of the package is being entered or left (`shielded`: it
-would leave a sink attached or the handler installed): it is raised as soon as the main thread
-is back in plain Python, and runs that start meanwhile are stopped at once (`aborting`).
+``JaxRuntimeError``: the hub marks its own calls, `host_call`, and JAX's code that runs every
+Python callback is known by identity), nor while a block of the package is being entered or
+left (`shielded`: it would leave a sink attached or the handler installed), nor inside the
+handler's own critical section (a second press in a hurry): it is raised as soon as the main
+thread is back in plain Python, and runs that start meanwhile are stopped at once
+(`aborting`).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import os
 import signal
 import socket
 import threading
+import types
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -55,16 +59,25 @@ PUMP_S = 0.02
 #: the user's next statement can start another run.
 RETRY_S = 0.0
 
-# Where the package's blocks are entered and left (see `_entering_or_leaving`).
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_EDGES = {"__enter__", "__exit__", "shielded", "attach", "detach"}
-# Frames of these files run host callbacks: an exception raised there reaches XLA.
-_CALLBACK_FILES = (
-    os.path.join("jax", "_src", "callback.py"),
-    os.path.join("jax", "_src", "debugging.py"),
-    os.path.join("jaxhist_widget", "_host", "_hub.py"),
-    os.path.join("jaxhist_widget", "_device", "hostcall.py"),
-)
+
+def _xla_callback_code() -> frozenset[types.CodeType]:
+    """The code JAX runs a Python callback in when XLA calls it (every ``pure_callback``,
+    ``io_callback``, ``jax.debug.callback`` and the loop's own host calls go through it): a
+    frame running it means an exception raised now would reach XLA. Found by identity, once;
+    empty where JAX's internals moved (the hub's own marker still holds for its calls)."""
+    try:
+        from jax._src.callback import emit_python_callback
+    except ImportError:  # pragma: no cover - another JAX version
+        return frozenset()
+    found, todo = set(), [emit_python_callback.__code__]
+    while todo:
+        code = todo.pop()
+        found.add(code)
+        todo.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return frozenset(found)
+
+
+_CALLBACK_CODE = _xla_callback_code()
 
 
 class InterruptBridge:
@@ -91,6 +104,8 @@ class InterruptBridge:
         self._owed = 0  # bytes to skip: presses counted before their byte came
         self._raise = False  # a press must reach the previous handler
         self._pump: Any = None
+        self._handling = False  # the main thread is inside `_on_sigint`'s critical section
+        self._host_calls = threading.local()  # per thread: inside a host call of the loop's
         self._agreement = PressAgreement()  # across the processes of a jax.distributed job
         #: Presses that stopped runs (ever): a cell compares it before and after it ran.
         self.stops = 0
@@ -117,7 +132,8 @@ class InterruptBridge:
                 undo()
             raise
         finally:
-            previous = self._settle_shield()
+            # Settled where the outermost section ends (an `attach` inside `__enter__`).
+            previous = self._settle_shield() if self._shield == 1 else _NONE
             if previous is not _NONE and undo is not None:
                 undo()
             self._shield -= 1
@@ -152,6 +168,17 @@ class InterruptBridge:
             if self._account() is not _NONE:
                 self._raise = True  # for `_settle_shield`, once uninstalled
             self._uninstall()
+
+    @contextlib.contextmanager
+    def host_call(self) -> Iterator[None]:
+        """Mark the calling thread as inside one of the loop's host calls (the hub's entry
+        points): a press that lands on it there is raised once it is back in plain Python."""
+        depth = getattr(self._host_calls, "depth", 0)
+        self._host_calls.depth = depth + 1
+        try:
+            yield
+        finally:
+            self._host_calls.depth = depth
 
     def poll(self) -> None:
         """Count the presses that arrived (any thread; one non-blocking ``recv`` if none)."""
@@ -232,22 +259,37 @@ class InterruptBridge:
         if self._busy or self._shield:  # settled where that section ends
             return
         if (
-            _in_callback(frame)
-            or _entering_or_leaving(frame)
+            self._in_callback(frame)
             or self._held
+            or self._handling
             or not self._lock.acquire(blocking=False)
         ):
-            # Inside a host callback (a raised exception would reach XLA) or the bridge's own
-            # bookkeeping: ask again shortly. Meanwhile the runs are stopped and new ones stop
-            # at once (`aborting`), so the main thread soon is back in plain Python.
+            # Inside a host callback (a raised exception would reach XLA), the bridge's own
+            # bookkeeping, or this very handler (a second press landed in the first one's
+            # critical section: the lock, reentrant, would let it in): ask again shortly.
+            # Meanwhile the runs are stopped and new ones stop at once (`aborting`), so the
+            # main thread soon is back in plain Python.
             self._retry_later()
             return
+        self._handling = True
         try:
             previous = self._account() if self._saved else _NONE
         finally:
+            self._handling = False
             self._lock.release()
         if previous is not _NONE:
             _behave_as(previous, signum, frame)
+
+    def _in_callback(self, frame: Any) -> bool:
+        """Whether the main thread is inside a host callback: one of the loop's (the hub's
+        marker) or any other XLA runs (a ``jax.debug.callback`` in the step)."""
+        if getattr(self._host_calls, "depth", 0):
+            return True
+        while frame is not None:
+            if frame.f_code in _CALLBACK_CODE:
+                return True
+            frame = frame.f_back
+        return False
 
     @property
     def aborting(self) -> bool:
@@ -352,26 +394,6 @@ def _behave_as(previous: Any, signum: int, frame: Any) -> None:
         previous(signum, frame)
         return
     raise KeyboardInterrupt
-
-
-def _entering_or_leaving(frame: Any) -> bool:
-    """Whether the main thread is entering or leaving a block of the package's (its
-    ``__enter__`` / ``__exit__``, a shielded section): an exception there would leave the block
-    half set up or half torn down."""
-    while frame is not None:
-        code = frame.f_code
-        if code.co_name in _EDGES and code.co_filename.startswith(_PACKAGE):
-            return True
-        frame = frame.f_back
-    return False
-
-
-def _in_callback(frame: Any) -> bool:
-    while frame is not None:
-        if frame.f_code.co_filename.endswith(_CALLBACK_FILES):
-            return True
-        frame = frame.f_back
-    return False
 
 
 def _drain(sock: socket.socket) -> bytes:

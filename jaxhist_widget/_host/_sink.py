@@ -204,22 +204,24 @@ class Sink:
     # ----------------------------------------------------------- attach / interrupts
     def attach(self) -> None:
         """Attach this sink: runs that start from now on stream to it. Prefer ``with sink:``."""
-        with self._lock:
-            self._attach_depth += 1
-            first = self._attach_depth == 1
-        if first:
-            HUB.attach(self)
+        with HUB.interrupts.shielded():  # a press cannot leave it half attached
+            with self._lock:
+                self._attach_depth += 1
+                first = self._attach_depth == 1
+            if first:
+                HUB.attach(self)
 
     def detach(self) -> None:
         """Detach this sink. Runs already started keep streaming to it until they end; once the
         last block that attached it ended, runs that can no longer end (their computation
         raised) are closed as ``failed`` (see `Hub.abandon_runs`)."""
-        with self._lock:
-            self._attach_depth = max(0, self._attach_depth - 1)
-            last = self._attach_depth == 0
-        if last:
-            HUB.detach(self)
-            HUB.abandon_runs(self)
+        with HUB.interrupts.shielded():  # a press cannot leave it half detached
+            with self._lock:
+                self._attach_depth = max(0, self._attach_depth - 1)
+                last = self._attach_depth == 0
+            if last:
+                HUB.detach(self)
+                HUB.abandon_runs(self)
 
     def __enter__(self) -> Any:
         # In the main thread an interrupt (Ctrl-C, ■) during a run becomes a stop request;

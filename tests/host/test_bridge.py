@@ -1,0 +1,94 @@
+"""The interrupt bridge's own rules (`jaxhist_widget._host._sigint.InterruptBridge`), each
+checked in this process with a bridge of its own: what its handler does when a second press
+lands inside it, and how it knows it is inside a host callback.
+
+The presses of real users (signals to real scripts, real kernels) are in test_presses.py and
+test_interrupt.py.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxhist_widget._host._sigint import InterruptBridge
+from jaxhist_widget._host._worker import Worker
+
+
+class Sink:
+    """The least the bridge asks of a sink."""
+
+    running = True
+    stop_requested = False
+
+    def __init__(self) -> None:
+        self.stops = 0
+
+    def stop(self) -> None:
+        self.stops += 1
+
+
+def test_a_second_press_inside_the_handler_does_not_enter_it_again(monkeypatch):
+    # Issue 33: the handler's critical section is under a reentrant lock, and a handler runs
+    # between any two bytecodes of the main thread: a second press landing inside the first
+    # one's bookkeeping went through it again, halfway through.
+    sink = Sink()
+    bridge = InterruptBridge(lambda abort: bool(sink.stop()) or True, Worker())
+    token = bridge.arm(sink)
+    assert token is not None
+    depth, deepest, retried = [0], [0], []
+    account = bridge._account
+
+    def second_press_lands_here():
+        depth[0] += 1
+        deepest[0] = max(deepest[0], depth[0])
+        try:
+            if depth[0] == 1:
+                bridge._on_sigint(signal.SIGINT, sys._getframe())  # the second press
+            return account()
+        finally:
+            depth[0] -= 1
+
+    monkeypatch.setattr(bridge, "_account", second_press_lands_here)
+    monkeypatch.setattr(bridge, "_retry_later", lambda: retried.append(True))
+    try:
+        bridge._on_sigint(signal.SIGINT, sys._getframe())
+    finally:
+        monkeypatch.setattr(bridge, "_account", account)
+        bridge.disarm(token)
+    assert deepest[0] == 1, "the second press re-entered the handler's critical section"
+    assert retried == [True]  # ... it is asked again once the first one is done
+
+
+def test_the_hub_s_host_calls_are_marked_as_callbacks():
+    # Issue 33: "inside a callback" was told by file names (renaming a module changed what
+    # Ctrl-C does). The hub marks its own calls; JAX's callback code is known by identity.
+    bridge = InterruptBridge(lambda abort: False, Worker())
+    assert not bridge._in_callback(sys._getframe())
+    with bridge.host_call():
+        assert bridge._in_callback(None)
+    assert not bridge._in_callback(None)
+
+    seen = []
+
+    def inside(x):
+        seen.append(bridge._in_callback(sys._getframe()))
+        return x
+
+    jax.block_until_ready(
+        jax.jit(lambda x: jax.pure_callback(inside, jax.ShapeDtypeStruct((), jnp.float32), x))(
+            np.float32(1)
+        )
+    )
+
+    def debug(x):
+        jax.debug.callback(lambda x: seen.append(bridge._in_callback(sys._getframe())), x)
+        return x
+
+    jax.block_until_ready(jax.jit(debug)(1.0))
+    jax.effects_barrier()
+    assert seen == [True, True]
