@@ -15,7 +15,6 @@ steps: a tiny 8-wide one, where the loop's own machinery is all there is to comp
 
 from __future__ import annotations
 
-import argparse
 import re
 import statistics
 import time
@@ -23,6 +22,9 @@ from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
+
+# The scripts' shared helpers sit beside them (a script's own folder is on its path).
+from _bench import arguments, machine, rounds
 from jax import lax
 
 import jaxhist_widget as jhw
@@ -86,10 +88,9 @@ def _eqns(jaxpr) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    rounds = 2 if args.quick else 7
+    args = arguments(__doc__).parse_args()
+    n_rounds = 2 if args.quick else rounds(args.budget, 4.0, default=7)
+    print(machine())
 
     header = (
         f"| {'problem':>15} | {'variant':>16} | trace ms | lower ms | compile ms | total ms |"
@@ -105,7 +106,7 @@ def main() -> None:
         for name, make in variants.items():  # warm-up: JAX's own first-use costs
             _time(make(), _input(name, x))
             sizes[name] = _sizes(make(), _input(name, x))
-        for _ in range(rounds):
+        for _ in range(n_rounds):
             for name, make in variants.items():
                 times[name].append(_time(make(), _input(name, x)))
         med = {

@@ -12,6 +12,9 @@ import time
 
 import numpy as np
 
+# The scripts' shared helpers sit beside them (a script's own folder is on its path).
+from _bench import arguments, machine
+
 from jaxhist_widget.ui._decimate import minmax_decimate
 
 MAX_POINTS = 2000
@@ -36,6 +39,8 @@ def best_of(fn, repeat: int = 7) -> float:
 
 
 def main() -> None:
+    arguments(__doc__).parse_args()
+    print(machine())
     print(f"one field, max_points={MAX_POINTS}, float64 x + y per update")
     print(
         f"| {'steps':>9} | {'raw bytes':>11} | {'sent points':>11} | {'sent bytes':>10} | "

@@ -31,15 +31,17 @@ if "jax" not in sys.modules and "xla_force_host_platform_device_count" not in os
         os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
     ).strip()
 
-import argparse
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+# The scripts' shared helpers sit beside them (a script's own folder is on its path).
+from _bench import arguments, machine, print_table, rounds
 from jax import lax
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
-from overhead import interleaved, print_table  # the same timing and table as overhead.py
+from overhead import interleaved  # the same timing as overhead.py
 
 import jaxhist_widget as jhw
 
@@ -128,12 +130,11 @@ def measure(name, make, repeat):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="tiny sizes: check that it runs")
-    args = p.parse_args(argv)
-    n, steps, repeat = (64, 200, 2) if args.quick else (512, 3000, 7)
+    args = arguments(__doc__).parse_args(argv)
+    n, steps = (64, 200) if args.quick else (512, 3000)
+    repeat = 2 if args.quick else rounds(args.budget, 4.0, default=7)
 
-    print(f"jax {jax.__version__}, backend {jax.default_backend()}, {jax.device_count()} devices")
+    print(machine())
     if jax.device_count() != 8:
         raise SystemExit(
             "needs 8 devices: run with XLA_FLAGS=--xla_force_host_platform_device_count=8"

@@ -11,7 +11,6 @@ its partial history. Run::
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import threading
@@ -21,14 +20,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+# The scripts' shared helpers sit beside them (a script's own folder is on its path).
+from _bench import arguments, machine, rounds
+
 import jaxhist_widget as jhw
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    n, runs, delay = (128, 2, 0.3) if args.quick else (384, 5, 1.0)
+    args = arguments(__doc__).parse_args()
+    n, runs, delay = (128, 2, 0.3) if args.quick else (384, rounds(args.budget, 3.0, 5), 1.0)
+    print(machine())
     max_steps = 1_000_000
 
     a = jax.random.normal(jax.random.key(0), (n, n)) / (1.2 * np.sqrt(n))

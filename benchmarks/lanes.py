@@ -26,12 +26,14 @@ user without streaming would fetch it) takes in the same process: the device-to-
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
 import jax
 import jax.numpy as jnp
+
+# The scripts' shared helpers sit beside them (a script's own folder is on its path).
+from _bench import arguments, machine, on_accelerator, print_table, rounds
 
 import jaxhist_widget as jhw
 from jaxhist_widget._host import HUB
@@ -144,43 +146,24 @@ def measure(lanes: int, steps: int, m: int, d: int, rounds: int) -> dict:
     return {"med": med, "calls": host, "copy": statistics.median(copies), "bytes": nbytes}
 
 
-def print_table(head, rows) -> None:
-    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
-
-    def line(r):
-        return "| " + " | ".join(str(c).rjust(w) for c, w in zip(r, widths, strict=True)) + " |"
-
-    print(line(head))
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for r in rows:
-        print(line(r))
-
-
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="tiny sizes: check that it runs")
-    p.add_argument("--budget", type=float, default=None, help="seconds to aim for (roughly)")
+    p = arguments(__doc__)
     p.add_argument("--lanes", type=int, nargs="*", default=None)
     args = p.parse_args(argv)
-    accel = jax.default_backend() != "cpu"
+    accel = on_accelerator()
     m, d = (1000, 100) if accel else (64, 16)
     if args.quick:
-        cases, rounds, m, d = [(8, 50), (32, 50)], 1, 16, 4
+        cases, n_rounds, m, d = [(8, 50), (32, 50)], 1, 16, 4
     else:
         steps = 2000 if accel else 300
         cases = [(n, steps) for n in (args.lanes or [64, 1024, 2048, 4096])]
-        rounds = 7
-        if args.budget is not None:  # each round runs every variant of every case once
-            rounds = max(2, min(15, int(args.budget / (len(cases) * 2.5))))
-    device = jax.devices()[0]
-    print(
-        f"jax {jax.__version__}, {device.platform} ({device.device_kind}), "
-        f"{jax.device_count()} device(s); A {m}x{d}; {rounds} rounds"
-    )
+        # a round runs every variant of every case once: ~2.5 s a case here and on an H200
+        n_rounds = rounds(args.budget, 2.5 * len(cases), default=7)
+    print(f"{machine()}; A {m}x{d}; {n_rounds} rounds")
     head = ("lanes x steps", "variant", "ms", "vs bare", "host calls", "ms in calls")
     rows, results = [], {}
     for lanes, steps in cases:
-        res = measure(lanes, steps, m, d, rounds)
+        res = measure(lanes, steps, m, d, n_rounds)
         results[lanes] = res
         med, (n_calls, in_calls) = res["med"], res["calls"]
         for name, t in med.items():

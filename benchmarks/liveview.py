@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from overhead import print_table  # the same table as the other benchmarks
+from _bench import print_table  # the same table as the other benchmarks
 
 from jaxhist_widget.ui._decimate import minmax_decimate
 from jaxhist_widget.ui._liveplot import MAX_LANES, LivePlot

@@ -21,7 +21,6 @@ After the table: what moving (a)'s streamed bytes costs against a plain copy of 
 
 from __future__ import annotations
 
-import argparse
 import io
 import statistics
 import time
@@ -29,6 +28,9 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+# The scripts' shared helpers sit beside them (a script's own folder is on its path).
+from _bench import arguments, machine, on_accelerator, print_table, rounds
 
 import jaxhist_widget as jhw
 from jaxhist_widget._host import HUB, _run
@@ -49,19 +51,6 @@ def run_once(fn, *args):
 def timeit(fn, *args, repeat):
     run_once(fn, *args)  # compile
     return statistics.median(run_once(fn, *args) for _ in range(repeat))
-
-
-def print_table(head, table):
-    """A right-aligned markdown table (the README pastes it as printed)."""
-    widths = [max(len(str(r[i])) for r in [head, *table]) for i in range(len(head))]
-
-    def line(r):
-        return "| " + " | ".join(str(c).rjust(w) for c, w in zip(r, widths, strict=True)) + " |"
-
-    print(line(head))
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for r in table:
-        print(line(r))
 
 
 def interleaved(cases, repeat):
@@ -264,12 +253,17 @@ def _clock(f):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="tiny sizes: check that it runs")
-    args = p.parse_args(argv)
-    n_a, n_b, repeat, lanes = (200, 2000, 2, 4) if args.quick else (10_000, 100_000, 9, 64)
+    args = arguments(__doc__).parse_args(argv)
+    accel = on_accelerator()
+    if args.quick:
+        n_a, n_b, repeat, lanes = 200, 2000, 2, 4
+    else:
+        # On an accelerator a step costs ~20 us whatever its size (launches, syncs): the scalar
+        # problem (b) takes 5 * 10^4 steps there, not 10^5. A round runs every variant once.
+        n_a, n_b, lanes = 10_000, (50_000 if accel else 100_000), 64
+        repeat = rounds(args.budget, 8.0 if accel else 3.0, default=9)
 
-    print(f"jax {jax.__version__}, backend {jax.default_backend()}, {jax.device_count()} device(s)")
+    print(machine())
     head = ("problem", "variant", "total ms", "µs/step", "+µs/step", "vs bare", "spread")
     table, ta = measure("(a) lstsq 1000x100", least_squares, n_a, repeat, max(100, n_a // 20))
     tb_rows, tb = measure("(b) scalar", scalar, n_b, repeat, max(100, n_b // 100), spare=10)

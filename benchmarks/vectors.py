@@ -14,13 +14,14 @@ the run (cost at 10^6 rows / cost at 10^3 rows <= 2), and no widget message exce
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import time
 
 import numpy as np
-from overhead import print_table  # the same table as the other benchmarks
+
+# The scripts' shared helpers sit beside them (a script's own folder is on its path).
+from _bench import arguments, machine, print_table, rounds
 
 from jaxhist_widget.ui._liveplot import LivePlot
 
@@ -113,11 +114,10 @@ def update_cost(case, n: int, lanes: int | None, repeat: int) -> tuple[float, fl
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="tiny sizes: check the script runs")
-    args = parser.parse_args()
+    args = arguments(__doc__).parse_args()
     sizes = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000, 1_000_000]
-    repeat = 3 if args.quick else 15
+    repeat = 3 if args.quick else rounds(args.budget, 2.0, default=15, low=3)
+    print(machine())
     lane_rows = 2_000 if args.quick else 20_000
     print("one update (1000 new rows per lane) after a run of n rows, in process, ms (work)")
     head = ["field drawn as", *(f"{n:,} rows" for n in sizes), f"64 lanes, {lane_rows:,}"]

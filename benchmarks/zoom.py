@@ -16,13 +16,14 @@ Medians of repeats; the machine is shared, so read the ratios, not the absolute 
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
 import numpy as np
+
+# The scripts' shared helpers sit beside them (a script's own folder is on its path).
+from _bench import arguments, machine, print_table, rounds
 from liveview import append, fake_run  # the live view benchmark's hand-filled runs
-from overhead import print_table  # the same table as the other benchmarks
 
 from jaxhist_widget.ui._liveplot import LivePlot
 
@@ -117,13 +118,13 @@ def update_costs(sizes: list[int], repeat: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="tiny sizes: check the script runs")
-    args = parser.parse_args(argv)
+    args = arguments(__doc__).parse_args(argv)
+    print(machine())
     if args.quick:
         sizes, widths, repeat = [10_000], [1000], 3
     else:
-        sizes, widths, repeat = [10_000, 1_000_000], [1000, 100_000, 1_000_000], 9
+        sizes, widths = [10_000, 1_000_000], [1000, 100_000, 1_000_000]
+        repeat = rounds(args.budget, 3.0, default=9, low=3)
     apply_costs(sizes, widths, repeat)
     update_costs(sizes, repeat)
     print("a zoom draws the rows of its steps only: its cost follows w, not n")

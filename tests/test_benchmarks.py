@@ -25,6 +25,7 @@ pytestmark = pytest.mark.slow
         ("store.py", ["--quick"], "rows read back"),
         ("compile.py", ["--quick"], "compile: jhw adds"),
         ("zoom.py", ["--quick"], "its cost follows w, not n"),
+        ("lanes.py", ["--quick"], "streaming <= 1.5x the copy of its bytes"),
     ],
 )
 def test_benchmark_script_runs(script, args, expect):
@@ -37,4 +38,5 @@ def test_benchmark_script_runs(script, args, expect):
     )
     assert out.returncode == 0, out.stderr[-3000:]
     assert expect in out.stdout
+    assert out.stdout.startswith("jax ") or script in ("browser_draw.py", "liveview.py", "store.py")
     assert "jhw+rec |" in out.stdout or script != "overhead.py"

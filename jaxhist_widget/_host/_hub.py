@@ -68,9 +68,12 @@ QUICK_AGAIN = 8
 #: Abandoned runs remembered (to take them up again should rows come); the oldest are dropped.
 MAX_ABANDONED = 256
 #: A run taken up again while none of its sinks is attached is given up once more if it sends
-#: nothing for this long (seconds): its computation may have raised since, and nobody would
-#: close it. Should rows come later still, it is taken up again.
-ORPHAN_S = 30.0
+#: nothing for `ORPHAN_GAPS` times the longest wait it has had between two flushes, and at
+#: least `ORPHAN_S` seconds: its computation has most likely raised since (nothing else ends a
+#: run without a last flush), and nobody would close it. Should rows come later still, it is
+#: taken up again.
+ORPHAN_S = 2.0
+ORPHAN_GAPS = 20
 _STOPPED = STATUSES.index("stopped")
 
 OPEN, ABANDONED, ENDED = "open", "abandoned", "ended"
@@ -343,7 +346,8 @@ class Hub:
             for s in entry.sinks:
                 self._notify_end(s, entry.run)
         else:
-            self.worker.later(ORPHAN_S, lambda: self._watch_orphan(entry, rows))
+            wait = max(ORPHAN_S, ORPHAN_GAPS * entry.pace.longest_gap)
+            self.worker.later(wait, lambda: self._watch_orphan(entry, rows))
 
     def take_exit(self, sink: HubSink) -> BaseException | None:
         """A `BaseException` (``SystemExit``, ``KeyboardInterrupt``) one of ``sink``'s hooks

@@ -49,14 +49,18 @@ class Pace:
         self.cost = 0.0  # seconds of host work per chunk (smoothed)
         self._chunk_cost = 0.0  # host work of the current chunk so far
         self._last = 1  # the interval asked for last
+        self.longest_gap = 0.0  # seconds of the device's time between two flushes, at most
 
     def interval(self, layout: Layout, rows: int, arrived: float) -> int:
         """Rows until the next flush, for a flush that ``arrived`` with ``rows`` rows filed."""
+        with self._lock:
+            self.longest_gap = max(self.longest_gap, arrived - self.t_end)
         if layout.every is not None:
             return min(layout.every, layout.chunk)
         with self._lock:
             dt, drows = arrived - self.t_end, rows - self.rows
             self.rows = rows
+            self.longest_gap = max(self.longest_gap, dt)
             if dt > 0 and drows > 0:
                 rate = drows / dt
                 # Smooth, but let a sudden slowdown win at once so latency stays bounded.

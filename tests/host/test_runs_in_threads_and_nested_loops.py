@@ -13,6 +13,7 @@ import pytest
 from jax import lax
 
 import jaxhist_widget as jhw
+from jaxhist_widget._host import HUB
 
 from ..helpers.loops import failing_solve, slow_counter
 
@@ -181,3 +182,44 @@ def test_a_slow_sink_slows_only_its_own_updates():
     np.testing.assert_array_equal(slow.history()[1], hist.to_numpy()[1])
     assert slow.calls < 60, slow.calls
     assert run.status == "converged"
+
+
+def test_a_run_that_outlives_its_block_in_a_thread_and_raises_ends_failed():
+    # Issue 31: a run started on a worker thread inside `with rec:` outlives the block (it is
+    # given up, then taken up again when rows come); its computation then raises: it read
+    # `running` and stayed in the host's run table (for 30 s at best).
+    def boom(x):
+        if x > 30:
+            raise ValueError("host step failed")
+        time.sleep(0.01)
+        return x
+
+    def body(c):
+        i, x = c
+        x = jax.pure_callback(boom, jax.ShapeDtypeStruct((), jnp.float32), x + 1.0)
+        return i + 1, x
+
+    solve = jax.jit(
+        lambda x: jhw.while_loop(lambda c: c[0] < 100, body, (0, x), max_steps=100, stream_every=1)
+    )
+    rec, raised = jhw.Recorder(), []
+
+    def work():
+        try:
+            solve(jnp.float32(0))
+        except Exception as e:  # the computation's own error, in its own thread
+            raised.append(e)
+
+    with rec:
+        thread = threading.Thread(target=work)
+        thread.start()
+        while not rec.runs or sum(rec.runs[-1].counts) < 3:
+            time.sleep(0.01)
+    thread.join(60)
+    assert raised, "the computation did not raise"
+    run = rec.runs[-1]
+    deadline = time.monotonic() + 15
+    while run.status == "running" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert run.status == "failed" and run.id not in [r.id for r in HUB.live_runs()]
+    assert 3 <= run.counts[0] <= 32  # the rows it sent are kept
