@@ -104,15 +104,17 @@ def notebook7_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Jupyt
     yield from _serve(tmp_path_factory.mktemp("jupyter-nb7"))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def playwright_instance() -> Iterator[Playwright]:
+    # Package scope: Playwright's sync API leaves its event loop marked running in the main
+    # thread while it is started, so `asyncio.run` in any later test would refuse to start.
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
         yield pw
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(playwright_instance: Playwright) -> Iterator[Browser]:
     """Headless system Chromium (Playwright cannot download browsers here)."""
     browser = playwright_instance.chromium.launch(
