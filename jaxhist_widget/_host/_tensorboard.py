@@ -30,8 +30,13 @@ __all__ = ["TensorBoard", "to_tensorboard"]
 
 #: Runs whose files the sink still appends to should more rows come (each a few numbers).
 _MAX_ENTRIES = 1024
-#: After a write, the sink waits this many times as long as it took before the next.
+#: After a write, the sink waits this many times as long as it took before the next (so the
+#: writer takes at most about a third of a core), but never longer than `_MAX_PAUSE` seconds.
 _PAUSE = 2.0
+_MAX_PAUSE = 0.5
+#: Rows one write takes at most, so that the worker's other tasks (the loop's next chunks)
+#: get their turn in between (some 50 ms of work); the rest follow in the next write.
+_MAX_ROWS = 1 << 18
 
 
 class _Note:
@@ -177,16 +182,29 @@ class TensorBoard(Sink):
         began = time.monotonic()
         with self._notes_lock:
             notes, self._notes, self._queued = self._notes, {}, False
+        left = []
         for note in notes.values():
             try:
-                self._write(note)
+                if self._write(note):
+                    left.append(note)
             except Exception as e:  # reported once per run; its rows go with the next chunk
                 report(e, "TensorBoard.write", once=(id(self), note.run.id, "write"))
         ended = time.monotonic()
         with self._notes_lock:
-            self._not_before = ended + _PAUSE * (ended - began)
+            self._not_before = ended + min(_PAUSE * (ended - began), _MAX_PAUSE)
+            for note in left:  # the rest of a long backlog: after what was queued meanwhile
+                later = self._notes.get(note.run.id)
+                if later is not None:
+                    note.arrivals += later.arrivals
+                    note.ended |= later.ended
+                self._notes[note.run.id] = note
+            queue = bool(left) and not self._queued
+            self._queued |= queue
+        if queue:
+            HUB.worker.submit(self, self._write_notes)
 
-    def _write(self, note: _Note) -> None:
+    def _write(self, note: _Note) -> bool:
+        """Write a run's noted rows (at most `_MAX_ROWS`) and its end; True if rows are left."""
         run = note.run
         files = self._files.get(run.id)
         if files is None:
@@ -196,10 +214,13 @@ class TensorBoard(Sink):
                 self._files.popitem(last=False)
             with self._notes_lock:
                 self._dirs.append(files.dir)
-        files.write(run, _arrival_clock(note.arrivals, time.time()))
+        files.write(run, _arrival_clock(note.arrivals, time.time()), limit=_MAX_ROWS)
+        if files.behind(run):
+            return True
         if note.ended:
             files.end(run, time.time())
         # The entry stays: a run given up for dead may send rows after all, and end again.
+        return False
 
     def _run_name(self, run: Run) -> str | None:
         # As `Store`: the name the user gave, else this sink's, else one made up (a call, a
@@ -214,11 +235,16 @@ def _arrival_clock(arrivals: list[tuple[float, list[int]]], now: float) -> WallC
     """Each row's wall time: when the chunk that brought it came (``now`` for rows no noted
     chunk covers)."""
 
-    def wall(lanes: np.ndarray, steps: np.ndarray) -> np.ndarray:
-        out = np.full(len(steps), now)
-        for when, counts in reversed(arrivals):  # the earliest chunk holding a row wins
-            out[steps < np.asarray(counts, np.int64)[lanes]] = when
-        return out
+    def wall(lanes: np.ndarray, start: np.ndarray, stop: np.ndarray, steps: np.ndarray):
+        # Per lane, the rows each arrival brought: its rows count then, within the new rows.
+        # One step for every lane and arrival at once (there may be thousands of each).
+        bounds = [start]
+        for _, counts in arrivals:
+            bounds.append(np.clip(np.asarray(counts, np.int64)[lanes], start, stop))
+        bounds.append(stop)
+        per = np.diff(np.maximum.accumulate(np.stack(bounds), axis=0), axis=0)  # (K + 1, lanes)
+        times = np.array([when for when, _ in arrivals] + [now])
+        return np.repeat(np.broadcast_to(times[:, None], per.shape).T.ravel(), per.T.ravel())
 
     return wall
 
@@ -274,7 +300,7 @@ def to_tensorboard(
         files = RunFiles(logdir, run.name, run)
         start, end = _span(run)
         last = max(max(run.counts, default=1) - 1, 1)
-        files.write(run, lambda lanes, steps, s=start, e=end, n=last: s + (e - s) * steps / n)
+        files.write(run, lambda *_, steps, s=start, e=end, n=last: s + (e - s) * steps / n)
         if run.status != "running":
             files.end(run, end)
         written.append(files.dir)

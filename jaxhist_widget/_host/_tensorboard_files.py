@@ -49,8 +49,9 @@ MAX_COMPONENT_TAGS = 10
 #: The tag of the text summary that names the run and says its status.
 TEXT_TAG = "jaxhist/run"
 
-#: Wall time of each row: (lanes, steps) -> seconds since the epoch.
-WallClock = Callable[[np.ndarray, np.ndarray], np.ndarray]
+#: Wall time of each row written, in seconds since the epoch, from the lanes written, each
+#: one's rows (from ``start`` to ``stop``), and the steps of all those rows, lane after lane.
+WallClock = Callable[..., np.ndarray]
 
 
 class TagPlan:
@@ -151,32 +152,49 @@ class RunFiles:
         """The directory of ``lane``'s event file (the run's own when it is not batched)."""
         return self.dir if self._lanes is None else self.dir / f"lane {lane}"
 
-    def write(self, run: Run, wall: WallClock) -> int:
-        """Append the rows of ``run`` not written yet (each lane's, one ``write`` a lane);
-        returns how many rows."""
+    def write(self, run: Run, wall: WallClock, limit: int | None = None) -> int:
+        """Append the rows of ``run`` not written yet (each lane's, one ``write`` a lane), or
+        about ``limit`` of them (the same number from each lane); returns how many rows."""
         counts = np.asarray(run.counts, np.int64)
         self._know_lanes(run, len(counts))
         start = self._written
         lanes = np.flatnonzero(counts > start)
         if len(lanes) == 0:
             return 0
-        # One read per lane (the rows of a lane are its own arrays in the run), then every
-        # row of every lane is encoded at once.
-        pieces = [run.rows_since(int(k), int(start[k]), int(counts[k])) for k in lanes]
+        if limit is not None:
+            counts = np.minimum(counts, start + max(1, limit // len(lanes)))
+        # Lanes in step (under vmap, all that run) are read together, then every row of every
+        # lane is encoded at once: no Python per lane or row until each lane's file is written.
+        pairs = np.stack([start[lanes], counts[lanes]], axis=1)
+        spans, group_of = np.unique(pairs, axis=0, return_inverse=True)
+        groups = [lanes[group_of.reshape(-1) == g] for g in range(len(spans))]
+        lanes = np.concatenate(groups)
+        blocks = [
+            run.rows_of_lanes(group.tolist(), int(a), int(b))
+            for group, (a, b) in zip(groups, spans, strict=True)
+        ]
         per_lane = counts[lanes] - start[lanes]
         leaves = [
-            p[0] if len(pieces) == 1 else np.concatenate(p) for p in zip(*pieces, strict=True)
+            np.concatenate([x.reshape(-1, *x.shape[2:]) for x in leaf])
+            if len(blocks) > 1
+            else leaf[0].reshape(-1, *leaf[0].shape[2:])
+            for leaf in zip(*blocks, strict=True)
         ]
         ends = np.cumsum(per_lane)
         steps = np.arange(int(ends[-1])) - np.repeat(ends - per_lane - start[lanes], per_lane)
-        lane_of_row = np.repeat(lanes, per_lane)
         scalars, hists = self._plan.values(leaves)
-        buf, byte_ends = self._encoder.encode(steps, wall(lane_of_row, steps), scalars, hists)
+        walls = wall(lanes, start[lanes], counts[lanes], steps=steps)
+        buf, byte_ends = self._encoder.encode(steps, walls, scalars, hists)
         bounds = np.concatenate([[0], byte_ends[ends - 1]]).tolist()
         view = memoryview(buf)
         self._append(run, lanes.tolist(), [view[a:b] for a, b in itertools.pairwise(bounds)])
         self._written[lanes] = counts[lanes]
         return int(ends[-1])
+
+    def behind(self, run: Run) -> bool:
+        """Whether ``run`` has rows not written yet."""
+        counts = np.asarray(run.counts, np.int64)
+        return len(counts) > len(self._written) or bool(np.any(counts > self._written))
 
     def end(self, run: Run, wall_time: float) -> None:
         """Append each lane's status (a run given up for dead that comes back may end again)."""

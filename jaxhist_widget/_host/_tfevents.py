@@ -221,15 +221,23 @@ class RowEncoder:
             records = self._records(int(width), steps[take], wall_times[take], scalars[take],
                                     [tuple(a[take] for a in h) for h in hists])  # fmt: skip
             lengths[take] = records.shape[1]
-            groups.append((take, records))
+            groups.append((None if low == high else take, records))
         ends = np.cumsum(lengths)
         if len(groups) == 1:
             return groups[0][1].reshape(-1), ends
-        buf = np.empty(int(ends[-1]) if rows else 0, np.uint8)
-        for take, records in groups:  # each record where its row's turn puts it
-            starts = (ends - lengths)[take]
-            buf[starts[:, None] + np.arange(records.shape[1])] = records
-        return buf, ends
+        # Rows of several widths (a lane's steps passing 128, 16384, ...): the records go back
+        # in the rows' order a stretch of one width at a time (a few a lane, each a slice).
+        cuts = np.flatnonzero(np.diff(widths)) + 1
+        starts, stops = np.concatenate([[0], cuts]), np.concatenate([cuts, [rows]])
+        taken = {int(w): 0 for w in np.unique(widths)}
+        by_width = {int(widths[0] if take is None else widths[take][0]): r for take, r in groups}
+        pieces = []
+        for a, b in zip(starts.tolist(), stops.tolist(), strict=True):
+            width = int(widths[a])
+            at = taken[width]
+            pieces.append(by_width[width][at : at + b - a].reshape(-1))
+            taken[width] = at + b - a
+        return np.concatenate(pieces), ends
 
     def _records(
         self,

@@ -192,9 +192,9 @@ def test_writing_happens_on_the_worker_never_in_the_loops_call(tmp_path, monkeyp
     threads = []
     real = RunFiles.write
 
-    def spy(self, run, wall):
+    def spy(self, run, wall, limit=None):
         threads.append(threading.current_thread().name)
-        return real(self, run, wall)
+        return real(self, run, wall, limit)
 
     monkeypatch.setattr(RunFiles, "write", spy)
 
@@ -290,7 +290,7 @@ def test_a_write_cut_short_leaves_no_half_record_and_is_tried_again(tmp_path, mo
     run = synthetic("float32", np.arange(100, dtype=np.float32))
     run._counts = [40]  # 40 rows so far
     files = RunFiles(tmp_path, "cut", run)
-    wall = lambda lanes, steps: np.full(len(steps), 1e9)  # noqa: E731
+    wall = lambda *_, steps: np.full(len(steps), 1e9)  # noqa: E731
     files.write(run, wall)
     run._counts = [100]
     real, calls = os.write, []
