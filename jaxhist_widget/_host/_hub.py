@@ -19,9 +19,10 @@ chunks; a sink whose ``on_rows`` proved slow gets its updates on the worker (key
 merged while it is busy.
 
 Lock order, the one place it is written: the hub's lock, then a sink's lock, then a run's lock;
-the interrupt bridge's lock, then a sink's lock (a press stops sinks). The worker's condition,
-the error reporter's lock and a plot's flusher lock are leaves; a plot's state lock is taken
-only inside its own hooks. No lock is held while a sink's hooks or user code run, or while
+the interrupt bridge's lock, then a sink's lock (a press stops sinks); a `TensorBoard` sink's
+notes lock, then the worker's condition (it queues its writes). The worker's condition, the
+error reporter's lock and a plot's flusher lock are leaves; a plot's state lock is taken only
+inside its own hooks. No lock is held while a sink's hooks or user code run, or while
 waiting for the worker.
 
 Exceptions never propagate into XLA (that would kill the computation and its device history):

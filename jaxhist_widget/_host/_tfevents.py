@@ -140,8 +140,9 @@ def histograms(
     empty = num == 0
     lo[empty] = hi[empty] = 0.0
     if not everywhere:
-        clean = np.where(finite, x, lo[:, None])
-    stats = np.stack([lo, hi, num, clean.sum(axis=1), np.einsum("ij,ij->i", clean, clean)], 1)
+        clean = np.where(finite, x, lo[:, None])  # in the first bucket, then not counted
+    zeroed = clean if everywhere else np.where(finite, x, 0.0)
+    stats = np.stack([lo, hi, num, zeroed.sum(axis=1), np.einsum("ij,ij->i", zeroed, zeroed)], 1)
     width = hi - lo
     limits = lo[:, None] + width[:, None] * (np.arange(1, buckets + 1) / buckets)
     limits[:, -1] = hi  # exactly the max, whatever the rounding above

@@ -90,9 +90,15 @@ def check_lane(events, rows, n):
     steps, histos = events.histograms["x"]
     np.testing.assert_array_equal(steps, np.arange(n))
     for h, x in zip(histos, rows["x"], strict=True):
-        assert (h.min, h.max, h.num) == (float(x.min()), float(x.max()), 16.0)
-        assert np.isclose(h.sum, x.astype(np.float64).sum())
-        assert sum(h.bucket) == 16
+        x = x.astype(np.float64)
+        assert (h.min, h.max, h.num) == (x.min(), x.max(), 16.0)
+        assert np.isclose(h.sum, x.sum()) and np.isclose(h.sum_squares, (x * x).sum())
+        # 30 buckets from min to max, each holding the values from its left edge to its right
+        assert len(h.bucket_limit) == len(h.bucket) == 30 and h.bucket_limit[-1] == h.max
+        lefts = np.array([h.min, *h.bucket_limit[:-1]])
+        inside = (x[:, None] >= lefts) & (x[:, None] < np.array(h.bucket_limit))
+        inside[:, -1] |= x == h.max
+        np.testing.assert_array_equal(h.bucket, inside.sum(axis=0))
 
 
 def test_every_row_step_and_tag_reads_back_exactly_in_tensorboard(tmp_path):
@@ -272,6 +278,27 @@ def test_other_dtypes_are_the_nearest_float32(tmp_path, dtype, values):
         want = want.astype(np.float32)
     np.testing.assert_array_equal(bits(got), bits(want))
     assert steps.tolist() == list(range(len(values)))
+
+
+def test_a_histogram_counts_the_finite_components(tmp_path):
+    """NaN and infinities are left out of a histogram (its count says how many are in); a row
+    of no finite value is an empty histogram."""
+    x = np.array(
+        [[1, 2, np.nan, np.inf, -np.inf, 3, 3, 3, 4, 5, 6, 7], [np.nan] * 12, [2.5] * 12],
+        np.float32,
+    )
+    tree = jax.tree_util.tree_structure(0)
+    run = Run(1, Layout(("x",), ((12,),), ("float32",), tree, 3, 8, None))
+    run.name = "nan"
+    run._ensure_lanes(None)
+    run.append(0, 0, [x])
+    run._finish([1])
+    [folder] = jhw.to_tensorboard(run, tmp_path)
+    steps, [full, empty, flat] = read_events(folder).histograms["x"]
+    assert steps.tolist() == [0, 1, 2]
+    assert (full.min, full.max, full.num, full.sum) == (1.0, 7.0, 9.0, 34.0)
+    assert sum(full.bucket) == 9 and (empty.num, sum(empty.bucket)) == (0.0, 0.0)
+    assert (flat.min, flat.max, flat.num, max(flat.bucket)) == (2.5, 2.5, 12.0, 12.0)
 
 
 def test_a_failing_write_is_reported_once_and_the_run_goes_on(tmp_path):
