@@ -35,8 +35,9 @@ _MAX_ENTRIES = 1024
 _PAUSE = 2.0
 _MAX_PAUSE = 0.5
 #: Rows one write takes at most, so that the worker's other tasks (the loop's next chunks)
-#: get their turn in between (some 50 ms of work); the rest follow in the next write.
-_MAX_ROWS = 1 << 18
+#: get their turn in between (a fraction of a second of work, enough rows a lane that the
+#: per-lane cost of a write stays small next to the rows'); the rest follow in the next one.
+_MAX_ROWS = 1 << 20
 
 
 class _Note:
@@ -127,6 +128,14 @@ class TensorBoard(Sink):
         if queue:
             HUB.worker.submit(self, self._write_notes)
         HUB.worker.drain(self)
+
+    def __exit__(self, *exc: object) -> None:
+        # Leaving waits for the files too: the runs that ended, and those given up for dead
+        # when the block ended (their computation raised), with their status.
+        try:
+            super().__exit__(*exc)
+        finally:
+            self.flush()
 
     # ----------------------------------------------------------------- sink hooks
     # Each hook only notes what came and queues one write on the worker (if none is queued):

@@ -29,6 +29,7 @@ from jaxhist_widget._host._tensorboard_files import RunFiles
 from jaxhist_widget._wire import Layout
 
 from ..helpers import ROOT
+from ..helpers.loops import failing_solve
 from ..helpers.tensorboard import read_events, run_names
 
 pytest.importorskip("tensorboard")
@@ -192,6 +193,23 @@ def test_the_files_are_readable_while_the_run_goes_on(tmp_path):
     np.testing.assert_array_equal(steps, np.arange(run.counts[0]))
     np.testing.assert_array_equal(values, run.lane_rows(0)[0])
     assert events.texts[-1] == (run.counts[0] - 1, f"**long**: stopped after {steps[-1]} steps")
+
+
+def test_a_run_whose_computation_raised_ends_failed_in_its_files(tmp_path, monkeypatch):
+    real = RunFiles.end
+
+    def slow_disk(self, run, wall_time):
+        time.sleep(0.5)
+        real(self, run, wall_time)
+
+    monkeypatch.setattr(RunFiles, "end", slow_disk)
+    tb = jhw.TensorBoard(tmp_path, name="boom")
+    with pytest.raises(Exception, match="host step failed"), tb:
+        failing_solve()(jnp.float32(0))
+    events = read_events(tmp_path / "boom")  # complete once the block is left
+    steps, values, _ = events.scalars["[1]"]
+    assert values.tolist()[:3] == [0.0, 1.0, 2.0] and steps.tolist() == list(range(len(steps)))
+    assert events.texts[-1][1] == f"**boom**: failed after {steps[-1]} steps"
 
 
 def test_writing_happens_on_the_worker_never_in_the_loops_call(tmp_path, monkeypatch):
