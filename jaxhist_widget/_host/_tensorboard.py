@@ -100,7 +100,9 @@ class TensorBoard(Sink):
         self.logdir = Path(logdir)
         #: The name given to runs that start from now on, unless a named block names them.
         self.name = name
-        self._notes_lock = threading.Lock()  # a leaf lock: guards the notes and `_queued`
+        # Guards the notes, `_queued` and the timer; taken in the hooks with nothing else held,
+        # and only the worker's condition (a leaf) is taken inside it.
+        self._notes_lock = threading.Lock()
         self._notes: dict[int, _Note] = {}
         self._queued = False  # a write is queued on the worker (it takes the notes it finds)
         self._timer: Timer | None = None  # a write waiting for the pause to end
@@ -290,6 +292,8 @@ def to_tensorboard(
     ------
     FileNotFoundError
         If ``runs`` is a path with no store at it.
+    TypeError
+        If ``runs`` holds something other than runs.
     """
     if isinstance(runs, (str, os.PathLike)):
         runs = load_runs(runs)

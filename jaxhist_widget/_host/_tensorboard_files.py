@@ -7,8 +7,8 @@ TensorBoard's run selector lists as ``adam/lane 3``. A row is one event at its s
 initial carry, is step 0). What a leaf becomes (`TagPlan`):
 
 - a scalar leaf: a scalar tag named after it (``loss``, ``params.w``);
-- a leaf of 2 to `MAX_COMPONENT_TAGS` components: a scalar tag per component (``x[0]``,
-  ``x[1]``; ``w[0,1]`` for a matrix), as `StoredRun.to_pandas` names its columns;
+- an array leaf of up to `MAX_COMPONENT_TAGS` components: a scalar tag per component
+  (``x[0]``, ``x[1]``; ``w[0,1]`` for a matrix), as `StoredRun.to_pandas` names its columns;
 - a larger leaf: a histogram of its finite components at each step, under its name;
 - a step counter (a leaf that counts the steps, see `Layout.step_counters`) is left out: the
   step axis shows it; a leaf of no components too.
@@ -137,8 +137,9 @@ class RunFiles:
         self._encoder = RowEncoder(self._plan.scalar_tags, self._plan.histogram_tags)
         self._layout = run.layout
         self._written = np.zeros(0, np.int64)  # rows per lane in the files
-        self._sizes: list[int] = []  # bytes per lane file (0: none yet); a failed write is
-        self._paths: list[str] = []  # cut back to its size
+        # Bytes in each lane's file (0: not made yet): a write that fails is cut back to it.
+        self._sizes: list[int] = []
+        self._paths: list[str] = []
         self._lanes: int | None = None
         self._host, self._pid = socket.gethostname(), os.getpid()
         self._started = time.time()
@@ -187,8 +188,8 @@ class RunFiles:
         buf, byte_ends = self._encoder.encode(steps, walls, scalars, hists)
         bounds = np.concatenate([[0], byte_ends[ends - 1]]).tolist()
         view = memoryview(buf)
-        self._append(run, lanes.tolist(), [view[a:b] for a, b in itertools.pairwise(bounds)])
-        self._written[lanes] = counts[lanes]
+        pieces = [view[a:b] for a, b in itertools.pairwise(bounds)]
+        self._append(run, lanes.tolist(), pieces, counts[lanes].tolist())
         return int(ends[-1])
 
     def behind(self, run: Run) -> bool:
@@ -248,12 +249,19 @@ class RunFiles:
     def _lane_text(self, lane: int) -> str:
         return "" if self._lanes is None else f", lane {lane} of {self._lanes}"
 
-    def _append(self, run: Run, lanes: list[int], data: list[bytes] | list[memoryview]) -> None:
+    def _append(
+        self,
+        run: Run,
+        lanes: list[int],
+        data: list[bytes] | list[memoryview],
+        rows: list[int] | None = None,
+    ) -> None:
         """Append ``data[j]`` to the file of ``lanes[j]`` in one ``write`` each (a new file
-        gets its head first); a lane whose write fails is left as it was."""
+        gets its head first), each lane then holding ``rows[j]`` rows; a lane whose write
+        fails is left as it was (and the lanes after it are not written)."""
         new = [lane for lane in lanes if self._sizes[lane] == 0]
         heads = dict(zip(new, self._heads(run, new), strict=True)) if new else {}
-        for lane, chunk in zip(lanes, data, strict=True):
+        for j, (lane, chunk) in enumerate(zip(lanes, data, strict=True)):
             if lane in heads:
                 os.makedirs(self.lane_dir(lane), exist_ok=True)
                 chunk = heads[lane] + bytes(chunk)
@@ -269,6 +277,8 @@ class RunFiles:
                 self._sizes[lane] += done
             finally:
                 os.close(fd)
+            if rows is not None:
+                self._written[lane] = rows[j]
 
 
 def _file_name(started: float, host: str, pid: int) -> str:

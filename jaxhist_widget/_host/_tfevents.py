@@ -8,8 +8,8 @@ of tagged values (``simple_value`` scalars, ``HistogramProto`` histograms, text 
 
 Rows are encoded many at a time (`RowEncoder`): every row of a run has one message layout (the
 length of its step's varint aside), so a batch of rows is a byte matrix filled a column block at
-a time, and the CRCs of all its records are computed across the rows at once (`crc32c_rows`).
-No Python runs per row or per lane.
+a time, and the CRCs of all its records are computed across the rows at once (`_crc32c`): no
+Python runs per row.
 """
 
 from __future__ import annotations

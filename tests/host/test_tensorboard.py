@@ -332,17 +332,20 @@ def test_a_failing_write_is_reported_once_and_the_run_goes_on(tmp_path):
 
 
 def test_a_write_cut_short_leaves_no_half_record_and_is_tried_again(tmp_path, monkeypatch):
-    run = synthetic("float32", np.arange(100, dtype=np.float32))
-    run._counts = [40]  # 40 rows so far
+    tree = jax.tree_util.tree_structure(0)
+    run = Run(1, Layout(("v",), ((),), ("float32",), tree, 100, 8, None))
+    run._ensure_lanes(3)
+    rows = np.arange(300, dtype=np.float32).reshape(3, 100)
+    run.append_lanes([0, 1, 2], 0, [rows[:, :40]])
     files = RunFiles(tmp_path, "cut", run)
     wall = lambda *_, steps: np.full(len(steps), 1e9)  # noqa: E731
     files.write(run, wall)
-    run._counts = [100]
+    run.append_lanes([0, 1, 2], 40, [rows[:, 40:]])
     real, calls = os.write, []
 
     def full_disk(fd, data):
         calls.append(len(data))
-        if len(calls) == 1:  # half of it lands, then the disk is full
+        if len(calls) == 2:  # lane 0 written; half of lane 1's lands, then the disk is full
             real(fd, bytes(data)[: len(data) // 2])
             raise OSError(28, "No space left on device")
         return real(fd, data)
@@ -350,10 +353,11 @@ def test_a_write_cut_short_leaves_no_half_record_and_is_tried_again(tmp_path, mo
     monkeypatch.setattr(_tensorboard_files.os, "write", full_disk)
     with pytest.raises(OSError, match="No space"):
         files.write(run, wall)
-    assert files.written == [40]
-    files.write(run, wall)  # the next chunk brings them
-    steps, values, _ = read_events(tmp_path / "cut").scalars["v"]
-    assert steps.tolist() == list(range(100)) and values.tolist() == list(range(100))
+    assert files.written == [100, 40, 40]
+    files.write(run, wall)  # the next chunk brings the rest, and lane 0's rows only once
+    for lane in range(3):
+        steps, values, _ = read_events(tmp_path / "cut" / f"lane {lane}").scalars["v"]
+        assert steps.tolist() == list(range(100)) and values.tolist() == rows[lane].tolist()
 
 
 def test_thousands_of_lanes_each_get_their_run(tmp_path):
