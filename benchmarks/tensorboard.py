@@ -51,42 +51,23 @@ except ImportError:  # pragma: no cover - depends on the environment
 SWEEP = "(e) sweep: 4096 lanes, tanh 32x32"
 
 
-class TensorBoardX(jhw.Sink):
-    """The same tags as `TensorBoard`, written through tensorboardX: a `SummaryWriter` per run
-    (per lane), ``add_scalar`` per scalar tag and row, ``add_histogram`` per large leaf and
-    row, flushed per chunk."""
+class TensorBoardXWriter:
+    """One lane's rows written as `TensorBoard` writes them, through tensorboardX instead: a
+    `SummaryWriter`, ``add_scalar`` per scalar tag and row, ``add_histogram`` (30 bins) per
+    large leaf and row, flushed after each chunk."""
 
-    rows_can_wait = True
+    def __init__(self, folder, run):
+        self.writer, self.plan, self.done = SummaryWriter(str(folder)), TagPlan(run.layout), 0
 
-    def __init__(self, logdir):
-        super().__init__()
-        self.logdir = Path(logdir)
-        self._writers, self._done, self._plans = {}, {}, {}
-
-    def on_rows(self, run, lanes):
-        for lane in lanes:
-            self._write(run, lane)
-
-    def _write(self, run, lane):
-        key = (run.id, lane)
-        if key not in self._writers:
-            self._writers[key] = SummaryWriter(str(self.logdir / f"run{run.id}" / f"lane {lane}"))
-            self._done[key] = 0
-            self._plans[run.id] = TagPlan(run.layout)
-        writer, plan, start = self._writers[key], self._plans[run.id], self._done[key]
-        leaves = run.rows_since(lane, start)
-        scalars, hists = plan.values(leaves)
+    def write(self, run):
+        scalars, hists = self.plan.values(run.rows_since(0, self.done))
         for i in range(len(scalars)):
-            for tag, value in zip(plan.scalar_tags, scalars[i].tolist(), strict=True):
-                writer.add_scalar(tag, value, start + i)
-            for tag, h in zip(plan.histogram_tags, hists, strict=True):
-                writer.add_histogram(tag, h[i], start + i, bins=30)
-        writer.flush()
-        self._done[key] = start + len(scalars)
-
-    def on_end(self, run):
-        for key in [k for k in self._writers if k[0] == run.id]:
-            self._writers.pop(key).close()
+            for tag, value in zip(self.plan.scalar_tags, scalars[i].tolist(), strict=True):
+                self.writer.add_scalar(tag, value, self.done + i)
+            for tag, h in zip(self.plan.histogram_tags, hists, strict=True):
+                self.writer.add_histogram(tag, h[i], self.done + i, bins=30)
+        self.writer.flush()
+        self.done += len(scalars)
 
 
 # ------------------------------------------------------------------------------ overhead
@@ -193,8 +174,8 @@ def writer_cost(rows):
                 continue
             run, folder = synthetic_run(shape, lanes, per_lane), Path(tempfile.mkdtemp())
             if writer == "tensorboardX":
-                sink = TensorBoardX(folder)
-                write = lambda run=run, sink=sink: sink._write(run, 0)  # noqa: E731
+                tbx = TensorBoardXWriter(folder, run)
+                write = lambda run=run, tbx=tbx: tbx.write(run)  # noqa: E731
             else:
                 files = RunFiles(folder, "bench", run)
                 write = lambda run=run, files=files: files.write(  # noqa: E731
@@ -208,14 +189,14 @@ def writer_cost(rows):
             size[writer] = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
             size[writer] /= n * chunk * 20
         lanes_text = "1" if lanes is None else f"{lanes} (vmap)"
-        tbx = f"{cpu['tensorboardX']:.2f}" if "tensorboardX" in cpu else "-"
+        peer = f"{cpu['tensorboardX']:.2f}" if "tensorboardX" in cpu else "-"
         table.append(
             [
                 label,
                 lanes_text,
                 f"{n * chunk * 20:,}",
                 f"{cpu['jaxhist_widget']:.2f}",
-                tbx,
+                peer,
                 f"{size['jaxhist_widget']:.0f}",
             ]
         )
