@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._device import DEFAULT_WARN_BYTES, History, HistorySizeWarning, while_loop
-from ._host import Recorder, Run, Sink, Store, StoredRun, load_runs
+from ._host import Recorder, Run, Sink, Store, StoredRun, TensorBoard, load_runs, to_tensorboard
 from ._wire import Layout
 
 if TYPE_CHECKING:
@@ -33,8 +33,10 @@ __all__ = [
     "Sink",
     "Store",
     "StoredRun",
+    "TensorBoard",
     "load_ipython_extension",
     "load_runs",
+    "to_tensorboard",
     "unload_ipython_extension",
     "while_loop",
 ]

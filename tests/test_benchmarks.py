@@ -23,6 +23,7 @@ pytestmark = pytest.mark.slow
         ("liveview.py", ["--quick"], "updates/s over the whole run"),
         ("vectors.py", ["--quick"], "field drawn as"),
         ("store.py", ["--quick"], "rows read back"),
+        ("tensorboard.py", ["--quick"], "µs/row (ours)"),
         ("compile.py", ["--quick"], "compile: jhw adds"),
         ("zoom.py", ["--quick"], "its cost follows w, not n"),
         ("lanes.py", ["--quick"], "streaming <= 1.5x the copy of its bytes"),

@@ -34,7 +34,7 @@ from IPython.core.magic import (
 )
 from IPython.display import display
 
-from .._host import HUB, Sink
+from .._host import HUB, Sink, TensorBoard
 from ..ui import LivePlot
 from ._cell_sinks import _CellPlot, _CellSink
 from ._options import _describe, _parse, _plot_arguments, _plot_options, _usage
@@ -59,6 +59,11 @@ class JaxHistMagics(Magics):
         self._auto_output: str | None = None
         self._cell_sink: _CellSink | None = None  # auto mode's sink for the running cell
         self._cell_plot: LivePlot | None = None  # the running %%jaxhist cell's plot
+        # ``--tensorboard DIR``: auto mode's sink, attached while each cell runs (then in
+        # `_auto_cell_tensorboard`), and a %%jaxhist cell's own, attached with its plot.
+        self._auto_tensorboard: TensorBoard | None = None
+        self._auto_cell_tensorboard: TensorBoard | None = None
+        self._cell_tensorboard: TensorBoard | None = None
         # The running cell's run names (`Sink.named`), undone when it ends.
         self._cell_names = contextlib.ExitStack()
         self._told_no_frontend = False
@@ -115,22 +120,30 @@ class JaxHistMagics(Magics):
         calling a cell magic (``run_cell_magic``, after another cell magic).
         """
         __tracebackhide__ = True  # a failing cell shows the user's frames, not the magic's
-        live, name = self._begin_cell(line)
-        with live._naming(*name), live:
+        live, name, tensorboard = self._begin_cell(line)
+        with live._naming(*name), tensorboard or contextlib.nullcontext(), live:
             return self._run_body(cell)
 
-    def _begin_cell(self, line: str) -> tuple[LivePlot, tuple[str, bool]]:
-        """The cell's plot, shown, and the name of its runs (and whether it was given)."""
+    def _begin_cell(self, line: str) -> tuple[LivePlot, tuple[str, bool], TensorBoard | None]:
+        """The cell's plot, shown, the name of its runs (and whether it was given), and the
+        cell's `TensorBoard` sink (``--tensorboard DIR``) or None."""
         args = _parse(self.jaxhist_cell, line)
         name = (args.name, True) if args.name else (f"cell {_calling_cell(self.shell)}", False)
         # This cell draws on its own plot: auto mode's sink for it would be a second one.
         self._end_cell_sink(None)
-        return self._new_plot(_plot_options(args), args.output), name
+        tensorboard = None
+        if args.tensorboard:  # the cell's own files, not also auto mode's
+            self._end_auto_tensorboard(None)
+            tensorboard = TensorBoard(args.tensorboard)
+        return self._new_plot(_plot_options(args), args.output), name, tensorboard
 
     def _enter_cell(self, line: str) -> None:
         """Line 1 of a rewritten ``%%jaxhist`` cell: attach the cell's plot until it ends."""
-        live, name = self._begin_cell(line)
+        live, name, tensorboard = self._begin_cell(line)
         self._cell_names.enter_context(live._naming(*name))
+        if tensorboard is not None:
+            tensorboard.__enter__()
+            self._cell_tensorboard = tensorboard
         live.__enter__()
         self._cell_plot = live
 
@@ -201,19 +214,24 @@ class JaxHistMagics(Magics):
         """
         args = _parse(self.jaxhist_line, line)
         options = _plot_options(args)
-        if args.mode != "on" and (options or args.output):
+        if args.mode != "on" and (options or args.output or args.tensorboard):
             raise UsageError(
                 f"options go with `%jaxhist on` (got them with {args.mode or 'no mode'!r}); "
                 "e.g. %jaxhist on --log-y\nusage: " + _usage(self.jaxhist_line)
             )
         if args.mode == "on":
-            self._auto_on(options, args.output)
+            self._auto_on(options, args.output, args.tensorboard)
         elif args.mode == "off":
             self._auto_off()
         if self._auto_options is None:
             print("jaxhist auto mode: off")
         else:
-            described = _describe(self._auto_options, self._auto_output)
+            tensorboard = self._auto_tensorboard
+            described = _describe(
+                self._auto_options,
+                self._auto_output,
+                None if tensorboard is None else str(tensorboard.logdir),
+            )
             print("jaxhist auto mode: on" + (f" ({described})" if described else ""))
         if self._auto_options is not None and not self._frontend():
             self._tell_no_frontend()
@@ -241,20 +259,26 @@ class JaxHistMagics(Magics):
         self._auto_off()
         self._end_cell_plot(None)
 
-    def _auto_on(self, options: dict[str, Any], output: str | None) -> None:
+    def _auto_on(
+        self, options: dict[str, Any], output: str | None, tensorboard: str | None
+    ) -> None:
         # Turning it on again only updates the options.
         self._auto_options, self._auto_output = options, output
+        self._auto_tensorboard = TensorBoard(tensorboard) if tensorboard else None
 
     def _auto_off(self) -> None:
         self._auto_options = self._auto_output = None
-        # This cell's sink would live until its post_run_cell: detach it now.
+        self._auto_tensorboard = None
+        # This cell's sinks would live until its post_run_cell: detach them now.
         self._end_cell_sink(None)
+        self._end_auto_tensorboard(None)
 
     def _pre_run_cell(self, info: Any) -> None:
         self._start_cell()
         # A cell whose post_run_cell never came leaves nothing attached to the next one.
         self._end_cell_sink(None)
         self._end_cell_plot(None)
+        self._end_auto_tensorboard(None)
         self._cell_names.close()
         options, output = self._auto_options, self._auto_output
         if options is None:
@@ -262,21 +286,36 @@ class JaxHistMagics(Magics):
         sink = _CellSink(lambda cell_sink: self._new_plot(options, output, cell_sink))
         # Its runs are named after the cell (`In [N]` while it runs), unless named otherwise.
         self._cell_names.enter_context(sink._naming(f"cell {_cell_to_run(self.shell)}", False))
+        if self._auto_tensorboard is not None:  # every run of the cell, whatever draws it
+            self._auto_tensorboard.__enter__()
+            self._auto_cell_tensorboard = self._auto_tensorboard
         sink.__enter__()
         self._cell_sink = sink
 
     def _post_run_cell(self, result: Any) -> None:
         self._end_cell_plot(result)
         self._end_cell_sink(result)
+        self._end_auto_tensorboard(result)
         self._cell_names.close()
 
     def _end_cell_sink(self, result: Any) -> None:
         sink, self._cell_sink = self._cell_sink, None
         _exit(sink, result)
 
+    def _end_auto_tensorboard(self, result: Any) -> None:
+        tensorboard, self._auto_cell_tensorboard = self._auto_cell_tensorboard, None
+        _exit(tensorboard, result)
+
     def _end_cell_plot(self, result: Any) -> None:
         live, self._cell_plot = self._cell_plot, None
-        _exit(live, result)
+        try:
+            _exit(live, result)
+        finally:
+            self._end_cell_tensorboard(result)
+
+    def _end_cell_tensorboard(self, result: Any) -> None:
+        tensorboard, self._cell_tensorboard = self._cell_tensorboard, None
+        _exit(tensorboard, result)
 
 
 def _exit(sink: Sink | None, result: Any) -> None:

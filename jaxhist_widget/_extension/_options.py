@@ -74,8 +74,10 @@ def _plot_options(args: Any) -> dict[str, Any]:
     return options
 
 
-def _describe(options: dict[str, Any], output: str | None) -> str:
+def _describe(options: dict[str, Any], output: str | None, tensorboard: str | None = None) -> str:
     parts = [f"{k}={v!r}" for k, v in options.items()]
+    if tensorboard:
+        parts.append(f"tensorboard={tensorboard!r}")
     if output:
         parts.append(f"-o {output}")
     return ", ".join(parts)
@@ -134,6 +136,12 @@ def _plot_arguments(func: Callable[..., Any]) -> Callable[..., Any]:
                 "--store",
                 metavar="PATH",
                 help="also append every run to the SQLite store at PATH (jhw.load_runs reads it)",
+            ),
+            magic_arguments.argument(
+                "--tensorboard",
+                metavar="DIR",
+                help="also write every run as TensorBoard event files under DIR "
+                "(tensorboard --logdir DIR)",
             ),
         ]
     ):

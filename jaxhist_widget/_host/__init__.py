@@ -1,5 +1,6 @@
 """The host runtime: the hub that owns attached sinks and runs, run storage, `Sink`,
-`Recorder`, `Store` (runs on disk), the one worker thread and the interrupt bridge.
+`Recorder`, `Store` (runs on disk), `TensorBoard` (event files), the one worker thread and the
+interrupt bridge.
 
 Importing it connects the hub to the device↔host contract (`jaxhist_widget._wire`), so the
 traced loop's host calls reach it. It imports no widget code.
@@ -14,7 +15,19 @@ from ._run import Run
 from ._sink import Sink
 from ._store import Store
 from ._stored import StoredRun, load_runs
+from ._tensorboard import TensorBoard, to_tensorboard
 
-__all__ = ["HUB", "Hub", "Recorder", "Run", "Sink", "Store", "StoredRun", "load_runs"]
+__all__ = [
+    "HUB",
+    "Hub",
+    "Recorder",
+    "Run",
+    "Sink",
+    "Store",
+    "StoredRun",
+    "TensorBoard",
+    "load_runs",
+    "to_tensorboard",
+]
 
 _wire.connect(HUB)

@@ -102,6 +102,37 @@ def test_rows_within_one_segment_are_views_not_copies(tiny_segments):
     np.testing.assert_array_equal(run.lane_rows(0)[0], rows_of(0, 0, 20)[0])
 
 
+def test_rows_of_several_lanes_read_at_once_across_segments(tiny_segments):
+    """`Run.rows_of_lanes` gives what `rows_since` gives each lane, stacked: lanes as a slice
+    or a list, rows across segments or in one; a lane short of rows is refused; a subclass
+    keeping its rows elsewhere is read through its own `rows_since`."""
+    run = make_run(5)
+    run.append_lanes([0, 1, 2, 3], 0, block([0, 1, 2, 3], 0, 40))
+    run.append_lanes([4], 0, block([4], 0, 20))
+    for lanes, spans in [
+        ([0, 1, 2, 3], [(0, 40), (16, 32), (17, 35)]),
+        ([1, 3], [(5, 19), (31, 40)]),
+        ([2], [(0, 16), (3, 3)]),
+        ([0, 4], [(0, 20), (14, 20)]),
+    ]:
+        for start, stop in spans:
+            got = run.rows_of_lanes(lanes, start, stop)
+            for leaf, want in zip(got, block(lanes, start, stop - start), strict=True):
+                np.testing.assert_array_equal(leaf, want)
+                assert leaf.shape[:2] == (len(lanes), stop - start) and not leaf.flags.writeable
+    assert np.shares_memory(run.rows_of_lanes([0, 1], 0, 8)[0], run.rows_since(1, 0, 8)[0])
+    with pytest.raises(ValueError, match="has 30 rows"):
+        run.rows_of_lanes([0, 4], 0, 30)
+
+    class Elsewhere(Run):
+        def rows_since(self, lane, start, stop=None):
+            return rows_of(lane, start, stop - start)
+
+    other = Elsewhere(1, run.layout)
+    for leaf, want in zip(other.rows_of_lanes([1, 2], 3, 9), block([1, 2], 3, 6), strict=True):
+        np.testing.assert_array_equal(leaf, want)
+
+
 def test_rows_out_of_order_are_refused():
     run = make_run(3)
     run.append_lanes([0, 2], 0, block([0, 2], 0, 4))
