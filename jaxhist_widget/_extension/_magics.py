@@ -34,7 +34,7 @@ from IPython.core.magic import (
 )
 from IPython.display import display
 
-from .._host import HUB, Sink
+from .._host import HUB, Sink, Store
 from ..ui import LivePlot
 from ._cell_sinks import _CellPlot, _CellSink
 from ._options import _describe, _parse, _plot_arguments, _plot_options, _usage
@@ -59,6 +59,7 @@ class JaxHistMagics(Magics):
         self._auto_output: str | None = None
         self._cell_sink: _CellSink | None = None  # auto mode's sink for the running cell
         self._cell_plot: LivePlot | None = None  # the running %%jaxhist cell's plot
+        self._cell_store: Store | None = None  # the running %%jaxhist cell's --store
         # The running cell's run names (`Sink.named`), undone when it ends.
         self._cell_names = contextlib.ExitStack()
         self._told_no_frontend = False
@@ -116,8 +117,11 @@ class JaxHistMagics(Magics):
         """
         __tracebackhide__ = True  # a failing cell shows the user's frames, not the magic's
         live, name = self._begin_cell(line)
-        with live._naming(*name), live:
-            return self._run_body(cell)
+        try:
+            with live._naming(*name), live:
+                return self._run_body(cell)
+        finally:
+            self._file_cell_runs()
 
     def _begin_cell(self, line: str) -> tuple[LivePlot, tuple[str, bool]]:
         """The cell's plot, shown, and the name of its runs (and whether it was given)."""
@@ -125,7 +129,9 @@ class JaxHistMagics(Magics):
         name = (args.name, True) if args.name else (f"cell {_calling_cell(self.shell)}", False)
         # This cell draws on its own plot: auto mode's sink for it would be a second one.
         self._end_cell_sink(None)
-        return self._new_plot(_plot_options(args), args.output), name
+        options = _plot_options(args)
+        self._cell_store = options.get("store")
+        return self._new_plot(options, args.output), name
 
     def _enter_cell(self, line: str) -> None:
         """Line 1 of a rewritten ``%%jaxhist`` cell: attach the cell's plot until it ends."""
@@ -269,6 +275,15 @@ class JaxHistMagics(Magics):
         self._end_cell_plot(result)
         self._end_cell_sink(result)
         self._cell_names.close()
+        self._file_cell_runs()
+
+    def _file_cell_runs(self) -> None:
+        """Wait until the cell's runs are in its ``--store`` (as leaving ``with store:`` does):
+        when the cell ends, its rows are on disk."""
+        store, self._cell_store = self._cell_store, None
+        stores = [store, (self._auto_options or {}).get("store")]
+        for s in {id(s): s for s in stores if isinstance(s, Store)}.values():
+            s.flush(s.exit_wait, warn=True)
 
     def _end_cell_sink(self, result: Any) -> None:
         sink, self._cell_sink = self._cell_sink, None

@@ -188,6 +188,34 @@ class Run:
             rows.setflags(write=False)  # shared by every sink: nobody edits it in place
         return out
 
+    def block(self, lanes: Any, start: int, stop: int) -> list[np.ndarray]:
+        """Rows ``start .. stop`` (``stop`` excluded) of each of ``lanes`` (ascending, every one
+        with at least ``stop`` rows), one read-only array per leaf of shape
+        ``(len(lanes), stop - start, *shape)``: `rows_since` for many lanes at once, one copy
+        per leaf (a view when the lanes are consecutive and the rows lie in one segment), so
+        a reader of thousands of lanes has no Python loop over them.
+        """
+        lanes = np.asarray(lanes, np.int64)
+        with self._lock:
+            have = np.asarray(self._counts, np.int64)[lanes]
+            if len(lanes) and (have.min() < stop or start < 0):
+                raise ValueError(f"run {self.id}: rows {start}..{stop} of lanes not received")
+            at, size = lane_index(lanes.tolist()) if len(lanes) else [], self._seg_rows
+            pieces = [
+                [buf[at, max(start - k * size, 0) : stop - k * size] for buf in self._segs[k]]
+                for k in range(start // size, -(-stop // size))
+            ]
+        if not pieces or not len(lanes):
+            out = [
+                np.zeros((len(lanes), max(0, stop - start), *s), np_dtype(d))
+                for s, d in self._leaf_specs()
+            ]
+        else:
+            out = [p[0] if len(p) == 1 else np.concatenate(p, 1) for p in zip(*pieces, strict=True)]
+        for rows in out:
+            rows.setflags(write=False)
+        return out
+
     def _leaf_specs(self) -> list[tuple[tuple[int, ...], str]]:
         return list(zip(self.layout.shapes, self.layout.dtypes, strict=True))
 
