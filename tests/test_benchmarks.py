@@ -23,6 +23,7 @@ pytestmark = pytest.mark.slow
         ("liveview.py", ["--quick"], "updates/s over the whole run"),
         ("vectors.py", ["--quick"], "field drawn as"),
         ("store.py", ["--quick"], "rows read back"),
+        ("store_format.py", ["--quick"], "blocks: the cost of a copy"),
         ("compile.py", ["--quick"], "compile: jhw adds"),
         ("zoom.py", ["--quick"], "its cost follows w, not n"),
     ],

@@ -164,15 +164,16 @@ class Store(Sink):
     def on_start(self, run: Run) -> None:
         self._check_fork()
         name = run.name if run.name_given else (self.name or run.name)
-        filing = Filing(run, name, utc_now())
         with self._state:
-            self._filings[run] = filing
+            if run in self._filings or run in self._filed:  # handed twice (a plot's store=
+                return  # that is also attached): one line in the file
+            filing = self._filings[run] = Filing(run, name, utc_now())
             queue = self._note(filing)
         self._queue(queue)
 
     def on_rows(self, run: Run, lanes: list[int]) -> None:
         with self._state:
-            filing = self._filings.get(run)
+            filing = self._open(run)
             queue = filing is not None and self._note(filing)
         self._queue(queue)
 
@@ -186,15 +187,20 @@ class Store(Sink):
         self._queue(queue)
 
     def _resume(self, run: Run) -> None:
-        # A run given up for dead (its block ended) sent rows after all: file on, reopened.
         super()._resume(run)
         with self._state:
-            filing = self._filings.get(run) or self._filed.pop(run, None)
-            if filing is not None:
-                filing.ended, filing.end = False, None
-                self._filings[run] = filing
+            filing = self._open(run)
             queue = filing is not None and self._note(filing)
         self._queue(queue)
+
+    def _open(self, run: Run) -> Filing | None:
+        """The filing of ``run`` (caller holds the state lock); a run filed whole and ended
+        that sends rows after all (given up for dead when its block ended) is reopened."""
+        filing = self._filings.get(run)
+        if filing is None and run in self._filed:
+            filing = self._filings[run] = self._filed.pop(run)
+            filing.ended, filing.end = False, None
+        return filing
 
     def _note(self, filing: Filing) -> bool:
         """Mark ``filing`` as having something to file (caller holds the state lock); True if
@@ -221,6 +227,17 @@ class Store(Sink):
         per pass, so other work on the worker gets its turn between them)."""
         if self._pid != os.getpid():
             return
+        try:
+            self._pass()
+        except BaseException as e:  # a bug: report it, and never leave the queue stuck
+            report(e, "Store (filing)")
+            with self._state:
+                again = bool(self._dirty)
+                self._queued = again
+                self._state.notify_all()
+            self._queue(again)
+
+    def _pass(self) -> None:
         with self._state:
             batch, gen = list(self._dirty), self._noted
             self._dirty.clear()

@@ -7,7 +7,6 @@ over lanes or rows), and a run read back is assembled in place, one array per le
 
 from __future__ import annotations
 
-import itertools
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -20,12 +19,12 @@ from ._run import Run
 
 __all__ = ["INSERT", "encode", "field_lines", "groups", "read"]
 
-INSERT = "INSERT INTO blocks VALUES (?,?,?,?,?,?,?,?,?)"
+INSERT = "INSERT INTO blocks VALUES (?,?,?,?,?,?,?,?)"
 #: Rows read from a run at once while filing (all its lanes together), in bytes at most.
 _WINDOW_BYTES = 16 << 20
 #: The data of one block line at most: small enough to stay within one page of the file (4 KiB),
 #: so a reader of the ``history`` view gets at a value's bytes without copying the block from
-#: overflow pages each time (measured in ``benchmarks/store.py``).
+#: overflow pages each time (``benchmarks/store_format.py``).
 BLOCK_DATA = 3500
 
 
@@ -68,14 +67,11 @@ def groups(written: np.ndarray, counts: np.ndarray) -> list[tuple[np.ndarray, in
 
 
 def encode(
-    run: Run,
-    db_id: int,
-    todo: list[tuple[np.ndarray, int, int]],
-    numbers: itertools.count,  # type: ignore[type-arg]
+    run: Run, db_id: int, todo: list[tuple[np.ndarray, int, int]]
 ) -> Iterator[tuple[Any, ...]]:
     """The ``blocks`` lines of rows ``start .. stop`` of each group of lanes in ``todo``
-    (`groups`), numbered from ``numbers``; read from ``run`` a window at a time, so what
-    filing holds at once is bounded whatever is waiting."""
+    (`groups`), read from ``run`` a window at a time, so that what filing holds at once is
+    bounded whatever is waiting."""
     layout = run.layout
     rowbytes = [
         int(np.prod(s, dtype=np.int64)) * np_dtype(d).itemsize
@@ -87,33 +83,36 @@ def encode(
         for w0 in range(start, stop, window):
             w1 = min(stop, w0 + window)
             for leaf, rows in enumerate(run.block(lanes, w0, w1)):
-                pairs = pairs_per_block(rowbytes[leaf])
-                yield from _cut(db_id, leaf, rows, lanes, w0, pairs, numbers)
+                yield from _cut(db_id, leaf, rows, lanes, w0, pairs_per_block(rowbytes[leaf]))
 
 
 def _cut(
-    db_id: int,
-    leaf: int,
-    rows: np.ndarray,
-    lanes: np.ndarray,
-    first: int,
-    pairs: int,
-    numbers: itertools.count,  # type: ignore[type-arg]
+    db_id: int, leaf: int, rows: np.ndarray, lanes: np.ndarray, first: int, pairs: int
 ) -> Iterator[tuple[Any, ...]]:
     """``rows`` (lanes, n, *shape) cut into blocks of at most ``pairs`` (lane, row) pairs:
-    whole rows of several lanes where a lane's rows are fewer, else runs of one lane's rows."""
+    whole rows of several lanes where a lane's rows are fewer (the blocks are then consecutive
+    pieces of the array's bytes, sliced from one copy), else runs of one lane's rows."""
     n = rows.shape[1]
+    if n == 0 or not len(lanes):
+        return
     per_lane = min(n, pairs)
-    lanes_per = max(1, pairs // max(per_lane, 1))
-    for l0 in range(0, len(lanes), lanes_per):
-        sub = lanes[l0 : l0 + lanes_per]
-        lo = int(sub[0])
-        contiguous = int(sub[-1]) - lo == len(sub) - 1
-        blob = None if contiguous else sub.astype("<i4").tobytes()
-        for r0 in range(0, n, per_lane):
-            piece = rows[l0 : l0 + lanes_per, r0 : r0 + per_lane]
-            yield (db_id, next(numbers), leaf, first + r0, piece.shape[1], lo, len(sub), blob,
-                   piece.tobytes())  # fmt: skip
+    if per_lane == n:  # whole rows of several lanes a block
+        lanes_per = max(1, pairs // n)
+        data = memoryview(np.ascontiguousarray(rows).tobytes())
+        step = lanes_per * (len(data) // len(lanes))
+        for k, l0 in enumerate(range(0, len(lanes), lanes_per)):
+            sub = lanes[l0 : l0 + lanes_per]
+            lo = int(sub[0])
+            blob = None if int(sub[-1]) - lo == len(sub) - 1 else sub.astype("<i4").tobytes()
+            piece = bytes(data[k * step : (k + 1) * step])
+            yield (db_id, leaf, first, n, lo, len(sub), blob, piece)
+        return
+    for j, lane in enumerate(lanes.tolist()):  # long runs of few lanes: a lane at a time
+        data = memoryview(np.ascontiguousarray(rows[j]).tobytes())
+        step = per_lane * (len(data) // n)
+        for k, r0 in enumerate(range(0, n, per_lane)):
+            chunk = bytes(data[k * step : (k + 1) * step])
+            yield (db_id, leaf, first + r0, min(per_lane, n - r0), lane, 1, None, chunk)
 
 
 def read(
@@ -128,7 +127,7 @@ def read(
     swap = byteorder is not None and byteorder != sys.byteorder
     cursor = conn.execute(
         "SELECT leaf, first, nrows, lane0, nlanes, lanes, data FROM blocks WHERE run=? "
-        "ORDER BY leaf, block",
+        "ORDER BY leaf, rowid",
         (db_id,),
     )
     for leaf, first, nrows, lane0, nlanes, blob, data in cursor:

@@ -10,7 +10,6 @@ runs stay as filed so far.
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
 import sys
 
@@ -63,7 +62,7 @@ def _from_rows(conn: sqlite3.Connection) -> None:
             "INSERT INTO fields VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             blocks.field_lines(run.id, layout),
         )
-        conn.executemany(blocks.INSERT, blocks.encode(run, run.id, todo, itertools.count()))
+        conn.executemany(blocks.INSERT, blocks.encode(run, run.id, todo))
         specs = zip(layout.dtypes, layout.shapes, strict=True)
         codecs = [schema.codec(d, tuple(s))["codec"] for d, s in specs]
         conn.execute(

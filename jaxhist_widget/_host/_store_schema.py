@@ -7,12 +7,13 @@ Host runtime, stdlib and numpy only. Format version 4 (``PRAGMA user_version``):
          step_counters, name_json, incomplete, byteorder)
     fields(run, leaf, name, dtype, shape, codec, itemsize, rowbytes, bits, nexp, nmant, bias,
            special)                                     -- one line per leaf of each run
-    blocks(run, block, leaf, first, nrows, lane0, nlanes, lanes, data)
+    blocks(run, leaf, first, nrows, lane0, nlanes, lanes, data)    -- rowid: the order filed
     _seq(i, pow2)                                       -- 0..4095, 2**(i-2048): for the view
     history                                             -- one line per (run, lane, step, leaf)
 
 ``runs`` holds one line per run: ``fields`` (the leaf names, exact), ``dtypes``, ``shapes``,
-``statuses``, ``rows`` (rows per lane), ``step_counters`` (the leaves that count the steps, which
+``statuses``, ``rows`` (rows per lane: at each commit for up to 64 lanes, else each second and at
+the end), ``step_counters`` (the leaves that count the steps, which
 a plot leaves out by default) are JSON lists, ``tree`` the record's structure (JSON, to rebuild
 rows in the form of ``History.to_numpy()``), ``lanes`` is NULL for a run without vmap (its rows
 have lane 0), ``steps`` the most steps any lane took. ``name`` is the run's name as UTF-8 text
@@ -24,7 +25,7 @@ The rows are in ``blocks``: each line holds one leaf's rows ``first .. first + n
 ``lanes``), as raw element bytes in the machine's byte order (``runs.byteorder``), C order with
 shape ``(nlanes, nrows, *shape)``. Raw bytes keep every value exact (NaN payloads, -0.0, every
 dtype down to int2 and float4) and cost a copy to write and read, whatever the number of leaves
-or lanes; the lines of one ``block`` number share their rows and lanes, one line per leaf.
+or lanes. A leaf's blocks, in the order filed (``rowid``), hold each lane's rows in order.
 
 ``history`` shows every value as SQL: one line per run, lane, step and leaf (``run_name``,
 ``run_status``, ``run``, ``lane``, ``step``, ``field``, ``value``), decoding the bytes in plain
@@ -124,16 +125,15 @@ CREATE TABLE IF NOT EXISTS fields (
     """
 CREATE TABLE IF NOT EXISTS blocks (
     run INTEGER NOT NULL,
-    block INTEGER NOT NULL,
     leaf INTEGER NOT NULL,
     first INTEGER NOT NULL,
     nrows INTEGER NOT NULL,
     lane0 INTEGER NOT NULL,
     nlanes INTEGER NOT NULL,
     lanes BLOB,
-    data BLOB NOT NULL,
-    PRIMARY KEY (run, block, leaf)
+    data BLOB NOT NULL
 )""",
+    "CREATE INDEX IF NOT EXISTS blocks_of_run ON blocks (run, leaf)",
     "CREATE TABLE IF NOT EXISTS _seq (i INTEGER PRIMARY KEY, pow2 REAL NOT NULL)",
 ]
 

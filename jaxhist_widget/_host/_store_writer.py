@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import itertools
 import os
 import socket
 import sqlite3
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,10 @@ from ._store_liveness import writer_token
 __all__ = ["Filing", "Locked", "Writer", "utc_now"]
 
 
+#: Runs of up to this many lanes have ``runs.rows`` written at every commit.
+_ROWS_LANES = 64
+
+
 class Locked(Exception):
     """Another program holds the file's write lock: try again later."""
 
@@ -43,15 +47,15 @@ class Locked(Exception):
 class Filing:
     """What a store knows of one run it files: its line in the file and the rows filed."""
 
-    __slots__ = ("blocks", "db_id", "end", "end_filed", "ended", "gave_up", "gen", "marked",
-                 "name", "run", "started", "written")  # fmt: skip
+    __slots__ = ("db_id", "end", "end_filed", "ended", "gave_up", "gen", "marked", "name",
+                 "rows_at", "run", "started", "written")  # fmt: skip
 
     def __init__(self, run: Run, name: str | None, started: str) -> None:
         self.run, self.name, self.started = run, name, started
         self.db_id: int | None = None  # its id in the file, once its line is committed
         self.gen = 0  # which opening of the file that id belongs to
         self.written = np.zeros(0, np.int64)  # rows committed, per lane
-        self.blocks = 0  # the next block number
+        self.rows_at = 0.0  # when ``runs.rows`` was last written (monotonic)
         self.ended = False
         self.end_filed = False
         self.end: tuple[str, list[str], float, str] | None = None  # status, statuses, s, at
@@ -150,21 +154,25 @@ class Writer:
         counts = np.asarray(run.counts, np.int64)
         written = np.zeros(len(counts), np.int64)
         written[: len(f.written)] = f.written[: len(counts)]
-        numbers = itertools.count(f.blocks)
         now = utc_now()
         conn.execute("BEGIN IMMEDIATE")
         try:
             db_id = f.db_id if f.db_id is not None else self._insert_line(conn, f, now)
             todo = blocks.groups(written, counts)
             if todo:
-                conn.executemany(blocks.INSERT, blocks.encode(run, db_id, todo, numbers))
+                conn.executemany(blocks.INSERT, blocks.encode(run, db_id, todo))
             line: dict[str, Any] = {
-                "rows": schema.dumps(counts.tolist()),
                 "steps": max(int(counts.max()) - 1, 0) if len(counts) else 0,
                 "lanes": run.lanes,
                 "heartbeat": now,
                 "status": "running",
             }
+            # The rows per lane as JSON: a few KB a commit for thousands of lanes, so for many
+            # lanes once a second and at the end (readers take the rows from the blocks).
+            clock = time.monotonic()
+            rows_now = ended or len(counts) <= _ROWS_LANES or clock - f.rows_at >= 1.0
+            if rows_now:
+                line["rows"] = schema.dumps(counts.tolist())
             if ended and end is not None:
                 status, statuses, elapsed, at = end
                 line.update(status=status, statuses=schema.dumps(statuses), ended=at)
@@ -175,7 +183,9 @@ class Writer:
         except BaseException:
             _rollback(conn)
             raise
-        f.db_id, f.gen, f.written, f.blocks = db_id, self._gen, counts, next(numbers)
+        f.db_id, f.gen, f.written = db_id, self._gen, counts
+        if rows_now:
+            f.rows_at = clock
         f.end_filed = ended
 
     def _insert_line(self, conn: sqlite3.Connection, f: Filing, now: str) -> int:

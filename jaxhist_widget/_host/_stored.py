@@ -169,8 +169,10 @@ def _load(conn: sqlite3.Connection, line: sqlite3.Row, version: int) -> StoredRu
     if version in schema.LEGACY:
         arrays, counts = legacy.read(conn, line, layout, lanes)
     else:
-        filed = json.loads(line["rows"]) if line["rows"] else []
-        most = max([int(n) for n in filed] or [0])
+        (most,) = conn.execute(
+            "SELECT max(first + nrows) FROM blocks WHERE run=?", (run.id,)
+        ).fetchone()
+        most = int(most or 0)
         byteorder = line["byteorder"]
         arrays, counts = blocks.read(conn, run.id, layout, lanes, most, byteorder)
     run._install(arrays, counts)

@@ -6,14 +6,13 @@ from __future__ import annotations
 import os
 import sys
 import textwrap
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 import jaxhist_widget as jhw
-
-from . import ROOT
 
 A = jnp.asarray(np.random.default_rng(0).normal(size=(16, 16)) / 6, jnp.float32)
 
@@ -60,8 +59,12 @@ def child(code: str) -> list[str]:
     return [sys.executable, "-c", textwrap.dedent(code)]
 
 
-#: The environment of a child process: this tree's package, on the CPU.
-CHILD_ENV = {**os.environ, "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu"}
+#: The environment of a child process: the package this process imports, on the CPU.
+CHILD_ENV = {
+    **os.environ,
+    "PYTHONPATH": str(Path(jhw.__file__).resolve().parents[1]),
+    "JAX_PLATFORMS": "cpu",
+}
 
 
 # ------------------------------------------------------------------- synthetic streams

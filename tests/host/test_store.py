@@ -217,3 +217,14 @@ def test_a_liveplot_with_store_files_every_run_it_draws(tmp_path):
     same_bits(runs[0].history()["x"], one.to_numpy()["x"])
     for stored, drawn in zip(runs[1].history(), live.history(1), strict=True):
         same_bits(stored["step"], drawn["step"])
+
+
+def test_a_store_handed_a_run_twice_files_it_once(tmp_path):
+    """Attached, and the store= of an attached plot: both hand it each run."""
+    pytest.importorskip("bqplot")
+    path = tmp_path / "runs.db"
+    store = jhw.Store(path)
+    with store, jhw.LivePlot(store=store):
+        _, one = jax.jit(tanh_loop)(starts(1)[0])
+    [run] = jhw.load_runs(path)
+    same_bits(run.history()["x"], one.to_numpy()["x"])
