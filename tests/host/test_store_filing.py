@@ -168,11 +168,20 @@ def test_a_full_disk_is_said_once_marked_and_never_touches_the_run(tmp_path, mon
             lambda c: (c[0] + 1, c[1] * 0.999),
             (jnp.int32(0), x),
             max_steps=20_000,
+            stream_every=500,
         )
     )
+    store = jhw.Store(path, name="big")
+
+    class Paced(jhw.Sink):  # each chunk filed before the next comes: the disk fills mid-run
+        rows_can_wait = False
+
+        def on_rows(self, run, lanes):
+            store.flush(10)
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with jhw.Store(path, name="big") as store, jhw.Recorder() as rec:
+        with store, Paced(), jhw.Recorder() as rec:
             _, hist = big(jnp.float32(1.0))
             big(jnp.float32(2.0))  # the next run: tried afresh, fails the same
     said = [str(w.message) for w in caught if "Store" in str(w.message)]
