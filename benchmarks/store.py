@@ -462,7 +462,7 @@ def main():
         want, back, elapsed, failed = concurrent(kind, where, steps, runs)
         table.append([kind, f"{want:,}", f"{back:,}", f"{elapsed:.2f}", failed])
     print_table(["format", "rows written", "rows read back", "wall s", "writer errors"], table)
-    print("\nevery rows read back")
+    print("\ndone: rows read back against rows filed, above")
 
 
 if __name__ == "__main__":
