@@ -86,7 +86,7 @@ class StoredRun(Run):
             rows = arrays[0].shape[1] if arrays else 0
             self._segs = [arrays] if rows else []
             self._seg_rows = max(1, rows)
-            self._counts = [int(c) for c in counts]
+            self._counts[:] = [int(c) for c in counts]  # in place: its length is the lanes
 
     def to_pandas(self) -> Any:
         """The rows as a `pandas.DataFrame`: ``step`` (and ``lane`` under vmap), then one column
