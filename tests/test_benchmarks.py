@@ -24,6 +24,7 @@ pytestmark = pytest.mark.slow
         ("vectors.py", ["--quick"], "field drawn as"),
         ("store.py", ["--quick"], "rows read back"),
         ("tensorboard.py", ["--quick"], "µs/row (ours)"),
+        ("store_format.py", ["--quick"], "blocks: the cost of a copy"),
         ("compile.py", ["--quick"], "compile: jhw adds"),
         ("zoom.py", ["--quick"], "its cost follows w, not n"),
         ("lanes.py", ["--quick"], "streaming <= 1.5x the copy of its bytes"),

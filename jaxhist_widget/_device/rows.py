@@ -17,7 +17,7 @@ from . import devices
 from .checks import store_dtype
 from .history import History
 
-__all__ = ["Rows", "layout", "plan"]
+__all__ = ["Rows", "layout", "plan", "unique_names"]
 
 
 class Rows(NamedTuple):
@@ -114,7 +114,12 @@ def _chunk_rows(first: list[jax.Array], max_rows: int, every: int | None) -> int
 
 
 def _leaf_names(tree: Any) -> tuple[str, ...]:
-    """Leaf names: ``loss``, ``params.w``, ``[0]``, ``state[1]``; ``value`` for a lone leaf."""
+    """Leaf names: ``loss``, ``params.w``, ``[0]``, ``state[1]``; ``value`` for a lone leaf.
+
+    Unique: leaves whose paths spell alike (``{"a.b": x, "a": {"b": y}}``, both ``a.b``) are
+    told apart by `unique_names`. Every sink takes these names as they are (a plot's fields, a
+    store's columns, a table's headers), so the rule lives here, once.
+    """
     paths = jax.tree_util.tree_flatten_with_path(tree)[0]
     names = []
     for path, _ in paths:
@@ -129,4 +134,26 @@ def _leaf_names(tree: Any) -> tuple[str, ...]:
             else:
                 name += str(key)
         names.append(name or "value")
-    return tuple(names)
+    return unique_names(names)
+
+
+def unique_names(names: list[str]) -> tuple[str, ...]:
+    """``names`` with each repeat made unique: the first keeps its name, a later one gets
+    `` (2)``, `` (3)``, ... (the first such suffix no other name has), in flatten order.
+
+    >>> unique_names(["a.b", "a.b", "x", "a.b (2)"])
+    ('a.b', 'a.b (3)', 'x', 'a.b (2)')
+    """
+    taken = set(names)
+    seen: set[str] = set()
+    out = []
+    for name in names:
+        if name in seen:
+            k = 2
+            while f"{name} ({k})" in taken:
+                k += 1
+            name = f"{name} ({k})"
+            taken.add(name)
+        seen.add(name)
+        out.append(name)
+    return tuple(out)

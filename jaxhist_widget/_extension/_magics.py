@@ -34,7 +34,7 @@ from IPython.core.magic import (
 )
 from IPython.display import display
 
-from .._host import HUB, Sink, TensorBoard
+from .._host import HUB, Sink, Store, TensorBoard
 from ..ui import LivePlot
 from ._cell_sinks import _CellPlot, _CellSink
 from ._options import _describe, _parse, _plot_arguments, _plot_options, _usage
@@ -64,6 +64,7 @@ class JaxHistMagics(Magics):
         self._auto_tensorboard: TensorBoard | None = None
         self._auto_cell_tensorboard: TensorBoard | None = None
         self._cell_tensorboard: TensorBoard | None = None
+        self._cell_store: Store | None = None  # the running %%jaxhist cell's --store
         # The running cell's run names (`Sink.named`), undone when it ends.
         self._cell_names = contextlib.ExitStack()
         self._told_no_frontend = False
@@ -121,8 +122,11 @@ class JaxHistMagics(Magics):
         """
         __tracebackhide__ = True  # a failing cell shows the user's frames, not the magic's
         live, name, tensorboard = self._begin_cell(line)
-        with live._naming(*name), tensorboard or contextlib.nullcontext(), live:
-            return self._run_body(cell)
+        try:
+            with live._naming(*name), tensorboard or contextlib.nullcontext(), live:
+                return self._run_body(cell)
+        finally:
+            self._file_cell_runs()
 
     def _begin_cell(self, line: str) -> tuple[LivePlot, tuple[str, bool], TensorBoard | None]:
         """The cell's plot, shown, the name of its runs (and whether it was given), and the
@@ -135,7 +139,9 @@ class JaxHistMagics(Magics):
         if args.tensorboard:  # the cell's own files, not also auto mode's
             self._end_auto_tensorboard(None)
             tensorboard = TensorBoard(args.tensorboard)
-        return self._new_plot(_plot_options(args), args.output), name, tensorboard
+        options = _plot_options(args)
+        self._cell_store = options.get("store")
+        return self._new_plot(options, args.output), name, tensorboard
 
     def _enter_cell(self, line: str) -> None:
         """Line 1 of a rewritten ``%%jaxhist`` cell: attach the cell's plot until it ends."""
@@ -297,6 +303,15 @@ class JaxHistMagics(Magics):
         self._end_cell_sink(result)
         self._end_auto_tensorboard(result)
         self._cell_names.close()
+        self._file_cell_runs()
+
+    def _file_cell_runs(self) -> None:
+        """Wait until the cell's runs are in its ``--store`` (as leaving ``with store:`` does):
+        when the cell ends, its rows are on disk."""
+        store, self._cell_store = self._cell_store, None
+        stores = [store, (self._auto_options or {}).get("store")]
+        for s in {id(s): s for s in stores if isinstance(s, Store)}.values():
+            s.flush(s.exit_wait, warn=True)
 
     def _end_cell_sink(self, result: Any) -> None:
         sink, self._cell_sink = self._cell_sink, None

@@ -12,6 +12,7 @@ from IPython.core import magic_arguments
 from IPython.core.error import UsageError
 from IPython.utils.process import arg_split
 
+from .._host import Store
 from ..ui import MAX_POINTS_LIMIT
 from ..ui._vectors import VECTOR_MODES
 
@@ -35,6 +36,15 @@ def _name(text: str) -> str:
     if not text.isidentifier():
         raise ArgumentTypeError(f"{text!r} is not a Python name")
     return text
+
+
+def _store(text: str) -> Store:
+    # Made while parsing: a path that cannot be a store (no such directory, another
+    # application's file) fails the cell before it runs, with the store's own message.
+    try:
+        return Store(text)
+    except (OSError, ValueError) as e:
+        raise ArgumentTypeError(str(e)) from None
 
 
 # A comma splits fields, except inside brackets: "loss,x[0,1]" is two fields.
@@ -135,6 +145,7 @@ def _plot_arguments(func: Callable[..., Any]) -> Callable[..., Any]:
             magic_arguments.argument(
                 "--store",
                 metavar="PATH",
+                type=_store,
                 help="also append every run to the SQLite store at PATH (jhw.load_runs reads it)",
             ),
             magic_arguments.argument(

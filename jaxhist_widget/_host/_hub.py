@@ -28,11 +28,12 @@ Lock order, the one place it is written (a lock may be taken while holding those
 4. a run's lock (`Run._lock`).
 
 A `TensorBoard` sink's notes lock is taken in its hooks with nothing else held; only the
-worker's condition is taken inside it (it queues its writes). The worker's condition, a
-`Pace`'s lock, the error reporter's lock, a plot's flusher lock and auto mode's cell-plot lock (held while the plot is made and shown, on the worker: nothing of
-the runtime's is taken meanwhile; the plot then `join`s its run) are leaves: nothing is taken
-while one is held. No lock is held while a sink's hooks or user code run, or while waiting for
-the worker.
+worker's condition is taken inside it (it queues its writes). A `Store`'s state condition and
+its writer's connection lock, the worker's condition, a `Pace`'s lock, the error reporter's
+lock, a plot's flusher lock and auto mode's cell-plot lock (held while the plot is made and
+shown, on the worker: nothing of the runtime's is taken meanwhile; the plot then `join`s its
+run) are leaves: nothing is taken while one is held. No lock is held while a sink's hooks or
+user code run, or while waiting for the worker.
 
 Exceptions never propagate into XLA (that would kill the computation and its device history):
 they are reported (`report`) once per sink, run and hook.

@@ -189,26 +189,33 @@ class Run:
             rows.setflags(write=False)  # shared by every sink: nobody edits it in place
         return out
 
-    def rows_of_lanes(self, lanes: list[int], start: int, stop: int) -> list[np.ndarray]:
-        """Rows ``start .. stop`` (excluded) of each of ``lanes`` (ascending, each holding them),
-        one read-only array of shape ``(len(lanes), stop - start, *shape)`` per leaf: what
-        `rows_since` gives for each lane, read for all of them at once (a writer of thousands
-        of lanes reads a segment at a time, not a lane at a time).
+    def block(self, lanes: Any, start: int, stop: int) -> list[np.ndarray]:
+        """Rows ``start .. stop`` (``stop`` excluded) of each of ``lanes`` (ascending, every one
+        with at least ``stop`` rows), one read-only array per leaf of shape
+        ``(len(lanes), stop - start, *shape)``: `rows_since` for many lanes at once, one copy
+        per leaf (a view when the lanes are consecutive and the rows lie in one segment), so
+        a reader of thousands of lanes has no Python loop over them.
         """
         if type(self).rows_since is not Run.rows_since:  # a subclass keeps its rows elsewhere
-            per_lane = [self.rows_since(lane, start, stop) for lane in lanes]
+            per_lane = [self.rows_since(int(lane), start, stop) for lane in lanes]
             return [np.stack(leaf) for leaf in zip(*per_lane, strict=True)] if per_lane else []
-        at, size = lane_index(lanes), self._seg_rows
+        lanes = np.asarray(lanes, np.int64)
         with self._lock:
-            if np.asarray(self._counts)[lanes].min(initial=stop) < stop:
-                raise ValueError(f"run {self.id}: not every lane of {lanes} has {stop} rows")
+            have = np.asarray(self._counts, np.int64)[lanes]
+            if len(lanes) and (have.min() < stop or start < 0):
+                raise ValueError(f"run {self.id}: rows {start}..{stop} of lanes not received")
+            at, size = lane_index(lanes.tolist()) if len(lanes) else [], self._seg_rows
             pieces = [
                 [buf[at, max(start - k * size, 0) : stop - k * size] for buf in self._segs[k]]
                 for k in range(start // size, -(-stop // size))
             ]
-        if not pieces:
-            return [_empty(s, d)[None].repeat(len(lanes), 0) for s, d in self._leaf_specs()]
-        out = [p[0] if len(p) == 1 else np.concatenate(p, 1) for p in zip(*pieces, strict=True)]
+        if not pieces or not len(lanes):
+            out = [
+                np.zeros((len(lanes), max(0, stop - start), *s), np_dtype(d))
+                for s, d in self._leaf_specs()
+            ]
+        else:
+            out = [p[0] if len(p) == 1 else np.concatenate(p, 1) for p in zip(*pieces, strict=True)]
         for rows in out:
             rows.setflags(write=False)
         return out

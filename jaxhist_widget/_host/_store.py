@@ -1,80 +1,85 @@
-"""`Store`: a sink that appends every chunk of every run to an SQLite file as it arrives.
+"""`Store`: a sink that files every run it receives into an SQLite file, as the rows arrive.
 
-Host runtime. Each chunk is one committed transaction, so a process killed at any point (``kill
--9``, an out-of-memory kill, a kernel restart) leaves every chunk the store had filed readable,
-by this package (`load_runs`) or by any SQLite reader. The format is `_store_schema`'s.
+Host runtime. The hooks, which run in the loop's host calls, only note what a run has new and
+hand the filing to the package's worker (`HUB.worker`, under a key of the store's own); the
+worker commits it (`_store_writer`). So the loop never waits on the file, whatever holds it up
+(another program's lock, a slow disk); the rows wait meanwhile in the run, which the host keeps
+in memory anyway. The format is `_store_schema`'s.
 """
 
 from __future__ import annotations
 
-import datetime
+import asyncio
+import atexit
 import os
-import socket
-import sqlite3
 import threading
+import time
+import warnings
+import weakref
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-import ml_dtypes
-import numpy as np
-
-from . import _store_schema as schema
+from . import _store_file as files
+from ._hub import HUB
+from ._report import log, report
 from ._run import Run
 from ._sink import Sink
-from ._stored import StoredRun, load_runs, tree_to_json
+from ._store_writer import Filing, Locked, Writer, utc_now
+from ._stored import StoredRun, load_runs
 
-__all__ = ["Store"]
+__all__ = ["Store", "flush_stores"]
 
-#: Rows one INSERT statement files, at most (see `Store._write_rows`).
-_ROWS_PER_INSERT = 256
-#: Values one statement may bind: SQLite's limit since 3.32 is 32766.
-_MAX_VARIABLES = 32_000
-#: Runs whose rows the store still files should more come (each a few numbers).
-_MAX_ENTRIES = 1024
+T = TypeVar("T")
 
-
-class _Open:
-    """What the store knows of one run it is writing: its id in the file and rows written."""
-
-    __slots__ = ("columns", "db_id", "kinds", "lanes_known", "written")
-
-    def __init__(self, db_id: int, columns: list[str], kinds: list[str]) -> None:
-        self.db_id, self.columns, self.kinds = db_id, columns, kinds
-        self.written: list[int] = []
-        self.lanes_known = False
+#: Another program holding the file's lock this long (seconds) is worth a warning.
+LOCK_WARN_S = 5.0
 
 
 class Store(Sink):
-    """Append every run started while attached to the SQLite file ``path``, chunk by chunk.
+    """Append every run started while attached to the SQLite file ``path``, as its rows arrive.
 
-    Each chunk is committed as it arrives, so killing the process mid-run keeps every chunk
-    filed before the kill; what a ``kill -9`` loses is only the rows not yet committed: those
-    the loop had not yet handed to the host (at most one chunk per lane, some 50 ms of rows
-    with ``stream_every="auto"``) and those still queued for the worker thread. When the run
-    returns (leaving the ``with`` block), every row handed to the store is committed. A commit
-    is on disk for any later reader once made (a process crash loses nothing committed; only a
-    power cut may lose the last commits: WAL with ``synchronous=NORMAL``). A run whose writer
-    died reads back with status ``"interrupted"`` (`StoredRun`). Several processes may write
-    one file at once (each waits its turn per chunk). Rows are exact: every dtype, vmap lanes
-    and vector leaves read back bit for bit (`runs`, `load_runs`); the file is plain SQLite
-    (see `_store_schema` for its tables, and the ``history`` view), e.g.
+    Each batch of rows is one committed transaction, so killing the process mid-run keeps
+    every row filed before the kill, readable by `load_runs` or any SQLite reader; what a
+    ``kill -9`` loses is only the rows not yet committed: those the loop had not handed to the
+    host yet (at most one chunk per lane, some 50 ms of rows with ``stream_every="auto"``) and
+    those the worker had not filed yet (normally a few ms of them). A commit is on disk for any
+    later reader once made (WAL with ``synchronous=NORMAL``: only a power cut may lose the last
+    ones). A run whose writer died reads back with status ``"interrupted"`` (`StoredRun`).
+    Several processes may write one file at once. Rows are exact: every dtype, vmap lanes and
+    vector leaves read back bit for bit; the file is plain SQLite (see `_store_schema` for its
+    tables, and the ``history`` view with every value as SQL), e.g.
     ``pandas.read_sql("SELECT * FROM history", sqlite3.connect(path))``.
 
-    Writing holds up the loop only when SQLite files rows more slowly than the loop makes
-    them: the chunks go to the package's worker thread (a store asks for no stop, so its rows
-    can wait), unless another sink of the run needs to see the rows first, and the loop waits
-    only once a run has many chunks queued there. Filing costs SQLite a few microseconds per
-    row (``benchmarks/store.py``), so a loop of very cheap steps runs at that pace.
+    The loop never waits on the file: the store's hooks only note what is new, and the
+    package's worker thread files it. When the file is locked by another program (an
+    ``sqlite3`` shell inside ``BEGIN``, a database browser), filing waits for it, with a
+    warning after a few seconds, and resumes when it is let go, with every row.
 
-    A write that fails (disk full, the file locked for over a minute) is reported once as a
-    warning and never stops the run; its rows go with the next chunk.
+    Leaving the ``with`` block (or a `run`) waits until every row the store received is filed,
+    at most `exit_wait` seconds; past that (the file still locked) it warns and the rows go on
+    being filed in the background: `flush` waits for them, and so does the end of the Python
+    process (for `exit_wait` again). Ctrl-C during the wait ends the wait, not the filing.
+
+    Where a run cannot be filed (the disk is full, the file was deleted or turned read-only)
+    the store warns once, naming the file and the cause, stops filing that run, and marks it
+    in the file (`StoredRun.incomplete`, status ``"interrupted"``) where it still can; the
+    computation and its device `History` go on untouched, and the next run is filed afresh.
 
     Parameters
     ----------
     path
-        The store's file, created if missing.
+        The store's file: created at the first run if missing, in an existing directory.
     name
         The name given to the runs this store writes (`name` may be changed between runs).
+
+    Raises
+    ------
+    FileNotFoundError, IsADirectoryError, PermissionError, ValueError
+        At once, naming the path and what to do, if ``path`` cannot be a store: its directory
+        is missing, it is a directory, it is not an SQLite file or a truncated one, it is
+        another application's database or a store of a newer format, or it cannot be written.
+        Nothing is written to such a file.
 
     Examples
     --------
@@ -87,242 +92,264 @@ class Store(Sink):
     ('halving', 'converged', [10.0, 5.0, 2.5, 1.25, 0.625])
     """
 
-    # The store never asks for a stop from what it sees: its writes may wait for the worker.
+    # The store never asks for a stop from what it sees: its rows may wait.
     rows_can_wait = True
+    #: Seconds leaving a ``with`` block (or `run`) waits for the rows still to be filed.
+    exit_wait: float = 10.0
 
     def __init__(self, path: str | os.PathLike[str], *, name: str | None = None) -> None:
+        self.path = Path(os.fsdecode(path))
+        files.inspect(self.path, writing=True)  # refuse what cannot be a store, untouched
         super().__init__()
-        self.path = Path(path)
         #: The name given to runs that start from now on, unless a named block names them
         #: (`Sink.name`; None: the run's own name, else ``run <id>``).
         self.name = name
-        self._conn: sqlite3.Connection | None = None
-        self._pid = 0
-        self._db_lock = threading.Lock()
-        self._open: dict[int, _Open] = {}  # in-process run id -> its line in the file
+        self._key = ("jaxhist_widget.Store", id(self))  # the worker's tasks of this store
+        self._state = threading.Condition(threading.Lock())  # a leaf lock: nothing inside
+        self._reset_state()
+        _STORES.add(self)
+
+    def _reset_state(self) -> None:
+        self._pid = os.getpid()
+        self._writer = Writer(self.path)
+        self._filings: dict[Run, Filing] = {}  # runs not filed whole yet
+        self._filed: weakref.WeakKeyDictionary[Run, Filing] = weakref.WeakKeyDictionary()
+        self._dirty: dict[Filing, None] = {}  # runs with something to file, in order
+        self._queued = False  # a task of this store is queued or running on the worker
+        self._noted = self._done = 0  # notes made; notes all filed up to
+        self._locked_since: float | None = None
+        self._warned: set[str] = set()
 
     # ------------------------------------------------------------------- reading
     def runs(self) -> list[StoredRun]:
-        """Every run in the store, oldest first (see `load_runs`)."""
-        return load_runs(self.path)
+        """Every run in the store, oldest first (see `load_runs`); [] before the first."""
+        self.flush(self.exit_wait)
+        return load_runs(self.path) if self.path.exists() else []
+
+    def flush(self, timeout: float | None = None, *, warn: bool = False) -> bool:
+        """Wait until every row this store received so far is filed (or given up on), at most
+        ``timeout`` seconds (None: as long as it takes); True if it is. Ctrl-C ends the wait.
+        With ``warn``, a wait that times out says how many rows are still to be filed."""
+        if self._wait(timeout):
+            return True
+        if warn:
+            with self._state:
+                rows = sum(sum(f.run.counts) - f.rows_filed() for f in self._filings.values())
+            self._warn(
+                f"{rows:,} rows are not filed into {str(self.path)!r} after {timeout:g} s "
+                "(another program holds its lock?); they are filed in the background as the "
+                "file allows. store.flush() waits for them; the end of Python waits "
+                f"{self.exit_wait:g} s more."
+            )
+        return False
+
+    def _wait(self, timeout: float | None) -> bool:
+        self._check_fork()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._state:
+            target = self._noted
+            while self._done < target and (self._dirty or self._queued):
+                left = 0.1 if deadline is None else min(0.1, deadline - time.monotonic())
+                if left <= 0:
+                    return False
+                self._state.wait(left)  # in slices: a signal's handler runs between them
+            return True
 
     def close(self) -> None:
-        """Close the file (it is opened again when a run starts)."""
-        with self._db_lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        """Close the file (it is opened again when something is to be filed)."""
+        self._writer.close()
 
     # ----------------------------------------------------------------- sink hooks
+    # Called in the loop's host calls: they note, the worker files. No SQLite here.
     def on_start(self, run: Run) -> None:
-        layout = run.layout
-        columns = schema.column_names(layout.names)
-        kinds = [schema.kind_of(d, s) for d, s in zip(layout.dtypes, layout.shapes, strict=True)]
-        now = _utc_now()
-        # The run's name when the user gave it (`Sink.named`, ``name=``), else this store's,
-        # else one made up from the call or the cell (`Run.name`), else "run <id>" below.
-        line = {
-            "name": run.name if run.name_given else (self.name or run.name),
-            "started": now,
-            "status": "running",
-            "max_steps": layout.max_steps,
-            "fields": schema.dumps(list(layout.names)),
-            "step_counters": schema.dumps(list(layout.step_counters)),
-            "columns": schema.dumps(columns),
-            "dtypes": schema.dumps(list(layout.dtypes)),
-            "shapes": schema.dumps([list(s) for s in layout.shapes]),
-            "kinds": schema.dumps(kinds),
-            "tree": tree_to_json(layout.treedef),
-            "host": socket.gethostname(),
-            "pid": os.getpid(),
-            "writer": schema.writer_token(os.getpid()),
-            "heartbeat": now,
-        }
-
-        def write(conn: sqlite3.Connection) -> int:
-            schema.ensure_columns(conn, columns)
-            keys = ",".join(line)
-            marks = ",".join("?" * len(line))
-            cur = conn.execute(f"INSERT INTO runs ({keys}) VALUES ({marks})", list(line.values()))
-            db_id = int(cur.lastrowid or 0)
-            if line["name"] is None:
-                conn.execute("UPDATE runs SET name=? WHERE id=?", (f"run {db_id}", db_id))
-            return db_id
-
-        db_id = self._transaction(write)
-        with self._db_lock:
-            self._open[run.id] = _Open(db_id, columns, kinds)
-            while len(self._open) > _MAX_ENTRIES:
-                self._open.pop(next(iter(self._open)))
+        self._check_fork()
+        name = run.name if run.name_given else (self.name or run.name)
+        with self._state:
+            if run in self._filings or run in self._filed:  # handed twice (a plot's store=
+                return  # that is also attached): one line in the file
+            filing = self._filings[run] = Filing(run, name, utc_now())
+            queue = self._note(filing)
+        self._queue(queue)
 
     def on_rows(self, run: Run, lanes: list[int]) -> None:
-        self._write_rows(run, lanes)
+        with self._state:
+            filing = self._open(run)
+            queue = filing is not None and self._note(filing)
+        self._queue(queue)
 
     def on_end(self, run: Run) -> None:
-        with self._db_lock:
-            entry = self._open.get(run.id)
-        if entry is None:  # its start was never filed (the file could not be written)
+        end = (run.status, list(run.statuses), run.elapsed, utc_now())
+        with self._state:
+            filing = self._filings.get(run)
+            if filing is not None:
+                filing.end, filing.ended = end, True
+            queue = filing is not None and self._note(filing)
+        self._queue(queue)
+
+    def _resume(self, run: Run) -> None:
+        super()._resume(run)
+        with self._state:
+            filing = self._open(run)
+            queue = filing is not None and self._note(filing)
+        self._queue(queue)
+
+    def _open(self, run: Run) -> Filing | None:
+        """The filing of ``run`` (caller holds the state lock); a run filed whole and ended
+        that sends rows after all (given up for dead when its block ended) is reopened."""
+        filing = self._filings.get(run)
+        if filing is None and run in self._filed:
+            filing = self._filings[run] = self._filed.pop(run)
+            filing.ended, filing.end = False, None
+        return filing
+
+    def _note(self, filing: Filing) -> bool:
+        """Mark ``filing`` as having something to file (caller holds the state lock); True if
+        a task must be queued for it."""
+        self._dirty[filing] = None
+        self._noted += 1
+        if self._queued:
+            return False
+        self._queued = True
+        return True
+
+    def _queue(self, queue: bool) -> None:
+        if queue:
+            HUB.worker.submit(self._key, self._work)
+
+    def _check_fork(self) -> None:
+        if self._pid != os.getpid():  # a forked child: the parent files the parent's runs
+            with self._state:
+                self._reset_state()
+
+    # --------------------------------------------------------------- on the worker
+    def _work(self) -> None:
+        """File what is noted, one pass; queue another pass if more came meanwhile (a task
+        per pass, so other work on the worker gets its turn between them)."""
+        if self._pid != os.getpid():
             return
-        lanes = list(range(len(run.counts)))
-        self._write_rows(run, lanes)  # anything a failed write left behind
-        ended = _utc_now()
+        try:
+            self._pass()
+        except BaseException as e:  # a bug: report it, and never leave the queue stuck
+            report(e, "Store (filing)")
+            with self._state:
+                again = bool(self._dirty)
+                self._queued = again
+                self._state.notify_all()
+            self._queue(again)
 
-        def write(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "UPDATE runs SET status=?, statuses=?, ended=?, elapsed=?, lanes=? WHERE id=?",
-                (
-                    run.status,
-                    schema.dumps(run.statuses),
-                    ended,
-                    run.elapsed,
-                    run.lanes,
-                    entry.db_id,
-                ),
-            )
-
-        self._transaction(write)
-        # The run's entry stays (a run given up for dead may send rows after all, and end
-        # again): the oldest go once there are many.
-
-    # ------------------------------------------------------------------- writing
-    def _write_rows(self, run: Run, lanes: list[int]) -> None:
-        """File the rows of ``lanes`` not written yet, in one transaction."""
-        with self._db_lock:
-            entry = self._open.get(run.id)
-        if entry is None:
-            return
-        counts = run.counts
-        if len(entry.written) < len(counts):
-            entry.written += [0] * (len(counts) - len(entry.written))
-        width = 3 + len(entry.columns)
-        blocks: list[np.ndarray] = []
-        nans: list[tuple[Any, ...]] = []
-        taken = {}
-        for lane in lanes:
-            start = entry.written[lane]
-            leaves = run.rows_since(lane, start)
-            n = len(leaves[0])
-            if n == 0:
-                continue
-            # The rows as one object array (run, lane, step, leaves...): numpy makes the Python
-            # ints and floats SQLite binds, column by column, without a Python loop per row.
-            block = np.empty((n, width), object)
-            block[:, 0], block[:, 1] = entry.db_id, lane
-            block[:, 2] = np.arange(start, start + n)
-            for j, (col, kind, leaf) in enumerate(
-                zip(entry.columns, entry.kinds, leaves, strict=True)
-            ):
-                values = _encode(kind, leaf)
-                block[:, 3 + j] = values
-                if kind == "float":
-                    for i in np.flatnonzero(np.isnan(values)):
-                        nans.append(
-                            (entry.db_id, lane, start + int(i), col, leaf[i : i + 1].tobytes())
-                        )
-            blocks.append(block)
-            taken[lane] = start + n
-        if not taken:
-            return
-        done = [taken.get(lane, w) for lane, w in enumerate(entry.written)]
-        rows = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
-        # Many rows per INSERT: binding is per value anyway, but each statement execution has
-        # a fixed cost that one row a statement pays per row (about half the time per row).
-        per = max(1, min(_ROWS_PER_INSERT, _MAX_VARIABLES // width))
-        full = len(rows) // per * per
-        groups = rows[:full].reshape(-1, per * width).tolist()
-        rest = rows[full:].tolist()
-
-        def write(conn: sqlite3.Connection) -> None:
-            if groups:
-                conn.executemany(_insert(entry.columns, per), groups)
-            if rest:
-                conn.executemany(_insert(entry.columns, 1), rest)
-            if nans:
-                conn.executemany("INSERT INTO nan_bits VALUES (?,?,?,?,?)", nans)
-            conn.execute(
-                "UPDATE runs SET rows=?, steps=?, lanes=?, heartbeat=? WHERE id=?",
-                (schema.dumps(done), max(done) - 1, run.lanes, _utc_now(), entry.db_id),
-            )
-
-        self._transaction(write)
-        entry.written = done  # only once committed: a failed write is retried with later rows
-
-    def _transaction(self, fn: Any) -> Any:
-        """``fn(conn)`` in one write transaction (waiting for other writers), committed."""
-        with self._db_lock:
-            conn = self._connection()
-            conn.execute("BEGIN IMMEDIATE")
+    def _pass(self) -> None:
+        with self._state:
+            batch, gen = list(self._dirty), self._noted
+            self._dirty.clear()
+        waiting: list[Filing] = []
+        for k, filing in enumerate(batch):
             try:
-                result = fn(conn)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            return result
+                self._writer.file(filing)
+            except Locked:
+                waiting = batch[k:]  # the others would wait for the same lock
+                break
+            except Exception as e:  # a bug: never leave the store's queue stuck
+                filing.gave_up = f"{type(e).__name__}: {e}"
+                report(e, "Store (filing)")
+            if filing.gave_up is not None:
+                self._tell_gave_up(filing)
+        self._lock_watch(bool(waiting))
+        with self._state:
+            for filing in batch:
+                if filing.done and self._filings.get(filing.run) is filing:
+                    del self._filings[filing.run]
+                    if filing.gave_up is None:
+                        self._filed[filing.run] = filing
+            self._dirty = {**dict.fromkeys(waiting), **self._dirty}
+            if not waiting:
+                self._done = max(self._done, gen)
+            again = bool(self._dirty)
+            if not again:
+                self._queued = False
+            self._state.notify_all()
+        self._queue(again)
 
-    def _connection(self) -> sqlite3.Connection:
-        # Caller holds _db_lock. A forked child opens its own (a connection must not cross).
-        if self._conn is None or self._pid != os.getpid():
-            self._conn = schema.connect(str(self.path))
-            self._pid = os.getpid()
-        return self._conn
+    def _lock_watch(self, locked: bool) -> None:
+        """Warn once another program has held the file's lock for `LOCK_WARN_S`."""
+        now = time.monotonic()
+        if not locked:
+            if self._locked_since is not None:
+                log.info("jaxhist_widget: %s is writable again; filing resumed", self.path)
+            self._locked_since = None
+            self._warned.discard("locked")
+            return
+        if self._locked_since is None:
+            self._locked_since = now
+        elif now - self._locked_since > LOCK_WARN_S and "locked" not in self._warned:
+            self._warned.add("locked")
+            waiting = sum(sum(f.run.counts) - f.rows_filed() for f in list(self._filings.values()))
+            self._warn(
+                f"another program holds the write lock of {str(self.path)!r} (an open "
+                "transaction: an sqlite3 shell inside BEGIN, a database browser), so "
+                f"{waiting:,} rows wait to be filed. The loop goes on meanwhile; they are filed "
+                "as soon as it lets go of the file."
+            )
+
+    def _tell_gave_up(self, filing: Filing) -> None:
+        cause = filing.gave_up or ""
+        kind = cause.split(" (")[0]
+        if kind in self._warned:
+            return
+        self._warned.add(kind)
+        name = filing.name if filing.name is not None else f"run {filing.run.id}"
+        self._warn(
+            f"could not file run {name!r} into {str(self.path)!r}: {cause}. It stopped "
+            f"filing that run after {filing.rows_filed():,} rows"
+            + (", marked incomplete in the file" if filing.db_id is not None else "")
+            + ". The computation and its History are unaffected (the rows stay in memory "
+            "with the run); the next run is filed afresh."
+        )
+
+    def _warn(self, text: str) -> None:
+        log.warning("jaxhist_widget: Store: %s", text)
+        warnings.warn(f"jaxhist_widget: Store: {text}", RuntimeWarning, stacklevel=2)
+
+    # ------------------------------------------------------------------ attaching
+    def __exit__(self, *exc: object) -> None:
+        try:
+            super().__exit__(*exc)
+        finally:
+            self._wait_at_exit()
+
+    async def run_async(
+        self, fn: Callable[..., T], *args: Any, name: str | None = None, **kwargs: Any
+    ) -> T:
+        result = await super().run_async(fn, *args, name=name, **kwargs)
+        await asyncio.get_running_loop().run_in_executor(None, self._wait_at_exit)
+        return result
+
+    run_async.__doc__ = Sink.run_async.__doc__
+
+    def _wait_at_exit(self) -> None:
+        self.flush(self.exit_wait, warn=True)
 
     def __repr__(self) -> str:
         return f"Store({str(self.path)!r}, name={self.name!r})"
 
 
-def _utc_now() -> str:
-    return datetime.datetime.now(datetime.UTC).isoformat()
+#: Every store of this process (to file what they received before a read and at exit).
+_STORES: weakref.WeakSet[Store] = weakref.WeakSet()
 
 
-def _insert(columns: list[str], rows: int) -> str:
-    """An INSERT of ``rows`` rows into ``columns`` (after run, lane, step)."""
-    one = f"({','.join('?' * (3 + len(columns)))})"
-    return (
-        f"INSERT INTO rows (run, lane, step, {','.join(map(schema.quote, columns))}) "
-        f"VALUES {','.join([one] * rows)}"
-    )
+def flush_stores(path: Path) -> None:
+    """Wait until the stores of this process writing ``path`` have filed what they received
+    (each at most its `Store.exit_wait`): a read in this process sees every row it sent."""
+    try:
+        target = os.path.realpath(path)
+    except OSError:
+        return
+    for store in list(_STORES):
+        if os.path.realpath(store.path) == target:
+            store.flush(store.exit_wait)
 
 
-def _encode(kind: str, leaf: np.ndarray) -> np.ndarray:
-    """A leaf's rows as what SQLite stores (see `_store_schema`): int64, float64, or each
-    row's bytes (an object array: numpy would strip a bytes array's trailing zeros)."""
-    if kind == "int":
-        return leaf.astype(np.int64)
-    if kind == "float":
-        return _to_float64(leaf)  # a NaN binds as NULL: its bytes go to nan_bits
-    n = len(leaf)
-    size = leaf.itemsize * (leaf.size // n if n else 0)
-    out = np.empty(n, object)
-    if size == 0:  # a zero-size leaf: empty bytes
-        out[:] = [b""] * n
-        return out
-    # Each row as one opaque item: a void array's items are whole `bytes` (numpy's own loop).
-    rows = np.ascontiguousarray(leaf).reshape(n, -1)
-    out[:] = rows.view(np.dtype((np.void, size))).ravel().tolist()
-    return out
-
-
-def _to_float64(leaf: np.ndarray) -> np.ndarray:
-    """``leaf`` as float64, exactly, on whatever thread this runs.
-
-    XLA runs host callbacks on threads that treat subnormal inputs as zero (DAZ), so a plain
-    ``astype`` turns a float32 or bfloat16 subnormal into 0 there. The subnormals are rebuilt
-    from their bits instead: mantissa times the smallest step, all normal float64 arithmetic.
-    """
-    with np.errstate(invalid="ignore"):  # a signalling NaN (its bytes are kept apart)
-        out = leaf.astype(np.float64)
-    if leaf.dtype == np.float64 or leaf.size == 0:
-        return out
-    info = ml_dtypes.finfo(leaf.dtype)
-    if info.nmant == 0:  # no subnormals (float8_e8m0fnu)
-        return out
-    u = leaf.view(f"u{leaf.dtype.itemsize}").astype(np.int64)
-    man = (1 << info.nmant) - 1
-    exp = ((1 << info.nexp) - 1) << info.nmant
-    sub = ((u & exp) == 0) & ((u & man) != 0)
-    if sub.any():
-        value = (u[sub] & man).astype(np.float64) * 2.0 ** (int(info.minexp) - info.nmant)
-        sign = (u[sub] >> (info.bits - 1)) & 1 if leaf.dtype.name != "float8_e8m0fnu" else 0
-        out[sub] = np.where(sign == 1, -value, value)
-    return out
+@atexit.register
+def _file_before_exit() -> None:
+    for store in list(_STORES):
+        if store._pid == os.getpid() and not store.flush(store.exit_wait):
+            store._warn(f"Python ends with rows not yet filed into {str(store.path)!r}.")

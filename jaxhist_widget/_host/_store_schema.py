@@ -1,86 +1,79 @@
 """The on-disk format of a `Store`: one SQLite file, readable without this package.
 
-Host runtime, stdlib and numpy only. Three tables and a view::
+Host runtime, stdlib and numpy only. Format version 4 (``PRAGMA user_version``)::
 
     runs(id, name, started, ended, elapsed, status, statuses, steps, rows, lanes, max_steps,
          fields, columns, dtypes, shapes, kinds, tree, host, pid, writer, heartbeat,
-         step_counters)
-    rows(run, lane, step, <one column per leaf>)      -- one row per (run, lane, step)
-    nan_bits(run, lane, step, col, bits)               -- exact bytes of every NaN value
-    history                                            -- rows joined with their run's name/status
+         step_counters, name_json, incomplete, byteorder)
+    fields(run, leaf, name, dtype, shape, codec, itemsize, rowbytes, bits, nexp, nmant, bias,
+           special)                                     -- one line per leaf of each run
+    blocks(run, leaf, first, nrows, lane0, nlanes, lanes, data)    -- rowid: the order filed
+    _seq(i, pow2)                                       -- 0..4095, 2**(i-2048): for the view
+    history                                             -- one line per (run, lane, step, leaf)
 
-``runs`` holds one line per run: ``fields``, ``columns``, ``dtypes``, ``shapes``, ``kinds``,
-``statuses``, ``rows`` (rows per lane) and ``step_counters`` (the leaves that count the steps,
-which a plot leaves out by default) are JSON lists, ``tree`` the record's structure (JSON,
-to rebuild rows in the form of ``History.to_numpy()``), ``lanes`` is NULL for a run without
-vmap (its rows have ``lane = 0``), ``steps`` the most steps any lane took.
+``runs`` holds one line per run: ``fields`` (the leaf names, exact), ``dtypes``, ``shapes``,
+``statuses``, ``rows`` (rows per lane: at each commit for up to 64 lanes, else each second and at
+the end), ``step_counters`` (the leaves that count the steps, which
+a plot leaves out by default) are JSON lists, ``tree`` the record's structure (JSON, to rebuild
+rows in the form of ``History.to_numpy()``), ``lanes`` is NULL for a run without vmap (its rows
+have lane 0), ``steps`` the most steps any lane took. ``name`` is the run's name as UTF-8 text
+(a lone surrogate shown as ``\\udcXX``), ``name_json`` the exact name. ``incomplete`` says why
+the file lacks rows of the run when its writer gave up on it (the disk filled); NULL otherwise.
 
-A run's ``status`` is ``running`` until its writer ends it. A writer killed mid-run (``kill -9``,
-an out-of-memory kill) never does, so the file alone cannot tell it from a live one; ``host``,
-``pid``, ``writer`` (the process's identity on its host: boot id and start time, so a reused pid
-is not taken for the writer) and ``heartbeat`` (UTC time of its last commit) let a reader tell
-(`writer_gone`): `load_runs` reports such a run as ``interrupted``. The file keeps ``running``.
-``PRAGMA user_version`` is the format's version (`VERSION`); a file of an older version is
-brought up to date by the first writer that opens it (columns added, nothing rewritten), and
-read as it is meanwhile.
+The rows are in ``blocks``: each line holds one leaf's rows ``first .. first + nrows`` of
+``nlanes`` lanes (``lane0 ..`` when ``lanes`` is NULL, else the int32 lane indices in
+``lanes``), as raw element bytes in the machine's byte order (``runs.byteorder``), C order with
+shape ``(nlanes, nrows, *shape)``. Raw bytes keep every value exact (NaN payloads, -0.0, every
+dtype down to int2 and float4) and cost a copy to write and read, whatever the number of leaves
+or lanes. A leaf's blocks, in the order filed (``rowid``), hold each lane's rows in order.
 
-A leaf's column holds, per `kind`:
+``history`` shows every value as SQL: one line per run, lane, step and leaf (``run_name``,
+``run_status``, ``run``, ``lane``, ``step``, ``field``, ``value``), decoding the bytes in plain
+SQL (``fields`` says how: `codec`): ``value`` is an INTEGER for bool and integer leaves, a REAL
+for floating ones (NULL for a NaN, which SQL lacks), and the row's bytes for vector leaves.
+A view of one line per leaf has no limit on the number of leaves (SQLite allows 2,000
+columns); pivot it for a column per leaf, e.g.
+``df.pivot(index=["run", "lane", "step"], columns="field", values="value")``.
 
-``int``
-    bool and integer scalars up to 64 bits signed / 32 bits unsigned, as SQLite INTEGER.
-``float``
-    real floating scalars (float64 .. float4, bfloat16, float8 variants) as SQLite REAL: every
-    such value is exactly a float64. SQLite has no NaN (it stores NULL), so a NaN is NULL there
-    and its exact bytes are in ``nan_bits``.
-``blob``
-    everything else (vectors, complex, uint64): each row's element bytes, C order, in the
-    machine's byte order, dtype and shape from ``runs``.
-
-``rows`` is a WITHOUT ROWID table: its rows are kept in key order in one B-tree, so filing a row
-updates one tree rather than a table and its key's index (about half the cost per row), and a
-run's rows are read in order without a sort.
-
-The leaf columns are declared without a type on purpose: a column typed REAL turns -0.0 into
-0.0 and 2.0 into the integer 2 on disk; untyped, SQLite stores exactly the value given.
+A run's ``status`` is ``running`` until its writer ends it; see `_store_liveness` for how a
+reader tells a run whose writer died. Files of versions 0 to 3 (a ``rows`` table with a column
+per leaf, ``nan_bits``) are read as they are (`_store_legacy`) and upgraded by the first writer
+(`_store_migrate`).
 """
 
 from __future__ import annotations
 
-import datetime
 import json
-import os
-import socket
-import sqlite3
-import time
+from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 __all__ = [
-    "INDEX",
-    "SCHEMA",
-    "STALE_S",
+    "BLOCK_BYTES",
+    "BLOCK_PAIRS",
+    "LEGACY",
     "VERSION",
-    "column_names",
-    "connect",
-    "ensure_columns",
-    "kind_of",
-    "writer_gone",
-    "writer_token",
+    "codec",
+    "create",
+    "display",
+    "dumps",
+    "exact",
+    "from_exact",
 ]
 
-#: The format's version (``PRAGMA user_version``): 1 had no ``writer`` / ``heartbeat``, 2 no
-#: ``step_counters``.
-VERSION = 3
-#: A running run written on another host whose writer committed nothing for this long reads
-#: as interrupted (its process cannot be looked up from here). With ``stream_every="auto"``
-#: chunks come every fraction of a second, so only a run whose chunk of rows takes longer than
-#: this to compute is misread.
-STALE_S = 600.0
+#: The format's version (``PRAGMA user_version``): 0 (the first) had no ``writer`` /
+#: ``heartbeat``, 2 no ``step_counters``, 3 a ``rows`` table with a column per leaf; 4 blocks.
+VERSION = 4
+#: The versions with a ``rows`` table of a column per leaf.
+LEGACY = (0, 1, 2, 3)
+#: (lane, row) pairs in one block at most: the ``history`` view numbers them with ``_seq``.
+BLOCK_PAIRS = 4096
+#: Bytes of one block line at most (beyond one row of the widest leaf): a block is read and
+#: written whole.
+BLOCK_BYTES = 8 << 20
 
-#: The columns every rows line has before the leaves' (a leaf named so gets a ``_value`` suffix).
-INDEX = ("run", "lane", "step")
-
-SCHEMA = """
+_RUNS = """
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     name TEXT,
@@ -103,186 +96,260 @@ CREATE TABLE IF NOT EXISTS runs (
     pid INTEGER,
     writer TEXT,
     heartbeat TEXT,
-    step_counters TEXT
-);
-CREATE TABLE IF NOT EXISTS rows (
-    run INTEGER NOT NULL REFERENCES runs(id),
-    lane INTEGER NOT NULL,
-    step INTEGER NOT NULL,
-    PRIMARY KEY (run, lane, step)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS nan_bits (
-    run INTEGER NOT NULL,
-    lane INTEGER NOT NULL,
-    step INTEGER NOT NULL,
-    col TEXT NOT NULL,
-    bits BLOB NOT NULL,
-    PRIMARY KEY (run, lane, step, col)
-);
-CREATE VIEW IF NOT EXISTS history AS
-    SELECT runs.name AS run_name, runs.status AS run_status, rows.*
-    FROM rows JOIN runs ON runs.id = rows.run;
-"""
+    step_counters TEXT,
+    name_json TEXT,
+    incomplete TEXT,
+    byteorder TEXT
+)"""
+#: Columns of ``runs`` added after the first version (an older file gets them on upgrade).
+ADDED = ("writer", "heartbeat", "step_counters", "name_json", "incomplete", "byteorder")
 
-#: How long a writer waits for another process's transaction before giving up on one chunk
-#: (the chunk stays queued in the sink and goes with the next one).
-BUSY_TIMEOUT_S = 60.0
-
-
-def connect(path: str) -> sqlite3.Connection:
-    """Open (and create if need be) the store at ``path``: WAL, schema in place.
-
-    Autocommit mode: each writer opens its own ``BEGIN IMMEDIATE`` transaction per chunk.
+_TABLES = [
     """
-    conn = sqlite3.connect(
-        path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-    )
-    # WAL: readers never block the writer, and a commit is one append to the log, so a process
-    # killed at any point leaves every committed chunk readable. synchronous=NORMAL skips the
-    # fsync per commit: a killed process loses nothing committed (the OS has the pages); only
-    # a power cut may lose the last commits.
-    _retry(lambda: conn.execute("PRAGMA journal_mode=WAL"))
-    conn.execute("PRAGMA synchronous=NORMAL")
-
-    def create() -> None:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            _migrate(conn)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-
-    _retry(create)
-    return conn
-
-
-def _migrate(conn: sqlite3.Connection) -> None:
-    """Bring a file of an older version up to `VERSION` (caller holds a write transaction)."""
-    if conn.execute("PRAGMA user_version").fetchone()[0] >= VERSION:
-        return
-    have = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
-    for col in ("writer", "heartbeat", "step_counters"):  # versions 2, 3
-        if col not in have:
-            conn.execute(f"ALTER TABLE runs ADD COLUMN {col} TEXT")
-    conn.execute(f"PRAGMA user_version={VERSION}")
+CREATE TABLE IF NOT EXISTS fields (
+    run INTEGER NOT NULL,
+    leaf INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    dtype TEXT NOT NULL,
+    shape TEXT NOT NULL,
+    codec TEXT NOT NULL,
+    itemsize INTEGER NOT NULL,
+    rowbytes INTEGER NOT NULL,
+    bits INTEGER,
+    nexp INTEGER,
+    nmant INTEGER,
+    bias INTEGER,
+    special INTEGER,
+    PRIMARY KEY (run, leaf)
+) WITHOUT ROWID""",
+    """
+CREATE TABLE IF NOT EXISTS blocks (
+    run INTEGER NOT NULL,
+    leaf INTEGER NOT NULL,
+    first INTEGER NOT NULL,
+    nrows INTEGER NOT NULL,
+    lane0 INTEGER NOT NULL,
+    nlanes INTEGER NOT NULL,
+    lanes BLOB,
+    data BLOB NOT NULL
+)""",
+    "CREATE INDEX IF NOT EXISTS blocks_of_run ON blocks (run, leaf)",
+    "CREATE TABLE IF NOT EXISTS _seq (i INTEGER PRIMARY KEY, pow2 REAL NOT NULL)",
+]
 
 
-def _retry(fn, tries: int = 50) -> None:  # type: ignore[no-untyped-def]
-    # Switching a fresh file to WAL, or two processes creating the schema at once, can answer
-    # "database is locked" without waiting on the busy handler: try again shortly.
-    for i in range(tries):
-        try:
-            fn()
-            return
-        except sqlite3.OperationalError as e:
-            if "locked" not in str(e) or i == tries - 1:
-                raise
-            time.sleep(0.02 * (i + 1))
+def create(conn: Any) -> None:
+    """Create the version-4 tables and view where missing (caller holds a write transaction;
+    an older file's ``runs`` is upgraded by `_store_migrate` first)."""
+    conn.execute(_RUNS)
+    for statement in _TABLES:
+        conn.execute(statement)
+    if conn.execute("SELECT count(*) FROM _seq").fetchone()[0] != BLOCK_PAIRS:
+        conn.execute("DELETE FROM _seq")
+        conn.executemany(
+            "INSERT INTO _seq VALUES (?, ?)",
+            ((i, _pow2(i - 2048)) for i in range(BLOCK_PAIRS)),
+        )
+    conn.execute(VIEW)
 
 
-def kind_of(dtype: str, shape: tuple[int, ...]) -> str:
-    """How a leaf is stored: ``int``, ``float`` or ``blob`` (see the module docstring)."""
+def _pow2(k: int) -> float:
+    # 2**k exactly where a double has it (subnormals included), else 0 or inf: only exponents
+    # of real values (-1074 .. 1023) are ever looked up.
+    if k < -1074:
+        return 0.0
+    if k > 1023:
+        return float("inf")
+    return float(np.ldexp(1.0, k))
+
+
+# ------------------------------------------------------------------------------ codecs
+def codec(dtype: str, shape: tuple[int, ...]) -> dict[str, Any]:
+    """How the ``history`` view decodes a leaf's row bytes (a ``fields`` line, less its run,
+    leaf, name): ``codec`` one of ``bool``, ``int``, ``uint``, ``float``, ``float64`` (numbers)
+    or ``bytes`` (vectors, complex, 64-bit unsigned: the row's bytes); for floats the format's
+    exponent and mantissa bits, bias and which patterns are special (``special``: 0 none, 1 IEEE
+    infinities and NaNs, 2 only all-ones is NaN, 3 only the sign bit is NaN)."""
+    dt = np.dtype(dtype)
+    size = int(np.prod(shape, dtype=np.int64))
+    out: dict[str, Any] = {
+        "dtype": dtype,
+        "shape": dumps(list(shape)),
+        "codec": "bytes",
+        "itemsize": dt.itemsize,
+        "rowbytes": dt.itemsize * size,
+        "bits": None,
+        "nexp": None,
+        "nmant": None,
+        "bias": None,
+        "special": None,
+    }
+    name = dt.name
     if shape != ():
-        return "blob"
-    if dtype == "bool" or (dtype.startswith(("int", "uint")) and dtype != "uint64"):
-        return "int"
-    if dtype.startswith(("float", "bfloat")) and np.dtype(dtype).kind != "c":
-        return "float"
-    return "blob"
-
-
-def column_names(names: tuple[str, ...]) -> list[str]:
-    """One rows column per leaf name, unique in SQLite's sense (case-insensitive), never an
-    index column's name."""
-    taken = {c.lower() for c in INDEX}
-    out = []
-    for name in names:
-        col = f"{name}_value" if name.lower() in INDEX else name
-        base, k = col, 2
-        while col.lower() in taken:
-            col, k = f"{base}_{k}", k + 1
-        taken.add(col.lower())
-        out.append(col)
+        return out
+    if name == "bool":
+        out.update(codec="bool", bits=8)
+    elif name.startswith(("int", "uint")):
+        info = ml_dtypes.iinfo(dt)
+        if info.min < 0 or info.bits < 64:  # uint64 does not fit SQLite's int64: bytes
+            out.update(codec="int" if info.min < 0 else "uint", bits=int(info.bits))
+    elif name == "float64":
+        out.update(codec="float64", bits=64, nexp=11, nmant=52, bias=1023, special=1)
+    elif name.startswith(("float", "bfloat")):
+        info = ml_dtypes.finfo(dt)
+        bits, nexp, nmant = int(info.bits), int(info.nexp), int(info.nmant)
+        # With no mantissa (float8_e8m0fnu) there are no subnormals: the smallest exponent is
+        # that of the pattern 0.
+        bias = -int(info.minexp) if nmant == 0 else 1 - int(info.minexp)
+        out.update(codec="float", bits=bits, nexp=nexp, nmant=nmant, bias=bias)
+        out["special"] = _special(dt, bits, nexp, nmant)
     return out
 
 
-def ensure_columns(conn: sqlite3.Connection, columns: list[str]) -> None:
-    """Add to ``rows`` the columns it lacks (caller holds a write transaction)."""
-    have = {r[1].lower() for r in conn.execute("PRAGMA table_info(rows)")}
-    for col in columns:
-        if col.lower() not in have:
-            conn.execute(f"ALTER TABLE rows ADD COLUMN {quote(col)}")
-            have.add(col.lower())
+def _special(dt: np.dtype, bits: int, nexp: int, nmant: int) -> int:
+    """Which bit patterns of a float format are not numbers (see `codec`), found by asking
+    numpy about the candidates, so every ml_dtypes format is told right."""
+    unsigned = {1: np.uint8, 2: np.uint16, 4: np.uint32}[dt.itemsize]
+
+    def value(pattern: int) -> float:
+        with np.errstate(invalid="ignore", over="ignore"):
+            return float(np.array([pattern], unsigned).view(dt)[0].astype(np.float64))
+
+    emax, mmax = (1 << nexp) - 1, (1 << nmant) - 1
+    if np.isinf(value(emax << nmant)):
+        return 1
+    if np.isnan(value((emax << nmant) | mmax)):
+        return 2
+    if bits == 1 + nexp + nmant and np.isnan(value(1 << (bits - 1))):
+        return 3
+    return 0
 
 
-def quote(name: str) -> str:
-    """``name`` as an SQL identifier."""
-    return '"' + name.replace('"', '""') + '"'
+# ------------------------------------------------------------------------------- view
+# The view decodes a value's bytes in plain SQL (no extension, any SQLite reader). Each byte of
+# the row is looked up once, as the key of a join on _seq (b0 .. b7 below), so that the
+# arithmetic after it reads columns rather than extracting the byte again each time it is used.
+_ALL_BYTES = "X'" + bytes(range(256)).hex().upper() + "'"
 
 
+def _byte_at(blob: str, offset: str) -> str:
+    """SQL for the byte of ``blob`` at 0-based ``offset``: ``instr`` finds it in a blob of all
+    256 byte values, so its position is its value."""
+    return f"instr({_ALL_BYTES}, substr({blob}, 1 + {offset}, 1)) - 1"
+
+
+def _byte_join(k: int) -> str:
+    # A byte the row does not have (beyond its item size, or a 'bytes' leaf) joins 0.
+    skip = "f.codec = 'bytes'" + (f" OR f.itemsize <= {k}" if k else "")
+    expr = _byte_at("c.data", f"s.i * f.rowbytes + {k}")
+    return f"CROSS JOIN _seq AS b{k} ON b{k}.i = CASE WHEN {skip} THEN 0 ELSE {expr} END"
+
+
+def _u(n: int) -> str:
+    """The row's first ``n`` bytes as an unsigned little-endian integer."""
+    return "(" + " + ".join(f"b{k}.i * {1 << (8 * k)}" for k in range(n)) + ")"
+
+
+def _view() -> str:
+    u = _u(4)  # bytes past the item size are 0
+    # Integers, sign-extended at their width (int4 lives in the low bits of a byte); 64-bit
+    # ones with their top byte signed, so that the sum never overflows SQLite's integers.
+    int64 = f"({u} + b4.i * 4294967296 + b5.i * 1099511627776 + b6.i * 281474976710656 + (b7.i - 256 * (b7.i >= 128)) * 72057594037927936)"  # noqa: E501
+    integer = (
+        f"CASE WHEN f.itemsize = 8 THEN {int64} "
+        f"WHEN f.codec = 'int' AND {u} >= (1 << (f.bits - 1)) THEN {u} - (1 << f.bits) "
+        f"ELSE {u} END"
+    )
+    # Floats up to 32 bits: exponent e and mantissa m from the bits; the value is
+    # (m + 2**nmant) * 2**(e - bias - nmant), or m * 2**(1 - bias - nmant) below the normal range
+    # (a format without mantissa bits has no subnormals); 2**k is looked up in _seq, exact.
+    e = f"(({u} >> f.nmant) & ((1 << f.nexp) - 1))"
+    m = f"({u} & ((1 << f.nmant) - 1))"
+    normal = f"({e} > 0 OR f.nmant = 0)"
+    magnitude = (
+        f"(CASE WHEN {normal} THEN {m} + (1 << f.nmant) ELSE {m} END) * "
+        f"(SELECT pow2 FROM _seq WHERE i = 2048 - f.bias - f.nmant + "
+        f"(CASE WHEN {normal} THEN {e} ELSE 1 END))"
+    )
+    negative = f"(f.bits = 1 + f.nexp + f.nmant AND ({u} >> (f.bits - 1)) & 1)"
+    top = "((1 << f.nexp) - 1)"
+    small_float = (
+        f"CASE WHEN f.special = 1 AND {e} = {top} "
+        f"THEN CASE WHEN {m} = 0 THEN (CASE WHEN {negative} THEN -9e999 ELSE 9e999 END) END "
+        f"WHEN f.special = 2 AND {e} = {top} AND {m} = (1 << f.nmant) - 1 THEN NULL "
+        f"WHEN f.special = 3 AND {u} = (1 << (f.bits - 1)) THEN NULL "
+        f"WHEN {negative} THEN -1.0 * {magnitude} ELSE {magnitude} END"
+    )
+    # float64: exponent and the 52-bit mantissa from bytes 4-7 and 0-3.
+    e64 = "(b7.i % 128 * 16 + b6.i / 16)"
+    m64 = f"(b6.i % 16 * 281474976710656 + b5.i * 1099511627776 + b4.i * 4294967296 + {u})"
+    mag64 = (
+        f"(CASE WHEN {e64} > 0 THEN {m64} + 4503599627370496 ELSE {m64} END) * "
+        f"(SELECT pow2 FROM _seq WHERE i = 973 + (CASE WHEN {e64} > 0 THEN {e64} ELSE 1 END))"
+    )
+    float64 = (
+        f"CASE WHEN {e64} = 2047 THEN CASE WHEN {m64} = 0 THEN "
+        f"(CASE WHEN b7.i >= 128 THEN -9e999 ELSE 9e999 END) END "
+        f"WHEN b7.i >= 128 THEN -1.0 * {mag64} ELSE {mag64} END"
+    )
+    value = (
+        "CASE f.codec WHEN 'bytes' THEN substr(c.data, 1 + s.i * f.rowbytes, f.rowbytes) "
+        f"WHEN 'bool' THEN b0.i WHEN 'float' THEN {small_float} "
+        f"WHEN 'float64' THEN {float64} ELSE {integer} END"
+    )
+    lane = (
+        "CASE WHEN c.lanes IS NULL THEN c.lane0 + s.i / c.nrows ELSE "
+        + " + ".join(
+            f"({_byte_at('c.lanes', f'4 * (s.i / c.nrows) + {k}')}) * {1 << (8 * k)}"
+            for k in range(4)
+        )
+        + " END"
+    )
+    joins = "\n".join(_byte_join(k) for k in range(8))
+    return f"""CREATE VIEW IF NOT EXISTS history AS
+SELECT r.name AS run_name, r.status AS run_status, c.run AS run,
+    {lane} AS lane,
+    c.first + s.i % c.nrows AS step,
+    f.name AS field,
+    {value} AS value
+FROM blocks AS c
+JOIN runs AS r ON r.id = c.run
+JOIN fields AS f ON f.run = c.run AND f.leaf = c.leaf
+JOIN _seq AS s ON s.i < c.nlanes * c.nrows
+{joins}"""
+
+
+#: The ``history`` view (version 4).
+VIEW = _view()
+
+
+# ---------------------------------------------------------------------------- helpers
 def dumps(value: object) -> str:
+    """JSON, ASCII only: any ``str`` (NUL, lone surrogates) round-trips exactly."""
     return json.dumps(value, separators=(",", ":"))
 
 
-# ------------------------------------------------------------------------ liveness
-def writer_token(pid: int) -> str | None:
-    """The identity of process ``pid`` on this host: boot id and start time (clock ticks since
-    boot), which no later process with the same pid shares; None where ``/proc`` is missing
-    (not Linux) or has no such process."""
-    try:
-        with open("/proc/sys/kernel/random/boot_id") as f:
-            boot = f.read().strip()
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    # fields[0] is field 3 of proc(5) (the state), so the start time (field 22) is fields[19].
-    return None if fields[0] in ("Z", "X") else f"{boot}:{fields[19]}"
+def exact(text: str) -> str | list[str]:
+    """``text`` for JSON such that `from_exact` gives it back exactly: itself, or, where it
+    holds surrogate code points (JSON's decoder would join a high and a low one into one
+    character), ``["utf-8", <hex of its bytes, surrogates kept apart>]``.
 
-
-def writer_gone(
-    host: str | None, pid: int | None, token: str | None, heartbeat: str | None
-) -> bool:
-    """Whether the process that wrote a ``running`` run is certainly gone (killed mid-run).
-
-    On this host: its pid is not alive (or a zombie), or is now another process (its
-    `writer_token` differs). On another host: its last commit (``heartbeat``) is older than
-    `STALE_S`. A run of a version 1 file from another host (no heartbeat) is never judged gone.
+    >>> from_exact(exact("a\\ud800\\udc00")) == "a\\ud800\\udc00", exact("loss")
+    (True, 'loss')
     """
-    if host == socket.gethostname() and pid is not None:
-        if pid == os.getpid():
-            return False
-        if not _alive(pid):
-            return True
-        if token is None:
-            return False
-        now = writer_token(pid)
-        return now is None or now != token
-    if heartbeat is None:
-        return False
-    try:
-        beat = datetime.datetime.fromisoformat(heartbeat)
-    except ValueError:
-        return False
-    age = datetime.datetime.now(datetime.UTC) - beat
-    return age.total_seconds() > STALE_S
+    if not any("\ud800" <= ch <= "\udfff" for ch in text):
+        return text
+    return ["utf-8", text.encode("utf-8", "surrogatepass").hex()]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: alive
-        return True
-    except OSError:
-        return False
-    try:  # a zombie (dead, not yet reaped by its parent) answers kill(0) too
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return True  # no /proc (not Linux): kill(0) said alive
+def from_exact(value: str | list[str]) -> str:
+    """The text `exact` wrote."""
+    if isinstance(value, str):
+        return value
+    return bytes.fromhex(value[1]).decode("utf-8", "surrogatepass")
+
+
+def display(text: str) -> str:
+    """``text`` as valid UTF-8 for SQL readers: a lone surrogate (a non-UTF-8 byte of a file
+    name, say) is shown as its escape ``\\udcXX``; the exact text is kept as JSON beside it."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")

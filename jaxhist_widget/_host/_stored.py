@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import time
 from pathlib import Path
@@ -15,13 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from .._wire import Layout, np_dtype
+from .._wire import Layout
+from . import _store_blocks as blocks
+from . import _store_file as files
+from . import _store_legacy as legacy
 from . import _store_schema as schema
 from ._run import Run
+from ._store_liveness import writer_gone
 
-__all__ = ["INTERRUPTED", "StoredRun", "load_runs", "tree_from_json", "tree_to_json"]
+__all__ = ["INTERRUPTED", "StoredRun", "load_runs", "table", "tree_from_json", "tree_to_json"]
 
-#: The status of a stored run whose writer died before ending it.
+#: The status of a stored run whose rows end before the run did: its writer died, or gave up.
 INTERRUPTED = "interrupted"
 
 
@@ -33,26 +38,37 @@ class StoredRun(Run):
     id
         The run's id in the store (``runs.id``).
     name
-        Its name (`Store`'s ``name``, or ``run <id>``).
+        Its name (`Store`'s ``name``, or ``run <id>``), exactly as given (any ``str``).
     started_at, ended_at
-        ISO 8601 UTC times it started and ended (``ended_at`` None if it never ended: its
-        process is still writing it, or died).
+        ISO 8601 UTC times it started and ended (``ended_at`` None if its end was never filed:
+        its process is still writing it, or died).
     status
         The `Run` statuses as stored; ``"running"`` for a run its writer is still at, and
-        ``"interrupted"`` for one whose writer died before ending it (``kill -9``, an
-        out-of-memory kill, a kernel restart): its rows up to the last filed chunk are here.
-        The file itself still says ``running`` for such a run (a reader never writes): see
-        `_store_schema.writer_gone` for how it is told apart.
+        ``"interrupted"`` for one whose rows in the file end before the run did: its writer
+        died before ending it (``kill -9``, an out-of-memory kill, a kernel restart), or gave
+        up filing it (`incomplete` says why). Its rows up to then are here. The file itself
+        still says ``running`` for a run whose writer died (a reader never writes): see
+        `_store_liveness.writer_gone` for how it is told apart.
+    statuses
+        Per lane, how the computation ended where its writer filed the end (so a run whose
+        filing was given up may read ``interrupted`` with lanes ``converged``).
+    incomplete
+        Why the file lacks rows of this run when its writer gave up filing it (the disk was
+        full, say), else None.
     """
 
     def __init__(self, db_id: int, layout: Layout, line: sqlite3.Row) -> None:
         super().__init__(db_id, layout)
-        self.name: str = line["name"] or f"run {db_id}"
-        self.name_given = line["name"] is not None
+        keys = line.keys()
+        exact = line["name_json"] if "name_json" in keys else None
+        name = schema.from_exact(json.loads(exact)) if exact else line["name"]
+        self.name: str = name if name is not None else f"run {db_id}"
+        self.name_given = name is not None
         self.started_at: str | None = line["started"]
         self.ended_at: str | None = line["ended"]
+        self.incomplete: str | None = line["incomplete"] if "incomplete" in keys else None
         self._stored_status: str = line["status"]
-        if self._stored_status == "running" and _writer_gone(line):
+        if (self._stored_status == "running" and _writer_gone(line)) or self.incomplete:
             self._stored_status = INTERRUPTED
         # Run measures time on the perf_counter clock: keep the stored duration.
         elapsed = line["elapsed"]
@@ -63,9 +79,18 @@ class StoredRun(Run):
     def status(self) -> str:
         return self._stored_status
 
+    def _install(self, arrays: list[np.ndarray], counts: np.ndarray) -> None:
+        """Take the rows as read: one array per leaf (lanes, rows, ...), kept as the run's one
+        storage segment (no copy)."""
+        with self._lock:
+            rows = arrays[0].shape[1] if arrays else 0
+            self._segs = [arrays] if rows else []
+            self._seg_rows = max(1, rows)
+            self._counts[:] = [int(c) for c in counts]  # in place: its length is the lanes
+
     def to_pandas(self) -> Any:
         """The rows as a `pandas.DataFrame`: ``step`` (and ``lane`` under vmap), then one column
-        per scalar leaf and one per component of the others (``x[0]``, ...)."""
+        per scalar leaf and one per component of the others (``x[0]``, ...); see `table`."""
         import pandas as pd
 
         return pd.DataFrame(table(self))
@@ -83,130 +108,127 @@ def load_runs(path: str | os.PathLike[str]) -> list[StoredRun]:
     Each is a `StoredRun`: rows per lane exactly as streamed (every dtype, vector leaves),
     ``history()`` in the form of ``History.to_numpy()``, ``to_pandas()``. A run that was being
     written when its process died has the rows of every chunk filed before, from step 0, and
-    status ``"interrupted"``.
+    status ``"interrupted"``. Rows a `Store` of this process received are filed first (see
+    `Store.flush`). A store on a read-only location (a mounted archive, another user's
+    folder) is read too. Files of older format versions are read as they are.
 
     Raises
     ------
     FileNotFoundError
-        If there is no file at ``path``.
+        If there is no file at ``path`` (or no directory).
+    ValueError
+        If the file is not a store (another application's, truncated, damaged) or of a newer
+        format version than this package reads; the message says which.
     """
-    path = Path(path)
+    path = Path(os.fsdecode(path))
     if not path.exists():
         raise FileNotFoundError(f"No store at {str(path)!r}: write one with jhw.Store(path).")
-    conn = sqlite3.connect(str(path), timeout=schema.BUSY_TIMEOUT_S, isolation_level=None)
+    from ._store import flush_stores  # the writer's module imports this one
+
+    flush_stores(path)
+    version, conn, folder = files.open_reader(path)
+    if conn is None:
+        return []
     conn.row_factory = sqlite3.Row
     try:
         conn.execute("BEGIN")  # one snapshot: a writer going on meanwhile is not half seen
         try:
             lines = conn.execute("SELECT * FROM runs ORDER BY id").fetchall()
-            return [_load(conn, line) for line in lines]
+            return [_load(conn, line, version) for line in lines]
         finally:
             conn.execute("COMMIT")
     finally:
         conn.close()
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
-def _load(conn: sqlite3.Connection, line: sqlite3.Row) -> StoredRun:
-    names = tuple(json.loads(line["fields"]))
-    shapes = tuple(tuple(s) for s in json.loads(line["shapes"]))
-    dtypes = tuple(json.loads(line["dtypes"]))
-    columns, kinds = json.loads(line["columns"]), json.loads(line["kinds"])
-    treedef = tree_from_json(line["tree"], len(names))
+def layout_of(line: sqlite3.Row) -> Layout:
+    """The `Layout` a ``runs`` line describes (any version)."""
+    names = tuple(schema.from_exact(n) for n in json.loads(line["fields"]))
     max_steps = int(line["max_steps"])
-    keys = line.keys()
-    counters = line["step_counters"] if "step_counters" in keys else None  # version 3
-    layout = Layout(
+    keys = line.keys()  # (`in line` would look among a Row's values)
+    counters = line["step_counters"] if "step_counters" in keys else None
+    return Layout(
         names,
-        shapes,
-        dtypes,
-        treedef,
+        tuple(tuple(s) for s in json.loads(line["shapes"])),
+        tuple(json.loads(line["dtypes"])),
+        tree_from_json(line["tree"], len(names)),
         max_steps,
         max_steps + 1,
         None,
         tuple(json.loads(counters)) if counters else (),
     )
+
+
+def _load(conn: sqlite3.Connection, line: sqlite3.Row, version: int) -> StoredRun:
+    layout = layout_of(line)
     run = StoredRun(int(line["id"]), layout, line)
-    lanes = line["lanes"]
-    run._ensure_lanes(lanes)
-    cols = ",".join(map(schema.quote, columns))
-    fetched = conn.execute(
-        f"SELECT lane, step, {cols} FROM rows WHERE run=? ORDER BY lane, step", (run.id,)
-    ).fetchall()
-    nans: dict[tuple[int, int, str], bytes] = {
-        (lane, step, col): bits
-        for lane, step, col, bits in conn.execute(
-            "SELECT lane, step, col, bits FROM nan_bits WHERE run=?", (run.id,)
-        )
-    }
-    per_lane: dict[int, list[tuple[Any, ...]]] = {}
-    for r in fetched:
-        per_lane.setdefault(r[0], []).append(tuple(r))
-    for lane in range(len(run.counts)):
-        got = per_lane.get(lane, [])
-        # Rows from step 0 up to the first missing one (a store only ever has them contiguous).
-        n = next((i for i, r in enumerate(got) if r[1] != i), len(got))
-        if n == 0:
-            continue
-        leaves = []
-        for j, (col, kind, shape, dtype) in enumerate(
-            zip(columns, kinds, shapes, dtypes, strict=True)
-        ):
-            values = [r[2 + j] for r in got[:n]]
-            leaf = _decode(kind, values, shape, np_dtype(dtype))
-            for (nl, step, nc), bits in nans.items():
-                if nl == lane and nc == col and step < n:
-                    leaf[step] = np.frombuffer(bits, leaf.dtype)[0]
-            leaves.append(leaf[None])
-        run.append_lanes([lane], 0, leaves)
+    run._ensure_lanes(line["lanes"])
+    lanes = len(run.counts)
+    if version in schema.LEGACY:
+        arrays, counts = legacy.read(conn, line, layout, lanes)
+    else:
+        (most,) = conn.execute(
+            "SELECT max(first + nrows) FROM blocks WHERE run=?", (run.id,)
+        ).fetchone()
+        most = int(most or 0)
+        byteorder = line["byteorder"]
+        arrays, counts = blocks.read(conn, run.id, layout, lanes, most, byteorder)
+    run._install(arrays, counts)
     statuses = json.loads(line["statuses"]) if line["statuses"] else None
-    run.statuses = statuses or [run.status] * len(run.counts)
+    run.statuses = statuses or [run.status] * lanes
     return run
 
 
 def _writer_gone(line: sqlite3.Row) -> bool:
-    """Whether the writer of this ``running`` line died (see `_store_schema.writer_gone`);
-    a version 1 file has no ``writer`` / ``heartbeat`` columns."""
+    """Whether the writer of this ``running`` line died (see `writer_gone`); a version 0 file
+    has no ``writer`` / ``heartbeat`` columns."""
     keys = line.keys()
 
     def get(key: str) -> Any:
         return line[key] if key in keys else None
 
     pid = get("pid")
-    return schema.writer_gone(
+    return writer_gone(
         get("host"), int(pid) if pid is not None else None, get("writer"), get("heartbeat")
     )
 
 
-def _decode(kind: str, values: list[Any], shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    if kind == "int":
-        return np.array(values, np.int64).astype(dtype)
-    if kind == "float":
-        return np.array(values, np.float64).astype(dtype)  # NULL (a NaN) comes back as NaN
-    flat = np.frombuffer(b"".join(values), dtype)
-    return flat.reshape(len(values), *shape).copy()
-
-
 def table(run: Run) -> dict[str, np.ndarray]:
     """Columns of ``run``: ``step`` (``lane`` under vmap), one per scalar leaf, one per
-    component of the others; lanes one after the other."""
+    component of the others (``x[0]``, ...); lanes one after the other.
+
+    Every leaf gets its column: a name already taken (``step``, ``lane``, or a component's
+    ``x[0]`` that is also a leaf's name) gets ``_value`` appended until it is free.
+    """
     batched = run.lanes is not None
-    parts = []
-    for lane in range(len(run.counts)) if run.counts else [0]:
+    lanes = list(range(len(run.counts))) if run.counts else [0]
+    columns: dict[str, list[np.ndarray]] = {"step": []}
+    if batched:
+        columns["lane"] = []
+    names = []  # (column, leaf, component or None)
+    taken = {"step", "lane"}
+    for leaf, (name, shape) in enumerate(zip(run.layout.names, run.layout.shapes, strict=True)):
+        parts = [(name, None)] if shape == () else [
+            (f"{name}[{','.join(map(str, np.unravel_index(k, shape)))}]", k)
+            for k in range(int(np.prod(shape, dtype=np.int64)))
+        ]  # fmt: skip
+        for col, k in parts:
+            while col in taken:
+                col += "_value"
+            taken.add(col)
+            names.append((col, leaf, k))
+            columns[col] = []
+    for lane in lanes:
         rows = run.lane_rows(lane)
-        n = len(rows[0])
-        cols: dict[str, np.ndarray] = {"step": np.arange(n)}
+        n = len(rows[0]) if rows else 0
+        columns["step"].append(np.arange(n))
         if batched:
-            cols["lane"] = np.full(n, lane)
-        for name, shape, leaf in zip(run.layout.names, run.layout.shapes, rows, strict=True):
-            name = f"{name}_value" if name in ("step", "lane") else name
-            if shape == ():
-                cols[name] = leaf
-            else:
-                flat = leaf.reshape(n, -1)
-                for k in range(flat.shape[1]):
-                    cols[f"{name}[{','.join(map(str, np.unravel_index(k, shape)))}]"] = flat[:, k]
-        parts.append(cols)
-    return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+            columns["lane"].append(np.full(n, lane))
+        for col, leaf, k in names:
+            columns[col].append(rows[leaf] if k is None else rows[leaf].reshape(n, -1)[:, k])
+    return {key: np.concatenate(parts) for key, parts in columns.items()}
 
 
 # ----------------------------------------------------------------- record structure
@@ -225,7 +247,7 @@ def tree_to_json(treedef: Any) -> str | None:
         if x is None:
             return "N"
         if type(x) is dict and all(type(k) is str for k in x):
-            return {"d": [[k, enc(v)] for k, v in x.items()]}
+            return {"d": [[schema.exact(k), enc(v)] for k, v in x.items()]}
         if type(x) in (list, tuple):
             return {"l" if type(x) is list else "t": [enc(v) for v in x]}
         raise TypeError(type(x))
@@ -249,7 +271,7 @@ def tree_from_json(text: str | None, leaves: int) -> Any:
         if x == "N":
             return None
         if "d" in x:
-            return {k: dec(v) for k, v in x["d"]}
+            return {schema.from_exact(k): dec(v) for k, v in x["d"]}
         items = [dec(v) for v in x.get("l", x.get("t", []))]
         return items if "l" in x else tuple(items)
 

@@ -171,7 +171,7 @@ class RunFiles:
         groups = [lanes[group_of.reshape(-1) == g] for g in range(len(spans))]
         lanes = np.concatenate(groups)
         blocks = [
-            run.rows_of_lanes(group.tolist(), int(a), int(b))
+            run.block(group.tolist(), int(a), int(b))
             for group, (a, b) in zip(groups, spans, strict=True)
         ]
         per_lane = counts[lanes] - start[lanes]

@@ -103,7 +103,7 @@ def test_rows_within_one_segment_are_views_not_copies(tiny_segments):
 
 
 def test_rows_of_several_lanes_read_at_once_across_segments(tiny_segments):
-    """`Run.rows_of_lanes` gives what `rows_since` gives each lane, stacked: lanes as a slice
+    """`Run.block` gives what `rows_since` gives each lane, stacked: lanes as a slice
     or a list, rows across segments or in one; a lane short of rows is refused; a subclass
     keeping its rows elsewhere is read through its own `rows_since`."""
     run = make_run(5)
@@ -116,20 +116,20 @@ def test_rows_of_several_lanes_read_at_once_across_segments(tiny_segments):
         ([0, 4], [(0, 20), (14, 20)]),
     ]:
         for start, stop in spans:
-            got = run.rows_of_lanes(lanes, start, stop)
+            got = run.block(lanes, start, stop)
             for leaf, want in zip(got, block(lanes, start, stop - start), strict=True):
                 np.testing.assert_array_equal(leaf, want)
                 assert leaf.shape[:2] == (len(lanes), stop - start) and not leaf.flags.writeable
-    assert np.shares_memory(run.rows_of_lanes([0, 1], 0, 8)[0], run.rows_since(1, 0, 8)[0])
-    with pytest.raises(ValueError, match="has 30 rows"):
-        run.rows_of_lanes([0, 4], 0, 30)
+    assert np.shares_memory(run.block([0, 1], 0, 8)[0], run.rows_since(1, 0, 8)[0])
+    with pytest.raises(ValueError, match="not received"):
+        run.block([0, 4], 0, 30)
 
     class Elsewhere(Run):
         def rows_since(self, lane, start, stop=None):
             return rows_of(lane, start, stop - start)
 
     other = Elsewhere(1, run.layout)
-    for leaf, want in zip(other.rows_of_lanes([1, 2], 3, 9), block([1, 2], 3, 6), strict=True):
+    for leaf, want in zip(other.block([1, 2], 3, 9), block([1, 2], 3, 6), strict=True):
         np.testing.assert_array_equal(leaf, want)
 
 

@@ -1,20 +1,10 @@
 """Runs on disk: a `Store` files every chunk as it arrives, exactly, and runs read back from it
-behave like the runs a `Recorder` keeps, in pandas and in a `LivePlot`.
-
-The crash and concurrency tests start real Python processes: one killed with SIGKILL mid-run,
-two writing one file at once.
+behave like the runs a `Recorder` keeps, in SQL, in pandas and in a `LivePlot`.
 """
 
 from __future__ import annotations
 
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
-import textwrap
-import time
-import warnings
 
 import jax
 import jax.numpy as jnp
@@ -26,49 +16,10 @@ from jax import lax
 import jaxhist_widget as jhw
 from jaxhist_widget._wire import itemsize_bits
 
-from ..helpers import ROOT
-
-A = jnp.asarray(np.random.default_rng(0).normal(size=(16, 16)) / 6, jnp.float32)
-
-
-def tanh_loop(x0, max_steps=40, **kw):
-    """``x = tanh(A @ x)`` until the step is small, recording a scalar and a vector leaf."""
-
-    def body(c):
-        x, _ = c
-        y = jnp.tanh(A @ x)
-        return y, jnp.linalg.norm(y - x)
-
-    return jhw.while_loop(
-        lambda c: c[1] > 1e-3,
-        body,
-        (x0, jnp.float32(1.0)),
-        max_steps=max_steps,
-        record=lambda c: {"x": c[0], "step": c[1]},
-        **kw,
-    )
-
-
-def starts(lanes):
-    return jnp.asarray(np.random.default_rng(lanes).normal(size=(lanes, 16)), jnp.float32)
-
-
-def same_bits(a, b):
-    """Equal bit for bit (NaN payloads and -0 included), with the same dtype and shape."""
-    a, b = np.asarray(a), np.asarray(b)
-    assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, b.dtype, a.shape, b.shape)
-    np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+from ..helpers.stores import DTYPES, same_bits, starts, tanh_loop
 
 
 # ------------------------------------------------------------------------- round trip
-NARROW = ["float4_e2m1fn", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
-          "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
-          "int2", "uint2", "int4", "uint4"]  # fmt: skip
-PLAIN = ["bool", "int8", "uint8", "int16", "uint16", "bfloat16", "float16", "int32", "uint32",
-         "float32"]  # fmt: skip
-DTYPES = [d for d in NARROW + PLAIN if hasattr(jnp, d) or d == "bool"]
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("name", DTYPES)
 def test_every_dtype_round_trips_bit_exact_scalar_and_vector_with_lanes(tmp_path, name):
@@ -181,16 +132,15 @@ def test_lanes_vectors_status_and_record_structure_read_back(tmp_path):
 
 
 def test_the_file_is_plain_sqlite_readable_with_pandas(tmp_path):
+    """The ``history`` view gives every value as SQL, one line per run, lane, step and leaf,
+    without this package: what a pandas user reads, pivoted to a column per leaf."""
     pd = pytest.importorskip("pandas")
     path = tmp_path / "runs.db"
     with jhw.Store(path, name="adam"):
         _, hist = jax.jit(jax.vmap(tanh_loop))(starts(2))
     with sqlite3.connect(path) as conn:
         runs = pd.read_sql("SELECT id, name, status, steps, lanes, fields FROM runs", conn)
-        rows = pd.read_sql(
-            "SELECT lane, step, step_value FROM history WHERE run_name='adam' ORDER BY lane, step",
-            conn,
-        )
+        long = pd.read_sql("SELECT * FROM history WHERE run_name='adam'", conn)
     assert runs.to_dict("records") == [
         {
             "id": 1,
@@ -201,10 +151,16 @@ def test_the_file_is_plain_sqlite_readable_with_pandas(tmp_path):
             "fields": '["step","x"]',
         }
     ]
+    assert list(long.columns) == ["run_name", "run_status", "run", "lane", "step", "field",
+                                  "value"]  # fmt: skip
+    wide = long[long.field == "step"].pivot(index=["lane", "step"], columns="field", values="value")
     for lane, dev in enumerate(hist.to_numpy()):
-        got = rows[rows.lane == lane]
-        np.testing.assert_array_equal(got.step, np.arange(len(dev["step"])))
-        np.testing.assert_array_equal(got.step_value, dev["step"].astype(np.float64))
+        got = wide.loc[lane]
+        np.testing.assert_array_equal(got.index, np.arange(len(dev["step"])))
+        np.testing.assert_array_equal(got["step"].astype(np.float32), dev["step"])
+    x = long[(long.field == "x") & (long.lane == 1)].sort_values("step")
+    vectors = np.stack([np.frombuffer(v, np.float32) for v in x.value])  # a vector: its bytes
+    np.testing.assert_array_equal(vectors, hist.to_numpy()[1]["x"])
 
 
 def test_to_pandas_gives_a_column_per_scalar_and_component(tmp_path):
@@ -221,116 +177,9 @@ def test_to_pandas_gives_a_column_per_scalar_and_component(tmp_path):
         np.testing.assert_array_equal(got.step, np.arange(len(dev["x"])))
 
 
-def test_a_store_that_cannot_write_never_stops_the_run(tmp_path):
-    (tmp_path / "dir.db").mkdir()  # a directory where the file should be
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with jhw.Store(tmp_path / "dir.db"):
-            _, hist = jax.jit(tanh_loop)(starts(1)[0])
-    assert len(hist.to_numpy()["x"]) > 1
-    assert any("Store" in str(w.message) for w in caught)
-
-
 def test_loading_a_missing_store_says_where_it_looked(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"nothing\.db"):
         jhw.load_runs(tmp_path / "nothing.db")
-
-
-# -------------------------------------------------------------------- processes
-def child(code: str) -> list[str]:
-    return [sys.executable, "-c", textwrap.dedent(code)]
-
-
-CHILD_ENV = {**os.environ, "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu"}
-
-KILLED = """
-import sys, time, jax, jax.numpy as jnp, jaxhist_widget as jhw
-
-class Told(jhw.Store):
-    # says how many rows of lane 0 were filed, once they are committed; past 20,000 it files
-    # no more, so the run cannot end (its last chunk waits for its filing) before the kill
-    def on_rows(self, run, lanes):
-        super().on_rows(run, lanes)
-        print(run.counts[0], flush=True)
-        if run.counts[0] > 20_000:
-            time.sleep(3600)
-
-A = jnp.eye(32) * 0.999
-def body(c):
-    i, x = c
-    return i + 1, jnp.tanh(A @ x) + 1e-3
-with Told(sys.argv[1]):
-    jhw.while_loop(lambda c: c[0] < 10**6, body, (jnp.int32(0), jnp.ones(32)),
-                   max_steps=10**6, record=lambda c: {"i": c[0], "x0": c[1][0]})
-print("finished", flush=True)
-"""
-
-
-@pytest.mark.slow
-def test_a_writer_killed_mid_run_leaves_every_filed_chunk_readable(tmp_path):
-    path = tmp_path / "runs.db"
-    proc = subprocess.Popen(
-        [*child(KILLED), str(path)], stdout=subprocess.PIPE, text=True, env=CHILD_ENV
-    )
-    seen = 0
-    try:
-        for line in proc.stdout:  # several chunks filed, then the kill lands mid-run
-            assert line.strip() != "finished", "the loop ended before the kill"
-            seen = int(line)
-            if seen > 20_000:
-                break
-        [alive] = jhw.load_runs(path)  # read while its writer is still at it
-        proc.send_signal(signal.SIGKILL)
-    finally:
-        proc.kill()
-        proc.wait()
-    assert proc.returncode == -signal.SIGKILL and seen > 20_000
-    assert alive.status == "running" and alive.statuses == ["running"]
-    [run] = jhw.load_runs(path)
-    assert run.status == "interrupted" and run.statuses == ["interrupted"]  # its writer died
-    assert run.ended_at is None
-    rows = run.history()
-    assert run.counts[0] >= seen
-    np.testing.assert_array_equal(rows["i"], np.arange(run.counts[0]))  # from step 0, no gap
-    with sqlite3.connect(path) as conn:  # and so says SQLite itself
-        n, top = conn.execute("SELECT count(*), max(step) FROM rows WHERE run=1").fetchone()
-    assert n == top + 1 == run.counts[0]
-
-
-WRITER = """
-import sys, os, time, jax, jax.numpy as jnp, jaxhist_widget as jhw
-path, who, go = sys.argv[1], sys.argv[2], sys.argv[3]
-loop = jax.jit(lambda k: jhw.while_loop(lambda c: c[0] < 300, lambda c: (c[0] + 1, c[1]),
-               (jnp.int32(0), k), max_steps=400, record=lambda c: {"i": c[0], "k": c[1]},
-               stream_every=1))
-loop(jnp.int32(0)).__class__  # compiled before the start line
-while not os.path.exists(go):
-    time.sleep(0.005)
-for k in range(3):
-    with jhw.Store(path, name=f"{who}-{k}"):
-        loop(jnp.int32(k))
-"""
-
-
-@pytest.mark.slow
-def test_two_processes_writing_one_store_lose_nothing(tmp_path):
-    path, go = tmp_path / "runs.db", tmp_path / "go"
-    procs = [
-        subprocess.Popen([*child(WRITER), str(path), who, str(go)], env=CHILD_ENV)
-        for who in ("a", "b")
-    ]
-    time.sleep(1.0)
-    go.touch()  # both start writing at once: 301 commits a run, interleaved
-    assert [p.wait(timeout=240) for p in procs] == [0, 0]
-    runs = jhw.load_runs(path)
-    assert sorted(r.name for r in runs) == [f"{w}-{k}" for w in "ab" for k in range(3)]
-    for run in runs:
-        k = int(run.name[-1])
-        assert run.status == "converged" and run.counts == [301]
-        np.testing.assert_array_equal(run.history()["i"], np.arange(301))
-        np.testing.assert_array_equal(run.history()["k"], np.full(301, k))
-    ids = [r.id for r in runs]
-    assert ids == sorted(set(ids))
 
 
 # ------------------------------------------------------------------------ LivePlot
@@ -370,35 +219,12 @@ def test_a_liveplot_with_store_files_every_run_it_draws(tmp_path):
         same_bits(stored["step"], drawn["step"])
 
 
-MAGIC = """
-import sys
-from IPython.terminal.interactiveshell import TerminalInteractiveShell
-shell = TerminalInteractiveShell.instance()
-path = sys.argv[1]
-halve = "_ = jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, {}, max_steps=9)"
-for cell in [
-    "%load_ext jaxhist_widget",
-    "import jaxhist_widget as jhw",
-    f"%jaxhist on --store {path}",
-    halve.format(10.0),
-    "%jaxhist off",
-    f"%%jaxhist --store {path}\\n" + halve.format(40.0),
-]:
-    r = shell.run_cell(cell)
-    assert r.success, (cell, r.error_in_exec or r.error_before_exec)
-"""
-
-
-@pytest.mark.slow
-def test_the_magics_store_option_files_the_cells_runs(tmp_path):
-    pytest.importorskip("IPython")
+def test_a_store_handed_a_run_twice_files_it_once(tmp_path):
+    """Attached, and the store= of an attached plot: both hand it each run."""
+    pytest.importorskip("bqplot")
     path = tmp_path / "runs.db"
-    out = subprocess.run(
-        [*child(MAGIC), str(path)], capture_output=True, text=True, env=CHILD_ENV, timeout=120
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    runs = jhw.load_runs(path)
-    assert [r.history().tolist() for r in runs] == [
-        [10.0, 5.0, 2.5, 1.25, 0.625],
-        [40.0, 20.0, 10.0, 5.0, 2.5, 1.25, 0.625],
-    ]
+    store = jhw.Store(path)
+    with store, jhw.LivePlot(store=store):
+        _, one = jax.jit(tanh_loop)(starts(1)[0])
+    [run] = jhw.load_runs(path)
+    same_bits(run.history()["x"], one.to_numpy()["x"])

@@ -1,0 +1,82 @@
+"""Whether the writer of a stored ``running`` run is still at it: a `Store` file's liveness.
+
+Host runtime, stdlib only. A writer killed mid-run (``kill -9``, an out-of-memory kill) never
+ends its runs, so the file alone cannot tell them from live ones. Each run records its writer's
+``host``, ``pid``, ``writer`` (the process's identity on its host: boot id and start time, so a
+reused pid is not taken for the writer) and ``heartbeat`` (UTC time of its last commit); a
+reader judges by them (`writer_gone`) and reports such a run as ``interrupted``. The file keeps
+``running``: a reader never writes.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import socket
+
+__all__ = ["STALE_S", "writer_gone", "writer_token"]
+
+#: A running run written on another host whose writer committed nothing for this long reads
+#: as interrupted (its process cannot be looked up from here). With ``stream_every="auto"``
+#: chunks come every fraction of a second, so only a run whose chunk of rows takes longer than
+#: this to compute is misread.
+STALE_S = 600.0
+
+
+def writer_token(pid: int) -> str | None:
+    """The identity of process ``pid`` on this host: boot id and start time (clock ticks since
+    boot), which no later process with the same pid shares; None where ``/proc`` is missing
+    (not Linux) or has no such process."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    # fields[0] is field 3 of proc(5) (the state), so the start time (field 22) is fields[19].
+    return None if fields[0] in ("Z", "X") else f"{boot}:{fields[19]}"
+
+
+def writer_gone(
+    host: str | None, pid: int | None, token: str | None, heartbeat: str | None
+) -> bool:
+    """Whether the process that wrote a ``running`` run is certainly gone (killed mid-run).
+
+    On this host: its pid is not alive (or a zombie), or is now another process (its
+    `writer_token` differs) — the reader's own pid included: a restarted container hands the
+    new process the pid its predecessor had. On another host: its last commit (``heartbeat``)
+    is older than `STALE_S`. A run of a version 0 file from another host (no heartbeat) is never
+    judged gone, nor one with no token whose pid is the reader's (it cannot be told apart).
+    """
+    if host == socket.gethostname() and pid is not None:
+        if pid != os.getpid() and not _alive(pid):
+            return True
+        if token is None:
+            return False
+        now = writer_token(pid)
+        return now is None or now != token
+    if heartbeat is None:
+        return False
+    try:
+        beat = datetime.datetime.fromisoformat(heartbeat)
+    except ValueError:
+        return False
+    age = datetime.datetime.now(datetime.UTC) - beat
+    return age.total_seconds() > STALE_S
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    except OSError:
+        return False
+    try:  # a zombie (dead, not yet reaped by its parent) answers kill(0) too
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return True  # no /proc (not Linux): kill(0) said alive
