@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._device import DEFAULT_WARN_BYTES, History, HistorySizeWarning, while_loop
+from ._device import DEFAULT_WARN_BYTES, History, HistorySizeWarning, fori_loop, scan, while_loop
 from ._host import Recorder, Run, Sink, Store, StoredRun, load_runs
 from ._wire import Layout
 
@@ -33,8 +33,10 @@ __all__ = [
     "Sink",
     "Store",
     "StoredRun",
+    "fori_loop",
     "load_ipython_extension",
     "load_runs",
+    "scan",
     "unload_ipython_extension",
     "while_loop",
 ]
