@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._device import DEFAULT_WARN_BYTES, History, HistorySizeWarning, fori_loop, scan, while_loop
-from ._host import Recorder, Run, Sink, Store, StoredRun, load_runs
+from ._host import Recorder, Run, Sink, Stopped, Store, StoredRun, load_runs, log
 from ._wire import Layout
 
 if TYPE_CHECKING:
@@ -31,11 +31,13 @@ __all__ = [
     "Recorder",
     "Run",
     "Sink",
+    "Stopped",
     "Store",
     "StoredRun",
     "fori_loop",
     "load_ipython_extension",
     "load_runs",
+    "log",
     "scan",
     "unload_ipython_extension",
     "while_loop",
