@@ -61,7 +61,8 @@ def default_record(step: Step) -> dict[str, jax.Array]:
       root-finding residual), ``grad_norm``: at the current iterate ``y``;
     - ``step_size`` (a line search's or trust region's), ``accepted_steps``;
     - ``relative_error`` (fixed-point iteration), ``bracket`` (bisection's ``upper - lower``),
-      ``step_norm`` (Newton's and chord's last step), ``best_loss`` (``BestSoFar*``).
+      ``scaled_step`` (Newton's and chord's last step, relative to the tolerances),
+      ``best_loss`` (``BestSoFar*``).
 
     Whichever of them the solver's state has; for another solver, ``y_norm``. Before the first
     step (row 0) the solver state holds placeholders, not values: those rows are NaN, which a
@@ -91,7 +92,7 @@ def default_record(step: Step) -> dict[str, jax.Array]:
     elif hasattr(state, "diffsize"):  # Newton, chord
         if state.f is not None:
             out["residual_norm"] = optx.two_norm(state.f)
-        out["step_norm"] = state.diffsize
+        out["scaled_step"] = state.diffsize
     if getattr(getattr(state, "search_state", None), "step_size", None) is not None:
         out["step_size"] = state.search_state.step_size
     if hasattr(state, "relative_error"):

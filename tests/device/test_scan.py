@@ -4,9 +4,7 @@ the steps done."""
 
 from __future__ import annotations
 
-import os
 import signal
-import threading
 import time
 
 import jax
@@ -17,6 +15,8 @@ from jax import lax
 
 import jaxhist_widget as jhw
 
+from ..helpers.sinks import InterruptAfter, StopAfter
+
 
 def sgd_step(w, x):
     """A training-like step: a gradient step on (w - x)^2, returning the loss before it."""
@@ -26,18 +26,6 @@ def sgd_step(w, x):
 
 XS = jnp.linspace(0.0, 1.0, 40)[:, None] * jnp.ones((40, 3))
 W0 = jnp.zeros(3)
-
-
-class StopAfter(jhw.Recorder):
-    """Asks for a stop once ``rows`` rows have arrived (from its callback)."""
-
-    def __init__(self, rows):
-        super().__init__()
-        self.rows = rows
-
-    def on_rows(self, run, lanes):
-        if max(run.counts) >= self.rows:
-            self.stop()
 
 
 def assert_same(a, b):
@@ -222,19 +210,6 @@ def slow_scan(seconds=0.005, steps=5_000):
         return c + 1.0, c
 
     return jax.jit(lambda c: jhw.scan(step, c, None, length=steps))
-
-
-class InterruptAfter(jhw.Recorder):
-    """Has another thread send this process SIGINT (the notebook's ■) once ``rows`` arrived."""
-
-    def __init__(self, rows):
-        super().__init__()
-        self.rows, self.sent = rows, False
-
-    def on_rows(self, run, lanes):
-        if not self.sent and max(run.counts) >= self.rows:
-            self.sent = True
-            threading.Thread(target=os.kill, args=(os.getpid(), signal.SIGINT)).start()
 
 
 def test_an_interrupt_stops_a_scan_and_returns_the_steps_done():

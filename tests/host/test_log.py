@@ -18,6 +18,8 @@ import pytest
 
 import jaxhist_widget as jhw
 
+from ..helpers.sinks import StopAfter
+
 STEP = jax.jit(lambda w: (w * 0.9, jnp.sum(w**2)))
 
 
@@ -30,18 +32,6 @@ def train(steps, **extra):
         losses.append(loss)
         jhw.log(loss=loss, **extra)
     return np.asarray(jax.device_get(losses))
-
-
-class StopAfter(jhw.Recorder):
-    """Asks for a stop once ``rows`` rows have arrived (from its callback)."""
-
-    def __init__(self, rows):
-        super().__init__()
-        self.rows = rows
-
-    def on_rows(self, run, lanes):
-        if run.counts[0] >= self.rows:
-            self.stop()
 
 
 def test_a_row_per_call_one_run_per_block_the_same_values():
