@@ -25,6 +25,7 @@ pytestmark = pytest.mark.slow
         ("store.py", ["--quick"], "rows read back"),
         ("compile.py", ["--quick"], "compile: jhw adds"),
         ("zoom.py", ["--quick"], "its cost follows w, not n"),
+        ("loops.py", ["--quick"], "each watched solve: one run of its steps"),
     ],
 )
 def test_benchmark_script_runs(script, args, expect):
