@@ -4,8 +4,9 @@
     python benchmarks/loops.py --quick    # tiny sizes, to check the script runs
 
 Every variant is compiled first, then the variants of a problem run round-robin (``--repeat``
-rounds), so machine noise hits them alike; a table shows medians, the ratio to the baseline and
-the spread of the per-round ratios (lowest-highest).
+rounds), so machine noise hits them alike; a table shows the median wall-clock time, the median
+and the spread (lowest-highest) of the per-round ratios to the baseline, and the median ratio of
+CPU time (all threads of the process), which the load of other processes moves far less.
 
 (a) ``jhw.scan``: a training-like step (a 2-layer MLP, one SGD step on a minibatch per scan
     step, ~1 ms) under ``lax.scan`` (baseline), ``jhw.scan`` with nothing attached, and
@@ -34,19 +35,22 @@ from jax import lax
 import jaxhist_widget as jhw
 
 
-def run_once(fn: Callable[[], Any]) -> float:
-    t = time.perf_counter()
+def run_once(fn: Callable[[], Any]) -> tuple[float, float]:
+    """Wall-clock and CPU seconds (every thread of the process) of one call."""
+    t, c = time.perf_counter(), time.process_time()
     jax.block_until_ready(fn())
     jax.effects_barrier()
-    return time.perf_counter() - t
+    return time.perf_counter() - t, time.process_time() - c
 
 
 def interleaved(cases: dict[str, tuple[Callable[[], Any], Any]], repeat: int):
-    """Median seconds of each ``name -> (fn, sink)`` (``sink`` attached around the call, or
-    None), and its ratios to the first case: the median and the spread (lowest-highest) of the
-    per-round ratios (the cases of a round run back to back, so a round's ratio shares its
-    noise; the median ratio stands up to a machine whose load drifts). Round 0 compiles."""
-    times: dict[str, list[float]] = {name: [] for name in cases}
+    """Median wall-clock seconds of each ``name -> (fn, sink)`` (``sink`` attached around the
+    call, or None), and its ratios to the first case: the median and the spread
+    (lowest-highest) of the per-round wall-clock ratios (the cases of a round run back to back,
+    so a round's ratio shares its noise; the median stands up to a load that drifts), and the
+    median ratio of CPU seconds (all threads: what the variant costs the machine, which other
+    processes' load moves far less than the wall clock). Round 0 compiles."""
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
     for r in range(repeat + 1):
         for name, (fn, sink) in cases.items():
             if sink is None:
@@ -57,17 +61,29 @@ def interleaved(cases: dict[str, tuple[Callable[[], Any], Any]], repeat: int):
             if r:
                 times[name].append(t)
     base = next(iter(times.values()))
-    ratios = {name: [a / b for a, b in zip(ts, base, strict=True)] for name, ts in times.items()}
-    summary = {
-        name: (statistics.median(rs), f"{min(rs):.3f}-{max(rs):.3f}") for name, rs in ratios.items()
-    }
-    return {name: statistics.median(ts) for name, ts in times.items()}, summary
+    summary = {}
+    for name, ts in times.items():
+        wall = [a[0] / b[0] for a, b in zip(ts, base, strict=True)]
+        cpu = [a[1] / b[1] for a, b in zip(ts, base, strict=True)]
+        summary[name] = (
+            statistics.median(wall),
+            f"{min(wall):.3f}-{max(wall):.3f}",
+            statistics.median(cpu),
+        )
+    return {name: statistics.median(t[0] for t in ts) for name, ts in times.items()}, summary
 
 
 def print_table(title: str, t: dict[str, float], ratios: dict[str, tuple], steps: int) -> None:
-    head = ("variant", "ms", "ms / step", "ratio", "ratio spread")
+    head = ("variant", "ms", "ms / step", "ratio", "ratio spread", "CPU-time ratio")
     rows = [
-        (k, f"{v * 1e3:.1f}", f"{v / steps * 1e3:.3f}", f"{ratios[k][0]:.3f}x", ratios[k][1])
+        (
+            k,
+            f"{v * 1e3:.1f}",
+            f"{v / steps * 1e3:.3f}",
+            f"{ratios[k][0]:.3f}x",
+            ratios[k][1],
+            f"{ratios[k][2]:.3f}x",
+        )
         for k, v in t.items()
     ]
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
