@@ -192,7 +192,7 @@ def _step(f, plan: rows.Rows, max_rows: int, flush, zeros, s: _State, x):
     def send(s: _State) -> tuple[jax.Array, jax.Array]:
         args = streaming.FlushArgs(
             answer=s.answer,
-            bufs=lax.stop_gradient(s.bufs),
+            bufs=s.bufs,  # values: `s` is passed without its tangents
             n=s.n,
             flushed=s.flushed,
             status=status,

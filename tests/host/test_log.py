@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import jaxhist_widget as jhw
+from jaxhist_widget._host import _log as jhw_log
 
 from ..helpers.sinks import StopAfter
 
@@ -142,17 +143,27 @@ def test_a_stop_from_a_sink_ends_the_loop_with_its_rows_and_the_code_after_the_b
 
 
 def test_a_stop_from_another_thread_keeps_every_row_the_loop_logged():
+    # A step of pure XLA work, dispatched faster than the device does it: the loop runs ahead
+    # of the device, so rows whose values are still being computed are pending at the stop.
+    a = jax.random.normal(jax.random.key(0), (256, 256)) / 16
+
+    @jax.jit
+    def heavy(x):
+        x = jax.lax.fori_loop(0, 8, lambda _, x: jnp.tanh(a @ x), x)
+        return x, x[0, 0]
+
+    x = jnp.ones((256, 32))
+    jax.block_until_ready(heavy(x))
     rec = jhw.Recorder()
     threading.Timer(0.3, rec.stop).start()
     logged = []
     with rec:
-        w = jnp.ones(4)
         for _ in range(10**7):
-            w, loss = STEP(w)
-            logged.append(loss)
-            jhw.log(loss=loss)
-    assert rec.runs[-1].status == "stopped"
-    np.testing.assert_array_equal(rec.history()["loss"], np.asarray(jax.device_get(logged)))
+            x, y = heavy(x)
+            logged.append(y)
+            jhw.log(y=y)
+    assert rec.runs[-1].status == "stopped" and len(logged) > jhw_log.MAX_AHEAD
+    np.testing.assert_array_equal(rec.history()["y"], np.asarray(jax.device_get(logged)))
 
 
 def test_a_stopped_loop_inside_run_and_run_async_returns_none():
