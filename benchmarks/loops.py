@@ -11,7 +11,9 @@ CPU time (all threads of the process), which the load of other processes moves f
 (a) ``jhw.scan``: a training-like step (a 2-layer MLP, one SGD step on a minibatch per scan
     step, ~1 ms) under ``lax.scan`` (baseline), ``jhw.scan`` with nothing attached, and
     ``jhw.scan`` with a ``Recorder``; then ``jax.grad`` through 20 unrolled steps of it (a
-    meta-gradient through the training loop), lax against jhw.
+    meta-gradient through the training loop): lax, lax with one host call in the program (what
+    any host call costs XLA's CPU runtime there), ``jhw.scan(stream=False)`` and ``jhw.scan``
+    with a ``Recorder``.
 (b) The adapters, each on a problem of >= 1 ms a step, against the library's own solve with
     its default adjoint (optimistix BFGS, diffrax Tsit5 with a PID controller, jaxopt L-BFGS);
     the watched solves stream to a ``Recorder``.
@@ -30,6 +32,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 import jaxhist_widget as jhw
@@ -144,16 +147,31 @@ def bench_scan(steps: int, width: int, batch: int, repeat: int) -> None:
         (_, losses), *_ = scan(lambda p, xy: step(lr, p, xy), params, short)
         return losses.sum()
 
-    lax_grad = jax.jit(jax.grad(lambda lr: meta(lr, lambda *a: (lax.scan(*a),))))
-    jhw_grad = jax.jit(jax.grad(lambda lr: meta(lr, jhw.scan)))
+    def lax_scan(*args):
+        return (lax.scan(*args),)
+
+    grads = {
+        "grad through lax.scan": lax_scan,
+        "grad through lax.scan + one host call": lambda f, p, xs: (
+            lax.scan(f, p, (xs[0] * _host_one(xs[0][0, 0, 0]), xs[1])),
+        ),
+        "grad through jhw.scan, stream=False": lambda *a: jhw.scan(*a, stream=False),
+        "grad through jhw.scan + Recorder": jhw.scan,
+    }
+    jitted = {k: jax.jit(jax.grad(lambda lr, scan=v: meta(lr, scan))) for k, v in grads.items()}
     t, spread = interleaved(
         {
-            "grad through lax.scan": (lambda: lax_grad(0.05), None),
-            "grad through jhw.scan + Recorder": (lambda: jhw_grad(0.05), rec),
+            k: (lambda g=g: g(0.05), rec if k.endswith("Recorder") else None)
+            for k, g in jitted.items()
         },
         repeat,
     )
     print_table("(a') jax.grad through 20 steps of it (forward + backward)", t, spread, 20)
+
+
+def _host_one(x: jax.Array) -> jax.Array:
+    """1.0, from a host call (a pure callback the program needs)."""
+    return jax.pure_callback(lambda x: np.float32(1), jax.ShapeDtypeStruct((), jnp.float32), x)
 
 
 # ------------------------------------------------------------------------------ (b) adapters

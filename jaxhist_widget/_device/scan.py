@@ -189,20 +189,17 @@ def _step(f, plan: rows.Rows, max_rows: int, flush, zeros, s: _State, x):
     due = go & ((n - s.flushed >= s.answer[streaming.EVERY]) | last)
     status = jnp.where(last, _FINISHED, 0).astype(jnp.int32)
 
-    def send(s: _State) -> tuple[jax.Array, jax.Array]:
-        args = streaming.FlushArgs(
-            answer=s.answer,
-            bufs=s.bufs,  # values: `s` is passed without its tangents
-            n=s.n,
-            flushed=s.flushed,
-            status=status,
-        )
-        return flush(args), s.n
+    def send(answer, bufs, n, flushed):
+        args = streaming.FlushArgs(answer=answer, bufs=bufs, n=n, flushed=flushed, status=status)
+        return flush(args), n
 
-    def keep(s: _State) -> tuple[jax.Array, jax.Array]:
-        return s.answer, s.flushed
+    def keep(answer, bufs, n, flushed):
+        return answer, flushed
 
-    answer, flushed = lax.cond(due, send, keep, lax.stop_gradient(s))
+    # Only what the flush reads goes into its conditional (never the user's carry), as values:
+    # the host gets no tangents.
+    operands = lax.stop_gradient((s.answer, s.bufs, s.n, s.flushed))
+    answer, flushed = lax.cond(due, send, keep, *operands)
     return s._replace(answer=answer, flushed=flushed), y
 
 
