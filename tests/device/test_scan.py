@@ -62,13 +62,17 @@ def test_scan_records_what_record_asks_in_the_order_the_steps_ran():
     np.testing.assert_array_equal(rec.history()["loss"], rows["loss"])
 
 
-def test_scan_without_xs_or_y_records_the_carry_and_promotes_weak_types():
+def test_scan_without_xs_or_y_records_the_carry_and_types_as_lax_does():
     f = lambda c, _: ((c[0] + 1, c[1] * 0.5), None)  # noqa: E731
     init = (0, 8.0)  # Python scalars: weakly typed, as lax.scan takes them
     (carry, ys), hist = jhw.scan(f, init, None, length=3)
     assert ys is None
     assert_same(carry, lax.scan(f, init, None, length=3)[0])
     assert hist.to_numpy()[1].tolist() == [8.0, 4.0, 2.0, 1.0]
+    # weak types as lax's: a weak carry leaf f makes strong, a y of Python scalars
+    g = lambda c, x: (c + x, (1.0, 2))  # noqa: E731
+    types = [jax.typeof(v) for v in jax.tree_util.tree_leaves(jhw.scan(g, 0.0, XS[:, 0])[0])]
+    assert types == [jax.typeof(v) for v in jax.tree_util.tree_leaves(lax.scan(g, 0.0, XS[:, 0]))]
 
 
 def test_scan_errors_say_what_to_fix():
