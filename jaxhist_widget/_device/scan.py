@@ -159,7 +159,7 @@ def scan(
     else:
         answer, flush = jnp.array(_NOBODY, jnp.int32), None
     state = _State(init, bufs, jnp.int32(1), jnp.int32(0), answer)
-    zeros = jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), y_shape)
+    zeros = jax.tree_util.tree_map(_zeros, y_shape)
     body = functools.partial(_step, f, plan, max_rows, flush, zeros)
     out, ys = lax.scan(body, state, xs, length=length, reverse=reverse, unroll=unroll)
     if lane_bytes is not None:
@@ -378,9 +378,17 @@ def _prepare(f: Callable, init: Any, xs: Any) -> tuple[Any, Any]:
 
 
 def _promote(x: jax.Array, out: Any) -> jax.Array:
-    if jax.typeof(x).weak_type and x.dtype != out.dtype:
+    """A weakly typed ``init`` leaf typed as ``f`` returns it (as ``lax.scan`` types it)."""
+    if jax.typeof(x).weak_type and (x.dtype != out.dtype or not out.weak_type):
         return lax.convert_element_type(x, jnp.result_type(x, out.dtype))
     return x
+
+
+def _zeros(s: Any) -> jax.Array:
+    """The ``y`` of a skipped step: zeros of ``s``'s shape, dtype and weak type (a ``y`` made
+    of Python scalars is weakly typed, as ``lax.scan`` keeps it)."""
+    zero = np.zeros((), s.dtype)
+    return lax.full(s.shape, zero.item() if s.weak_type else zero)  # a Python scalar: weak
 
 
 def _placeholder(s: Any) -> jax.Array:
