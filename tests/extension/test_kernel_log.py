@@ -24,16 +24,16 @@ SETUP = textwrap.dedent(
     import jaxhist_widget as jhw
     %load_ext jaxhist_widget
 
-    A = jax.random.normal(jax.random.key(0), (128, 128)) / 11.0
+    A = jax.random.normal(jax.random.key(0), (256, 256)) / 16.0
 
     @jax.jit
-    def step(x):  # pure XLA work, as a training step is
+    def step(x):  # pure XLA work, as a training step is (~0.5 ms here)
         x = jax.lax.fori_loop(0, 8, lambda _, x: jnp.tanh(A @ x), x)
         return x, jnp.linalg.norm(x)
 
     def train(steps):
         global done
-        x, done = jnp.ones(128), 0
+        x, done = jnp.ones((256, 32)), 0
         for _ in range(steps):
             x, norm = step(x)
             jhw.log(norm=norm)
