@@ -10,8 +10,8 @@ the host calls, which depend only on primal values, run in the forward pass only
   carries the end status and ends the run), in a ``cond`` of its own.
 
 The flush reads the history buffers inside that ``cond`` (only when it is due); measured here,
-XLA neither copies them nor the carry for it, and each of the two conditionals costs well under
-a microsecond a step on CPU (``benchmarks/loops.py`` compares the whole scan with lax's).
+XLA does not copy them for it, and each of the two conditionals costs well under a microsecond
+a step on CPU (``benchmarks/loops.py`` compares the whole scan with lax's).
 
 A ``fori_loop`` with static bounds is this scan (reverse-differentiable, as lax's is); with
 traced bounds it is `while_loop`, which needs ``max_steps`` (lax's is a while loop there too).
