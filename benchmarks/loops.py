@@ -323,18 +323,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes: check that it runs")
     parser.add_argument("--repeat", type=int, default=None, help="rounds per problem")
+    parser.add_argument("--part", choices=("a", "b", "c"), action="append", help="only these")
     args = parser.parse_args()
     quick = args.quick
     repeat = args.repeat or (1 if quick else 9)
     print(f"jax {jax.__version__}, {jax.devices()[0].platform}, {repeat} rounds")
-    if quick:
-        bench_scan(steps=20, width=16, batch=8, repeat=repeat)
-        bench_adapters(n=16, depth=2, repeat=repeat)
-        bench_log(steps=20, n=16, depth=2, repeat=repeat)
-    else:
-        bench_scan(steps=300, width=1024, batch=512, repeat=repeat)
-        bench_adapters(n=128, depth=8, repeat=repeat)
-        bench_log(steps=1000, n=512, depth=8, repeat=repeat)
+    parts = args.part or ["a", "b", "c"]
+    if "a" in parts:
+        if quick:
+            bench_scan(steps=20, width=16, batch=8, repeat=repeat)
+        else:
+            bench_scan(steps=300, width=1024, batch=512, repeat=repeat)
+    if "b" in parts:
+        bench_adapters(n=16, depth=2, repeat=repeat) if quick else bench_adapters(256, 16, repeat)
+    if "c" in parts:
+        if quick:
+            bench_log(steps=20, n=16, depth=2, repeat=repeat)
+        else:
+            bench_log(steps=1000, n=512, depth=24, repeat=repeat)
     print("\nratios are against the first row of each table, measured in the same run")
 
 

@@ -8,22 +8,24 @@ stop answers therefore behave exactly as for a `while_loop`.
 
 Keeping the loop asynchronous: JAX returns a jitted step's outputs before the device has
 computed them, and ``float(loss)`` each step would make the loop wait for every step. `log`
-keeps the arrays as they are and turns them into numpy in batches (one ``jax.device_get``),
-about as often as the hub asks for rows (~20 times a second), taking only rows whose values
-are ready; it waits for the device only when the loop has run `MAX_AHEAD` steps ahead of it,
-and then while the newer steps keep the device busy.
+keeps the arrays as they are and hands them, about as often as the hub asks for rows (~20 times
+a second), to the package's worker thread, which fetches a batch at once (one
+``jax.device_get``, waiting there for the device, not in the loop) and delivers it. The loop
+itself waits only when the worker is `_worker.MAX_PENDING` batches behind.
 
 Runs and blocks: the rows of the calls made while the same sinks are attached form one run.
 It ends when a block of one of its sinks ends (``with sink:``, ``sink.run(...)``, a
 ``%%jaxhist`` or auto-mode cell: `end_block`), as ``converged`` (shown as finished),
 ``stopped`` or ``failed`` (the block ended with an exception). A stop (a sink's ``stop()``,
 its Stop button, the first ■ / Ctrl-C) makes the next `log` call send every row logged so far,
-end the run as ``stopped`` and raise `Stopped`, which the block catches (`Sink.__exit__`).
+end the run as ``stopped`` and raise `Stopped`, which the block catches (`Sink.__exit__`). A
+stop a sink asks for as it sees rows (in ``on_rows``, on the worker thread) ends the run on the
+host with the rows it saw: the hub ends a run on its stop answer. The loop learns of it at a
+later call, and the rows it logged meanwhile are not kept.
 """
 
 from __future__ import annotations
 
-import collections
 import math
 import threading
 from typing import Any
@@ -37,10 +39,8 @@ from ._hub import HUB
 from ._report import report
 from ._run import STATUSES
 
-__all__ = ["MAX_AHEAD", "Stopped", "end_block", "log"]
+__all__ = ["Stopped", "end_block", "log"]
 
-#: Rows the loop may log ahead of the values the device has made before `log` waits for them.
-MAX_AHEAD = 256
 #: Rows one chunk carries at most (the run's `Layout.chunk`).
 CHUNK_ROWS = 4096
 #: The name of the leaf ``step=`` fills.
@@ -70,8 +70,10 @@ class _Open:
         self.layout = layout
         self.run_id = run_id
         self.interval = interval
-        self.pending: collections.deque[tuple] = collections.deque()  # rows not sent yet
-        self.sent = 0  # rows sent
+        self.pending: list[tuple] = []  # rows not handed to the worker yet
+        self.parked: list[tuple] = []  # rows the worker held back on a stop (older)
+        self.sent = 0  # rows the hub received
+        self.host_stop = False  # the hub answered stop (a sink asked on seeing rows)
         self.step = -1  # the last step= given (or counted)
 
 
@@ -99,9 +101,9 @@ def log(*, step: int | None = None, **values: Any) -> None:
     ----------
     **values
         The row: each value a ``jax.Array`` (as a jitted step returns it), a numpy array or a
-        number, the same names and shapes every call. Arrays are not waited for: they are
-        fetched in batches once the device has made them, so the loop keeps JAX's
-        asynchronous dispatch (no ``float(loss)`` a step).
+        number, the same names and shapes every call. Arrays are not waited for: the
+        package's worker thread fetches them in batches, waiting for the device in the loop's
+        stead, so the loop keeps JAX's asynchronous dispatch (no ``float(loss)`` a step).
     step
         Your step number for the row, kept as a leaf ``step`` (which a plot leaves out, as its
         step axis counts the rows); given on a run's first call, give it on every call.
@@ -150,14 +152,13 @@ def log(*, step: int | None = None, **values: Any) -> None:
             if run is None:
                 return
         run.pending.append(_row(run, values, step))
-        if any(_stop_requested(s) for s in run.sinks):
+        if run.host_stop or any(_stop_requested(s) for s in run.sinks):
             _finish(run, _STOPPED)
             _STATE.stopped = sinks
             raise Stopped("the run was stopped; the rows logged so far are kept")
-        if len(run.pending) >= min(run.interval, MAX_AHEAD + 1) and _send_ready(run):
-            _finish(run, _STOPPED)  # a sink asked for a stop on seeing the rows
-            _STATE.stopped = sinks
-            raise Stopped("the run was stopped; the rows logged so far are kept")
+        if len(run.pending) >= run.interval:
+            rows, run.pending = run.pending, []
+            HUB.worker.submit(run, _deliver, run, rows)
 
 
 def end_block(sink: Any, error: BaseException | None) -> None:
@@ -242,68 +243,60 @@ def _row(run: _Open, values: dict[str, Any], step: int | None) -> tuple:
     return tuple(row)
 
 
-def _send_ready(run: _Open) -> bool:
-    """Send the oldest pending rows whose values the device has made, once there are
-    ``interval`` of them (or, `MAX_AHEAD` rows behind, all but the newest half, waiting for
-    them); whether the hub answered stop."""
-    pending, interval = run.pending, run.interval
-    if _ready(pending[-1]):
-        count = len(pending)
-        if count < interval:
-            return False
-    elif len(pending) > MAX_AHEAD:
-        count = len(pending) - MAX_AHEAD // 2  # waited for: the newer rows keep the device busy
-    elif len(pending) >= interval and _ready(pending[interval - 1]):
-        # Values made in order are ready in order: the newest ready row, by bisection.
-        lo, hi = interval, len(pending) - 1  # pending[lo - 1] is ready, pending[-1] is not
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            lo, hi = (mid, hi) if _ready(pending[mid - 1]) else (lo, mid - 1)
-        count = lo
-    else:
-        return False
-    return _send(run, [pending.popleft() for _ in range(min(count, CHUNK_ROWS))], 0)
+def _deliver(run: _Open, rows: list[tuple]) -> None:
+    """On the worker thread: fetch a batch of rows (waiting for the device here, not in the
+    loop) and send it. On a stop the batch is held back for `_finish`, which sends it with
+    every newer row: the hub ends a run on its stop answer, and takes no rows after that."""
+    columns = _columns(run, rows)
+    # A press (■, Ctrl-C) not counted yet becomes a stop here, not in the hub's own poll,
+    # which would end the run with this batch and drop the rows the loop logged since.
+    HUB.interrupts.poll()
+    if run.parked or any(_stop_requested(s) for s in run.sinks):
+        run.parked.extend(rows)
+        return
+    if _send(run, columns, len(rows), 0):
+        run.host_stop = True  # a sink asked on seeing these rows: the next `log` ends the loop
 
 
 def _finish(run: _Open, status: int) -> None:
-    """Send every pending row with the run's end ``status``, which ends it on the host."""
+    """Send every row not sent yet with the run's end ``status``, which ends it on the host."""
     if _STATE.open is run:
         _STATE.open = None
-    rows = list(run.pending)
-    run.pending.clear()
+    HUB.worker.drain(run)  # the batches handed over so far, in order
+    rows = run.parked + run.pending
+    run.parked, run.pending = [], []
     for start in range(0, max(len(rows), 1), CHUNK_ROWS):
+        batch = rows[start : start + CHUNK_ROWS]
         last = start + CHUNK_ROWS >= len(rows)
-        _send(run, rows[start : start + CHUNK_ROWS], status if last else 0)
+        _send(run, _columns(run, batch), len(batch), status if last else 0)
 
 
-def _send(run: _Open, rows: list[tuple], status: int) -> bool:
-    """One chunk of ``rows`` (with ``status``: 0 runs on) through the wire; whether the hub
-    answered stop. The values are fetched together, one device_get for all."""
-    layout = run.layout
-    columns = jax.device_get(list(zip(*rows, strict=True))) if rows else None
-    if status == 0 and any(_stop_requested(s) for s in run.sinks):
-        # Asked (say, while the fetch waited): every row logged goes now, or the hub, which
-        # ends the run on its stop answer, would never get the newest ones.
-        rows = rows + list(run.pending)
-        run.pending.clear()
-        columns = jax.device_get(list(zip(*rows, strict=True))) if rows else None
-        status = _STOPPED
+def _columns(run: _Open, rows: list[tuple]) -> list[np.ndarray]:
+    """The rows as one numpy array per kept leaf, packed for the wire; the values are fetched
+    together (one ``jax.device_get``: it waits until the device has made them)."""
+    fetched = jax.device_get(list(zip(*rows, strict=True))) if rows else None
     windows = []
-    for i, (shape, dtype) in enumerate(zip(layout.shapes, layout.dtypes, strict=True)):
+    for i, (shape, dtype) in enumerate(zip(run.layout.shapes, run.layout.dtypes, strict=True)):
         if math.prod(shape) == 0:
             continue  # a zero-size leaf travels as nothing (see `_wire.decode`)
-        if columns is None:
+        if fetched is None:
             leaf = np.zeros((0, *shape), np_dtype(dtype))
         else:
-            leaf = np.asarray(np.stack(columns[i]), dtype=np_dtype(dtype))
+            leaf = np.asarray(np.stack(fetched[i]), dtype=np_dtype(dtype))
         windows.append(_on_wire(leaf))
+    return windows
+
+
+def _send(run: _Open, windows: list[np.ndarray], count: int, status: int) -> bool:
+    """One chunk of ``count`` rows (with ``status``: 0 runs on) through the wire; whether the
+    hub answered stop."""
     first = run.sent
-    per_lane = np.array([[first, len(rows), first, status]], np.int32)
-    head = _wire.pack_head(run.run_id, None, len(rows), per_lane)
-    stop, interval = (int(v) for v in _wire.receive_chunk(layout, head, *windows))
-    run.sent += len(rows)
+    per_lane = np.array([[first, count, first, status]], np.int32)
+    head = _wire.pack_head(run.run_id, None, count, per_lane)
+    stop, interval = (int(v) for v in _wire.receive_chunk(run.layout, head, *windows))
+    run.sent += count
     run.interval = max(1, min(interval, CHUNK_ROWS))
-    return bool(stop) or status == _STOPPED
+    return bool(stop)
 
 
 def _on_wire(leaf: np.ndarray) -> np.ndarray:
@@ -316,10 +309,6 @@ def _on_wire(leaf: np.ndarray) -> np.ndarray:
     if size >= 4:
         return flat
     return flat.view(np.dtype(f"u{size}")).astype(np.uint32)
-
-
-def _ready(row: tuple) -> bool:
-    return all(x.is_ready() for x in row if isinstance(x, jax.Array))
 
 
 def _stop_requested(sink: Any) -> bool:

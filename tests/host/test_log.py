@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 import jaxhist_widget as jhw
-from jaxhist_widget._host import _log as jhw_log
 
 from ..helpers.sinks import StopAfter
 
@@ -135,8 +134,11 @@ def test_a_stop_from_a_sink_ends_the_loop_with_its_rows_and_the_code_after_the_b
             jhw.log(i=i)  # numbers: made on the host, so every row is ready at once
             done += 1
     run = rec.runs[-1]
-    assert run.status == "stopped" and 50 <= done < 100_000
-    assert rec.history()["i"].tolist() == list(range(done + 1))  # the stopping call's row too
+    rows = rec.history()["i"].tolist()
+    # the run holds every row up to those the sink saw when it asked; the loop learns of the
+    # stop a few calls later (the rows go to the host on the worker thread), and ends there
+    assert run.status == "stopped" and 50 <= len(rows) <= done + 1 and done < 100_000
+    assert rows == list(range(len(rows)))
     with rec:  # the same block again: a new run, no stale stop
         jhw.log(i=0)
     assert rec.runs[-1].status == "converged"
@@ -162,7 +164,7 @@ def test_a_stop_from_another_thread_keeps_every_row_the_loop_logged():
             x, y = heavy(x)
             logged.append(y)
             jhw.log(y=y)
-    assert rec.runs[-1].status == "stopped" and len(logged) > jhw_log.MAX_AHEAD
+    assert rec.runs[-1].status == "stopped" and len(logged) > 50
     np.testing.assert_array_equal(rec.history()["y"], np.asarray(jax.device_get(logged)))
 
 
