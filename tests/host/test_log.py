@@ -201,3 +201,33 @@ def test_a_store_and_a_plot_take_the_run_as_any_other(tmp_path):
     (stored,) = jhw.load_runs(tmp_path / "runs.db")
     assert stored.status == "converged" and stored.layout.max_steps == 0
     np.testing.assert_array_equal(stored.history()["loss"], losses)
+
+
+def test_a_press_the_worker_sees_first_still_keeps_every_row():
+    # The main thread sits in XLA (no Python signal handler runs) while the worker thread
+    # delivers a batch: the press is counted there, first. The run must still end with every
+    # row logged, not with that batch (the hub ends a run on its stop answer).
+    a = jax.random.normal(jax.random.key(0), (512, 512)) / 23
+
+    @jax.jit
+    def heavy(x, n):
+        x = jax.lax.fori_loop(0, n, lambda _, x: jnp.tanh(a @ x), x)
+        return x, jnp.sum(x)
+
+    x = jnp.ones((512, 64))
+    jax.block_until_ready(heavy(x, 10))
+    t = time.perf_counter()
+    jax.block_until_ready(heavy(x, 10))
+    n = max(10, int(10 * 0.8 / (time.perf_counter() - t)))  # ~0.8 s of pure XLA work
+    rec = jhw.Recorder()
+    with rec:
+        _, slow = heavy(x, n)  # dispatched: not computed yet
+        jhw.log(v=slow)  # the worker waits for it
+        jhw.log(v=np.float32(1))
+        later, _ = heavy(x, 2 * n)
+        threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
+        jax.block_until_ready(later)  # in XLA until after the worker delivered the batch
+        jhw.log(v=np.float32(2))  # sees the stop: raises jhw.Stopped, which `with` catches
+        raise AssertionError("jhw.log did not raise Stopped")
+    assert rec.runs[-1].status == "stopped"
+    assert rec.history()["v"].tolist() == [float(slow), 1.0, 2.0]
