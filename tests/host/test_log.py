@@ -203,8 +203,20 @@ def test_a_store_and_a_plot_take_the_run_as_any_other(tmp_path):
     np.testing.assert_array_equal(stored.history()["loss"], losses)
 
 
+def busy_in_c(seconds):
+    """Keep the main thread in one C call (a matrix product) for about ``seconds``: Python's
+    signal handlers wait until it returns."""
+    m = np.ones((1024, 1024))
+    m @ m  # warm (BLAS starts its threads)
+    t = time.perf_counter()
+    m @ m
+    size = int(1024 * (seconds / max(time.perf_counter() - t, 1e-6)) ** (1 / 3))
+    big = np.ones((size, size))
+    big @ big
+
+
 def test_a_press_the_worker_sees_first_still_keeps_every_row():
-    # The main thread sits in XLA (no Python signal handler runs) while the worker thread
+    # The main thread sits in C (no Python signal handler runs) while the worker thread
     # delivers a batch: the press is counted there, first. The run must still end with every
     # row logged, not with that batch (the hub ends a run on its stop answer).
     a = jax.random.normal(jax.random.key(0), (512, 512)) / 23
@@ -224,9 +236,8 @@ def test_a_press_the_worker_sees_first_still_keeps_every_row():
         _, slow = heavy(x, n)  # dispatched: not computed yet
         jhw.log(v=slow)  # the worker waits for it
         jhw.log(v=np.float32(1))
-        later, _ = heavy(x, 2 * n)
         threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
-        jax.block_until_ready(later)  # in XLA until after the worker delivered the batch
+        busy_in_c(1.5)  # no Python runs here until after the worker delivered the batch
         jhw.log(v=np.float32(2))  # sees the stop: raises jhw.Stopped, which `with` catches
         raise AssertionError("jhw.log did not raise Stopped")
     assert rec.runs[-1].status == "stopped"
