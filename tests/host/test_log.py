@@ -203,16 +203,15 @@ def test_a_store_and_a_plot_take_the_run_as_any_other(tmp_path):
     np.testing.assert_array_equal(stored.history()["loss"], losses)
 
 
-def busy_in_c(seconds):
-    """Keep the main thread in one C call (a matrix product) for about ``seconds``: Python's
-    signal handlers wait until it returns."""
+def matrix_for(seconds):
+    """A square matrix whose product with itself keeps the calling thread in one C call for
+    about ``seconds`` (Python's signal handlers wait until it returns)."""
     m = np.ones((1024, 1024))
     m @ m  # warm (BLAS starts its threads)
     t = time.perf_counter()
     m @ m
     size = int(1024 * (seconds / max(time.perf_counter() - t, 1e-6)) ** (1 / 3))
-    big = np.ones((size, size))
-    big @ big
+    return np.ones((size, size))
 
 
 def test_a_press_the_worker_sees_first_still_keeps_every_row():
@@ -231,13 +230,14 @@ def test_a_press_the_worker_sees_first_still_keeps_every_row():
     t = time.perf_counter()
     jax.block_until_ready(heavy(x, 10))
     n = max(10, int(10 * 0.3 / (time.perf_counter() - t)))  # ~0.3 s of pure XLA work
+    big = matrix_for(2.0)
     rec = jhw.Recorder()
     with rec:
         _, slow = heavy(x, n)  # dispatched: not computed yet
         jhw.log(v=slow)  # the worker waits for it
         jhw.log(v=np.float32(1))
         threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()
-        busy_in_c(2.0)  # no Python runs here until after the worker delivered the batch
+        big @ big  # no Python runs here until after the worker delivered the batch
         jhw.log(v=np.float32(2))  # sees the stop: raises jhw.Stopped, which `with` catches
         raise AssertionError("jhw.log did not raise Stopped")
     assert rec.runs[-1].status == "stopped"
