@@ -15,8 +15,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._device import DEFAULT_WARN_BYTES, History, HistorySizeWarning, while_loop
-from ._host import Recorder, Run, Sink, Store, StoredRun, TensorBoard, load_runs, to_tensorboard
+from ._device import DEFAULT_WARN_BYTES, History, HistorySizeWarning, fori_loop, scan, while_loop
+from ._host import (
+    Recorder,
+    Run,
+    Sink,
+    Stopped,
+    Store,
+    StoredRun,
+    TensorBoard,
+    load_runs,
+    log,
+    to_tensorboard,
+)
 from ._wire import Layout
 
 if TYPE_CHECKING:
@@ -31,11 +42,15 @@ __all__ = [
     "Recorder",
     "Run",
     "Sink",
+    "Stopped",
     "Store",
     "StoredRun",
     "TensorBoard",
+    "fori_loop",
     "load_ipython_extension",
     "load_runs",
+    "log",
+    "scan",
     "to_tensorboard",
     "unload_ipython_extension",
     "while_loop",

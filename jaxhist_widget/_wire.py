@@ -141,7 +141,7 @@ class Layout:
         The record's pytree structure, to rebuild rows in the same form as
         ``History.to_numpy()``.
     max_steps
-        The loop's static step cap.
+        The loop's static step cap; 0 when there is none (the rows of `jaxhist_widget.log`).
     chunk
         The static number of rows one host call carries per lane (its window); under vmap
         with auto streaming the lanes share the byte budget: see `window`.

@@ -2,6 +2,9 @@
 
     _device/ (traced JAX) -> _wire.py (contract) <- _host/ (runtime) <- ui/ <- _extension/
 
+and, on top of the package's public API, the library adapters (optimistix.py, diffrax.py,
+jaxopt.py: public modules, each importing its library, imported by nothing of the package).
+
 The device code imports no threads, sockets or signals and nothing of the host; the host runtime
 imports no widget code; the widget stack loads lazily, so the core runs with only jax and numpy.
 Checked over every file in each directory, so a new module joins its layer's rules by where it
@@ -22,7 +25,9 @@ from .helpers import ROOT
 
 PACKAGE = ROOT / "jaxhist_widget"
 LAYERS = {"_device": "device", "_host": "host", "ui": "ui", "_extension": "extension"}
-FILES = {"_wire.py": "wire", "__init__.py": "package"}
+#: The library adapters: public modules on top of the package, each needing its library.
+ADAPTERS = {"optimistix.py", "diffrax.py", "jaxopt.py"}
+FILES = {"_wire.py": "wire", "__init__.py": "package", **dict.fromkeys(ADAPTERS, "adapter")}
 # What each layer may import from the package (its own layer always).
 ALLOWED = {
     "wire": set(),
@@ -31,6 +36,7 @@ ALLOWED = {
     "ui": {"wire", "host"},
     "extension": {"wire", "host", "ui"},
     "package": {"wire", "device", "host", "ui", "extension"},
+    "adapter": {"package"},  # the public API only
 }
 CONCURRENCY = {"threading", "_thread", "socket", "signal", "selectors", "concurrent", "asyncio"}
 WIDGET_LIBS = {"anywidget", "ipywidgets", "bqplot", "traitlets", "IPython", "ipykernel"}
@@ -78,6 +84,8 @@ def imports_of(path: Path) -> tuple[set[str], set[str]]:
 def _layer_named(parts: list[str]) -> str:
     if not parts:
         return "package"
+    if parts[0] + ".py" in ADAPTERS:
+        return "adapter"
     if parts[0] in LAYERS:
         return LAYERS[parts[0]]
     return FILES.get(parts[0] + ".py", "package")
@@ -101,12 +109,20 @@ def test_imports_point_one_way(path):
 
 
 def test_internals_are_private():
-    # The public API is what `__init__` exports; every other module is private: `_`-prefixed
-    # itself or inside a `_`-prefixed subpackage (`ui/` holds only private modules).
+    # The public API is what `__init__` exports, and the adapters; every other module is
+    # private: `_`-prefixed itself or inside a `_`-prefixed subpackage (`ui/` holds only
+    # private modules).
     for path in modules():
         rel = path.relative_to(PACKAGE)
         private = any(part.startswith("_") for part in rel.parts)
-        assert private, f"{rel} is a public module"
+        assert private or str(rel) in ADAPTERS, f"{rel} is a public module"
+
+
+def test_nothing_in_the_package_imports_an_adapter():
+    # Their libraries are optional: importing the package must never need one.
+    for path in modules():
+        if path.name not in ADAPTERS:
+            assert "adapter" not in imports_of(path)[1], f"{path.name} imports an adapter"
 
 
 @pytest.mark.slow  # a fresh Python process

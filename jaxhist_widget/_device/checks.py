@@ -126,9 +126,9 @@ def check_cond(pred: Any) -> jax.Array:
     return pred
 
 
-def check_carry(init: Any, out: Any) -> Any:
+def check_carry(init: Any, out: Any, fun: str = "body_fun", arg: str = "init_val") -> Any:
     """``out`` (leaves as arrays) if it has ``init``'s structure, shapes and dtypes; else a
-    TypeError naming each leaf that differs.
+    TypeError naming each leaf that differs (``fun`` made ``out`` from ``arg``, ``init``).
 
     A weak type difference is not one, nor is another dtype for a weakly typed ``init`` leaf
     (a Python scalar) that promotes to it: `carry.prepare` gives that leaf the body's dtype.
@@ -140,8 +140,8 @@ def check_carry(init: Any, out: Any) -> Any:
     # allows to differ from its `flatten` aux data.
     if out_tree != in_tree:
         raise TypeError(
-            "body_fun must return a carry with the structure of init_val, but init_val is "
-            f"{in_tree} and body_fun returned {out_tree}."
+            f"{fun} must return a carry with the structure of {arg}, but {arg} is "
+            f"{in_tree} and {fun} returned {out_tree}."
         )
     out_leaves = [jnp.asarray(x) for x in out_leaves]
     in_leaves = jax.tree_util.tree_leaves(init)
@@ -152,14 +152,14 @@ def check_carry(init: Any, out: Any) -> Any:
     if any(differ):
         paths = [p for p, _ in jax.tree_util.tree_flatten_with_path(init)[0]]
         diffs = [
-            f"init_val{jax.tree_util.keystr(path)} is {_aval(a)} but body_fun returned {_aval(b)}"
+            f"{arg}{jax.tree_util.keystr(path)} is {_aval(a)} but {fun} returned {_aval(b)}"
             for path, a, b, d in zip(paths, in_leaves, out_leaves, differ, strict=True)
             if d
         ]
         raise TypeError(
-            "body_fun must return a carry with the same shapes and dtypes as init_val: "
+            f"{fun} must return a carry with the same shapes and dtypes as {arg}: "
             + "; ".join(diffs)
-            + ". Make them match, e.g. with .astype(...) in body_fun or a matching init_val."
+            + f". Make them match, e.g. with .astype(...) in {fun} or a matching {arg}."
         )
     return out_tree.unflatten(out_leaves)
 

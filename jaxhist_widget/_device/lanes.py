@@ -109,7 +109,8 @@ def batched(*trees: object) -> bool:
         return xs, in_batched[0]
 
     if leaves:
-        probe(leaves)
+        # Values only: custom_vmap takes no tangents (under jax.grad the probe would fail).
+        probe(lax.stop_gradient(leaves))
     return bool(seen)
 
 

@@ -83,7 +83,9 @@ class Run:
             self._counts = np.zeros(n, np.int64)
             self.statuses = ["running"] * n
             per_row = max(1, n * self.layout.row_nbytes)
-            self._seg_rows = min(max(SEGMENT_BYTES // per_row, 16), self.layout.max_steps + 1)
+            # max_steps 0: no known cap (a Python loop's `jhw.log` run)
+            cap = self.layout.max_steps + 1 if self.layout.max_steps > 0 else SEGMENT_BYTES
+            self._seg_rows = min(max(SEGMENT_BYTES // per_row, 16), cap)
 
     def append(self, lane: int, start: int, leaves: list[np.ndarray]) -> None:
         """Append rows ``start ..`` of ``lane``; rows must arrive in order, each once."""

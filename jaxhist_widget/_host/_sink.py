@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+from . import _log
 from ._hub import HUB
 from ._naming import call_name, check_name
 from ._run import Run
@@ -220,6 +221,7 @@ class Sink:
                 self._attach_depth = max(0, self._attach_depth - 1)
                 last = self._attach_depth == 0
             if last:
+                _log.end_block(self, None)
                 HUB.detach(self)
                 HUB.abandon_runs(self)
 
@@ -241,11 +243,12 @@ class Sink:
             self.attach()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: Any) -> bool:
         # Shielded too: a press while leaving is raised once nothing stays attached or armed.
         with HUB.interrupts.shielded():
             token = self._arms().pop() if self._arms() else None
             try:
+                _log.end_block(self, exc[1] if len(exc) > 1 else None)  # a `jhw.log` run
                 _effects_barrier()
                 HUB.drain(self)  # every row is in, and a slow sink has seen them
             finally:
@@ -256,6 +259,8 @@ class Sink:
         raised = HUB.take_exit(self)
         if raised is not None:
             raise raised
+        # `jhw.log` ended the block's loop on a stop: the code after the block runs.
+        return isinstance(exc[1] if len(exc) > 1 else None, _log.Stopped)
 
     @property
     def _interrupts_armed(self) -> bool:
@@ -280,8 +285,12 @@ class Sink:
         a ``name`` of ``fn``'s own through `functools.partial`). Without it they are named
         after the call, e.g. ``solve(3, lr=0.001)`` (numbers as themselves, arrays as
         ``f32[8,2]``), unless `name` is set.
+
+        A Python loop in ``fn`` that `jaxhist_widget.log` ended on a stop (`Stopped`) makes
+        this return None, its rows kept.
         """
         label = check_name(name) if name is not None else call_name(fn, args, kwargs)
+        result = None  # what a loop `jhw.log` stopped (`Stopped`, caught by the block) returns
         with self._naming(label, given=name is not None), self:
             result = fn(*args, **kwargs)
             _block_until_ready(result)
@@ -302,9 +311,16 @@ class Sink:
 
     async def _run_async(self, fn: Callable[..., T], args: Any, kwargs: Any) -> T:
 
-        def work() -> T:
-            result = fn(*args, **kwargs)
+        def work() -> T | None:
+            try:
+                result = fn(*args, **kwargs)
+            except _log.Stopped:  # a loop `jhw.log` stopped: its rows are kept
+                result = None
+            except BaseException as e:
+                _log.end_block(self, e)  # a `jhw.log` run ends as failed
+                raise
             _block_until_ready(result)
+            _log.end_block(self, None)
             HUB.drain(self)
             return result
 

@@ -348,3 +348,26 @@ def test_axis_index_under_vmap_with_lanes_ending_apart_runs_as_in_lax(stream):
     got = jax.vmap(lambda n: run(n, jhw), axis_name="i")(n)
     want = jax.vmap(lambda n: run(n, lax), axis_name="i")(n)
     assert [x.tolist() for x in got] == [x.tolist() for x in want] == [[1, 4, 2], [0, 4, 4]]
+
+
+@pytest.mark.parametrize("how", ["eager", "jit"])
+def test_reverse_mode_says_what_lax_says_and_forward_mode_works(how):
+    """`jax.grad` through the loop fails with lax's own message for a while loop (so libraries
+    that wrap it, e.g. diffrax's adjoints, can say theirs), and `jax.jvp` matches lax's."""
+
+    def power(k, loop):
+        out = loop(lambda c: c[1] < 5, lambda c: (c[0] * k, c[1] + 1), (jnp.float32(1.0), 0))
+        return (out[0] if loop is jhw_loop else out)[0]
+
+    def jhw_loop(cond, body, init):
+        return jhw.while_loop(cond, body, init, max_steps=10)
+
+    wrap = jax.jit if how == "jit" else (lambda f: f)
+    with pytest.raises(ValueError) as lax_error:
+        wrap(jax.grad(lambda k: power(k, lax.while_loop)))(1.0)
+    with pytest.raises(ValueError) as ours:
+        wrap(jax.grad(lambda k: power(k, jhw_loop)))(1.0)
+    assert "Reverse-mode differentiation does not work" in str(ours.value)
+    assert str(ours.value) == str(lax_error.value)
+    got = jax.jvp(lambda k: power(k, jhw_loop), (2.0,), (1.0,))
+    assert got == jax.jvp(lambda k: power(k, lax.while_loop), (2.0,), (1.0,))

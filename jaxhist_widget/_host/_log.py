@@ -1,0 +1,319 @@
+"""`log`: one row per call from a Python loop over a jitted step, streamed as a run.
+
+Host runtime. A Python loop (``for batch in data: state, loss = train_step(state, batch)``)
+has no traced loop to record, so its rows are made here, on the host, and handed to the hub
+through the same two entry points the device's flushes use (`_wire.open_run`,
+`_wire.receive_chunk`), packed as the device packs them. Sinks, stores, plots, statuses and
+stop answers therefore behave exactly as for a `while_loop`.
+
+Keeping the loop asynchronous: JAX returns a jitted step's outputs before the device has
+computed them, and ``float(loss)`` each step would make the loop wait for every step. `log`
+keeps the arrays as they are and hands them, about as often as the hub asks for rows (~20 times
+a second), to the package's worker thread, which fetches a batch at once (one
+``jax.device_get``, waiting there for the device, not in the loop) and delivers it. The loop
+itself waits only when the worker is `_worker.MAX_PENDING` batches behind.
+
+Runs and blocks: the rows of the calls made while the same sinks are attached form one run.
+It ends when a block of one of its sinks ends (``with sink:``, ``sink.run(...)``, a
+``%%jaxhist`` or auto-mode cell: `end_block`), as ``converged`` (shown as finished),
+``stopped`` or ``failed`` (the block ended with an exception). A stop (a sink's ``stop()``,
+its Stop button, the first ■ / Ctrl-C) makes the next `log` call send every row logged so far,
+end the run as ``stopped`` and raise `Stopped`, which the block catches (`Sink.__exit__`). A
+stop a sink asks for as it sees rows (in ``on_rows``, on the worker thread) ends the run on the
+host with the rows it saw: the hub ends a run on its stop answer. The loop learns of it at a
+later call, and the rows it logged meanwhile are not kept.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any
+
+import jax
+import numpy as np
+
+from .. import _wire
+from .._wire import NEVER, Layout, np_dtype
+from ._hub import HUB
+from ._report import report
+from ._run import STATUSES
+
+__all__ = ["Stopped", "end_block", "log"]
+
+#: Rows one chunk carries at most (the run's `Layout.chunk`).
+CHUNK_ROWS = 4096
+#: The name of the leaf ``step=`` fills.
+STEP = "step"
+
+_CONVERGED, _STOPPED, _FAILED = (STATUSES.index(s) for s in ("converged", "stopped", "failed"))
+
+
+class Stopped(Exception):
+    """Raised by `jaxhist_widget.log` once its run was stopped (a sink's ``stop()``, the Stop
+    button, ■ / Ctrl-C): the rows logged so far are kept and the run reads ``stopped``.
+
+    ``with sink:``, ``sink.run(...)`` and ``sink.run_async(...)`` catch it, so the code after
+    the block runs; in a ``%%jaxhist`` or auto-mode cell it ends the cell with one line.
+    Until that block ends, every further `log` call raises it again.
+    """
+
+    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
+        return [f"{type(self).__name__}: {self}"]
+
+
+class _Open:
+    """The run the calls of the current block stream to."""
+
+    def __init__(self, sinks: tuple, layout: Layout, run_id: int, interval: int) -> None:
+        self.sinks = sinks
+        self.layout = layout
+        self.run_id = run_id
+        self.interval = interval
+        self.pending: list[tuple] = []  # rows not handed to the worker yet
+        self.parked: list[tuple] = []  # rows the worker held back on a stop (older)
+        self.sent = 0  # rows the hub received
+        self.host_stop = False  # the hub answered stop (a sink asked on seeing rows)
+        self.step = -1  # the last step= given (or counted)
+
+
+class _State:
+    """The process's log: the open run and the blocks that were stopped (one lock)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.open: _Open | None = None
+        self.stopped: tuple | None = None  # the sinks of the block whose run was stopped
+
+
+_STATE = _State()
+
+
+def log(*, step: int | None = None, **values: Any) -> None:
+    """Log one row of a Python loop's values to the sinks attached now, as one run per block.
+
+    For a Python ``for`` loop over a jitted step: inside ``with sink:``, ``sink.run(...)``, a
+    ``%%jaxhist`` cell or auto mode, each call adds a row (``loss=loss, acc=acc``) to the
+    block's run, which a `Recorder`, `Store` or ``LivePlot`` receives as it receives a
+    `while_loop`'s: the same charts, rows and statuses. With no sink attached it does nothing.
+
+    Parameters
+    ----------
+    **values
+        The row: each value a ``jax.Array`` (as a jitted step returns it), a numpy array or a
+        number, the same names and shapes every call. Arrays are not waited for: the
+        package's worker thread fetches them in batches, waiting for the device in the loop's
+        stead, so the loop keeps JAX's asynchronous dispatch (no ``float(loss)`` a step).
+    step
+        Your step number for the row, kept as a leaf ``step`` (which a plot leaves out, as its
+        step axis counts the rows); given on a run's first call, give it on every call.
+
+    Raises
+    ------
+    Stopped
+        Once the run was stopped: a sink's ``stop()``, the plot's Stop button, ■ / Ctrl-C (the
+        first press). Every row logged so far is kept and the run reads ``stopped``; the
+        block (``with sink:``, ``sink.run``) catches it and the code after it runs.
+
+    Notes
+    -----
+    The run ends when the block ends (``finished``; ``failed`` if it ends with an exception),
+    or when another sink's block begins or ends around the calls (each block its own run).
+
+    Examples
+    --------
+    >>> import jax, jax.numpy as jnp
+    >>> import jaxhist_widget as jhw
+    >>> step = jax.jit(lambda w: (w - 0.1 * 2 * w, jnp.sum(w**2)))
+    >>> w = jnp.ones(3)
+    >>> with jhw.Recorder() as rec:
+    ...     for _ in range(5):
+    ...         w, loss = step(w)
+    ...         jhw.log(loss=loss)
+    >>> [round(float(v), 2) for v in rec.history()["loss"]], rec.runs[-1].status
+    ([3.0, 1.92, 1.23, 0.79, 0.5], 'converged')
+    """
+    if not values:
+        raise TypeError("jhw.log needs at least one value to log, e.g. jhw.log(loss=loss).")
+    sinks = HUB.attached()
+    if not sinks:
+        return  # nobody listens: nothing to keep
+    with _STATE.lock:
+        if _STATE.stopped is not None:
+            if _STATE.stopped == sinks:
+                raise Stopped("this block's run was stopped; the rows logged so far are kept")
+            _STATE.stopped = None
+        run = _STATE.open
+        if run is not None and run.sinks != sinks:
+            _finish(run, _CONVERGED)  # a block began or ended since: a run of its own
+            run = None
+        if run is None:
+            run = _STATE.open = _start(sinks, values, step)
+            if run is None:
+                return
+        run.pending.append(_row(run, values, step))
+        if run.host_stop or any(_stop_requested(s) for s in run.sinks):
+            _finish(run, _STOPPED)
+            _STATE.stopped = sinks
+            raise Stopped("the run was stopped; the rows logged so far are kept")
+        if len(run.pending) >= run.interval:
+            rows, run.pending = run.pending, []
+            HUB.worker.submit(run, _deliver, run, rows)
+
+
+def end_block(sink: Any, error: BaseException | None) -> None:
+    """A block of ``sink`` ends (``error``: the exception it ends with): end the run of its
+    calls with every row logged, as ``converged``, ``stopped`` (a stop, an interrupt) or
+    ``failed`` (another exception). Never raises."""
+    with _STATE.lock:
+        run = _STATE.open
+        if _STATE.stopped is not None and sink in _STATE.stopped:
+            _STATE.stopped = None
+        if run is None or sink not in run.sinks:
+            return
+        stopped = isinstance(error, (Stopped, KeyboardInterrupt))
+        if stopped or any(_stop_requested(s) for s in run.sinks):
+            status = _STOPPED
+        else:
+            status = _CONVERGED if error is None else _FAILED
+        try:
+            _finish(run, status)
+        except Exception as e:  # the block's own exception, if any, is the one to see
+            report(e, "jhw.log")
+
+
+# ------------------------------------------------------------------------------ internals
+def _start(sinks: tuple, values: dict[str, Any], step: int | None) -> _Open | None:
+    names = sorted(values)  # the order a dict's leaves have (`Layout.treedef`)
+    if step is not None:
+        if STEP in values:
+            raise TypeError(f"jhw.log: {STEP}= is the row's step; name the value otherwise.")
+        names = sorted([*names, STEP])
+    leaves = [_value(values[n]) if n != STEP else np.int64(step) for n in names]
+    layout = Layout(
+        names=tuple(names),
+        shapes=tuple(tuple(np.shape(x)) for x in leaves),
+        dtypes=tuple(np_dtype(x.dtype).name for x in leaves),
+        treedef=jax.tree_util.tree_structure(dict.fromkeys(names, 0)),
+        max_steps=0,  # not known: a Python loop runs until it ends
+        chunk=CHUNK_ROWS,
+        every=None,
+        step_counters=(names.index(STEP),) if step is not None else (),
+    )
+    run_id, interval = (int(v) for v in _wire.open_run(layout))
+    if interval >= NEVER:  # nobody listens after all (the sinks left meanwhile)
+        return None
+    return _Open(sinks, layout, run_id, interval)
+
+
+def _value(x: Any) -> Any:
+    """A logged value as kept until sent: a jax.Array as it is (not waited for), else numpy."""
+    if isinstance(x, jax.core.Tracer):
+        raise TypeError(
+            "jhw.log is called from Python, once per step of a Python loop, with the values a "
+            "jitted step returned; inside jit it sees tracers. Return the value from the "
+            "jitted step and log it outside, or record it with jhw.while_loop / jhw.scan."
+        )
+    return x if isinstance(x, jax.Array) else np.asarray(x)
+
+
+def _row(run: _Open, values: dict[str, Any], step: int | None) -> tuple:
+    """The row of one call, in the run's leaf order (checked against its layout)."""
+    layout = run.layout
+    has_step = STEP in layout.names and STEP not in values
+    given = set(values) | ({STEP} if has_step else set())
+    if given != set(layout.names):
+        raise TypeError(
+            f"jhw.log: this run logs {list(layout.names)} each call, got {sorted(given)}; log "
+            "the same names every call (a new block starts a new run)."
+        )
+    if has_step:
+        run.step = run.step + 1 if step is None else int(step)
+    elif step is not None:
+        raise TypeError("jhw.log: step= was not given on this run's first call; give it always.")
+    row = []
+    for name, shape in zip(layout.names, layout.shapes, strict=True):
+        x = np.int64(run.step) if name == STEP and has_step else _value(values[name])
+        if tuple(np.shape(x)) != shape:
+            raise ValueError(
+                f"jhw.log: {name} has shape {tuple(np.shape(x))}, but {shape} on this run's "
+                "first call; log the same shapes every call."
+            )
+        row.append(x)
+    return tuple(row)
+
+
+def _deliver(run: _Open, rows: list[tuple]) -> None:
+    """On the worker thread: fetch a batch of rows (waiting for the device here, not in the
+    loop) and send it. On a stop the batch is held back for `_finish`, which sends it with
+    every newer row: the hub ends a run on its stop answer, and takes no rows after that."""
+    columns = _columns(run, rows)
+    # A press (■, Ctrl-C) not counted yet becomes a stop here, not in the hub's own poll,
+    # which would end the run with this batch and drop the rows the loop logged since.
+    HUB.interrupts.poll()
+    if run.parked or any(_stop_requested(s) for s in run.sinks):
+        run.parked.extend(rows)
+        return
+    if _send(run, columns, len(rows), 0):
+        run.host_stop = True  # a sink asked on seeing these rows: the next `log` ends the loop
+
+
+def _finish(run: _Open, status: int) -> None:
+    """Send every row not sent yet with the run's end ``status``, which ends it on the host."""
+    if _STATE.open is run:
+        _STATE.open = None
+    HUB.worker.drain(run)  # the batches handed over so far, in order
+    rows = run.parked + run.pending
+    run.parked, run.pending = [], []
+    for start in range(0, max(len(rows), 1), CHUNK_ROWS):
+        batch = rows[start : start + CHUNK_ROWS]
+        last = start + CHUNK_ROWS >= len(rows)
+        _send(run, _columns(run, batch), len(batch), status if last else 0)
+
+
+def _columns(run: _Open, rows: list[tuple]) -> list[np.ndarray]:
+    """The rows as one numpy array per kept leaf, packed for the wire; the values are fetched
+    together (one ``jax.device_get``: it waits until the device has made them)."""
+    fetched = jax.device_get(list(zip(*rows, strict=True))) if rows else None
+    windows = []
+    for i, (shape, dtype) in enumerate(zip(run.layout.shapes, run.layout.dtypes, strict=True)):
+        if math.prod(shape) == 0:
+            continue  # a zero-size leaf travels as nothing (see `_wire.decode`)
+        if fetched is None:
+            leaf = np.zeros((0, *shape), np_dtype(dtype))
+        else:
+            leaf = np.asarray(np.stack(fetched[i]), dtype=np_dtype(dtype))
+        windows.append(_on_wire(leaf))
+    return windows
+
+
+def _send(run: _Open, windows: list[np.ndarray], count: int, status: int) -> bool:
+    """One chunk of ``count`` rows (with ``status``: 0 runs on) through the wire; whether the
+    hub answered stop."""
+    first = run.sent
+    per_lane = np.array([[first, count, first, status]], np.int32)
+    head = _wire.pack_head(run.run_id, None, count, per_lane)
+    stop, interval = (int(v) for v in _wire.receive_chunk(run.layout, head, *windows))
+    run.sent += count
+    run.interval = max(1, min(interval, CHUNK_ROWS))
+    return bool(stop)
+
+
+def _on_wire(leaf: np.ndarray) -> np.ndarray:
+    """A window as the device sends it (`streaming._on_wire`, `_wire.words`): 32- and 64-bit
+    values as they are, narrower ones (and bools) zero-extended to one uint32 word each."""
+    flat = leaf.reshape(-1)
+    if flat.dtype == np.bool_:
+        return flat.astype(np.uint32)
+    size = flat.dtype.itemsize
+    if size >= 4:
+        return flat
+    return flat.view(np.dtype(f"u{size}")).astype(np.uint32)
+
+
+def _stop_requested(sink: Any) -> bool:
+    try:
+        return bool(sink.stop_requested)
+    except Exception as e:  # a sink's failure never breaks the loop
+        report(e, f"{type(sink).__name__}.stop_requested", once=(id(sink), "stop_requested"))
+        return False
