@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from jaxhist_widget.ui._decimate import minmax_decimate
+from jaxhist_widget.ui.reduce import minmax_decimate
 
 MAX_POINTS = 2000
 

@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 from overhead import print_table  # the same table as the other benchmarks
 
-from jaxhist_widget.ui._decimate import minmax_decimate
-from jaxhist_widget.ui._liveplot import MAX_LANES, LivePlot
+from jaxhist_widget.ui.plot import MAX_LANES, LivePlot
+from jaxhist_widget.ui.reduce import minmax_decimate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.helpers.kernels import (

@@ -22,7 +22,7 @@ import time
 import numpy as np
 from overhead import print_table  # the same table as the other benchmarks
 
-from jaxhist_widget.ui._liveplot import LivePlot
+from jaxhist_widget.ui.plot import LivePlot
 
 KB = 1024
 GROWTH = 2.0

@@ -24,7 +24,7 @@ import numpy as np
 from liveview import append, fake_run  # the live view benchmark's hand-filled runs
 from overhead import print_table  # the same table as the other benchmarks
 
-from jaxhist_widget.ui._liveplot import LivePlot
+from jaxhist_widget.ui.plot import LivePlot
 
 
 def filled(n: int) -> tuple[LivePlot, object]:

@@ -13,7 +13,7 @@ from IPython.core.error import UsageError
 from IPython.utils.process import arg_split
 
 from ..ui import MAX_POINTS_LIMIT
-from ..ui._vectors import VECTOR_MODES
+from ..ui.series import VECTOR_MODES
 
 
 # The option types raise ArgumentTypeError: argparse shows its text (for a ValueError it would

@@ -137,7 +137,7 @@ STOP_CELLS = [
 THEME_CELLS = [
     "import jaxhist_widget as jhw\n"
     "from IPython.display import display\n"
-    "from jaxhist_widget.ui._panel import STATUSES, LivePanel\n"
+    "from jaxhist_widget.ui.panel import STATUSES, LivePanel\n"
     'live = jhw.LivePlot(title="halving")\n'
     "display(live)\n"
     "with live:\n"
@@ -296,7 +296,7 @@ CONTRAST_JS = """
 TEXT_SELECTORS = ".jhw-status, .jhw-step, .jhw-title, .jhw-rate, .jhw-elapsed, .jhw-field-name, "
 TEXT_SELECTORS += ".jhw-field-value"
 MIN_CONTRAST = 4.5  # WCAG AA, normal text
-#: jaxhist_widget.ui._panel.STATUSES (not imported: collecting this module needs no widget stack).
+#: jaxhist_widget.ui.panel.STATUSES (not imported: collecting this module needs no widget stack).
 STATUS_NAMES = (
     "idle",
     "compiling",

@@ -101,7 +101,7 @@ DEAD_CELLS = [
 #: with zero steps (no rate shown) and one whose loss became NaN (diverged).
 BARS_CELLS = [
     "from IPython.display import display\n"
-    "from jaxhist_widget.ui._panel import STATUSES, LivePanel\n"
+    "from jaxhist_widget.ui.panel import STATUSES, LivePanel\n"
     "for s in STATUSES:\n"
     '    display(LivePanel(title=f"status {s}", status=s, step=300, max_steps=1000,\n'
     '                      fields=["loss"], latest={"loss": 0.5}, rate=1074.4, elapsed=1.5,\n'

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 import jaxhist_widget as jhw
-from jaxhist_widget.ui import _legend as legend
-from jaxhist_widget.ui._charts import MAX_CHARTS, chart_columns
+from jaxhist_widget.ui import look as legend
+from jaxhist_widget.ui.figure import MAX_CHARTS
+from jaxhist_widget.ui.look import chart_columns
 
 from ..helpers.synthetic import feed
 
@@ -225,7 +226,7 @@ def test_the_static_picture_draws_the_same_charts() -> None:
         assert labels == [figure.marks[0].labels[0]]
         y_labels = [t.text for t in g.iter(f"{SVG}text") if t.get("class") == "y"]
         axis = figure.axes[1]
-        from jaxhist_widget.ui._static_text import d3_format
+        from jaxhist_widget.ui.look import d3_format
 
         assert y_labels == [d3_format(axis.tick_format, t) for t in axis.tick_values]
     # two columns in the picture's 720 px: the third chart starts a second row

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import jaxhist_widget as jhw
-from jaxhist_widget.ui import _export as export
+from jaxhist_widget.ui.plot import _export as export
 
 from ..helpers.synthetic import feed
 

@@ -13,10 +13,11 @@ import re
 import numpy as np
 import pytest
 
-from jaxhist_widget.ui import _legend as legend
-from jaxhist_widget.ui import _ticks as ticks
-from jaxhist_widget.ui._figure import LiveFigure
-from jaxhist_widget.ui._liveplot import LivePlot
+from jaxhist_widget.ui import look as legend
+from jaxhist_widget.ui.figure import LiveFigure
+from jaxhist_widget.ui.figure._legend import legend_html
+from jaxhist_widget.ui.look import TICK_CHAR_PX, ticks
+from jaxhist_widget.ui.plot import LivePlot
 
 from ..helpers.synthetic import FakeLoop, feed, layout
 
@@ -63,7 +64,7 @@ def assert_readable_axes(fig) -> None:
     assert x_axis.tick_format == ",.0~f" and len(x_axis.tick_values) <= 5
     # y: every label fits the left margin
     widest = max(map(len, labels(y_axis)))
-    assert fig.fig_margin["left"] >= widest * ticks.TICK_CHAR_PX + 8
+    assert fig.fig_margin["left"] >= widest * TICK_CHAR_PX + 8
 
 
 # ------------------------------------------------------------------------------ ticks
@@ -205,19 +206,19 @@ def test_lane_colors_follow_the_ramp_without_repeats():
 
 def test_legend_html_names_runs_lanes_and_escapes():
     one = legend.LegendLine("loss<1>", 1, "#123456", "dashed", 0.3)
-    html = legend.legend_html([one])
+    html = legend_html([one])
     assert "loss&lt;1&gt;" in html and "(run 1)" not in html  # one run: no run names
     assert 'stroke="#123456"' in html and 'stroke-opacity="0.30"' in html
     assert 'stroke-dasharray="6,3"' in html
-    two = legend.legend_html([one, legend.LegendLine("loss<1>", 2, "#654321", "solid", 1.0)])
+    two = legend_html([one, legend.LegendLine("loss<1>", 2, "#654321", "solid", 1.0)])
     assert "(run 1)" in two and "(run 2)" in two
-    few = legend.legend_html([], ["a", "b"], 2)
+    few = legend_html([], ["a", "b"], 2)
     assert few.count('class="jhw-legend-lane"') == 2 and "jhw-legend-lanes" not in few
     names = [f"lane {k}" for k in range(64)]
-    many = legend.legend_html([], names, 100)
+    many = legend_html([], names, 100)
     assert 'class="jhw-legend-lane"' not in many and many.count("jhw-legend-lanes") == 1
     assert "lane 0" in many and "lane 63 (first 64 of 100)" in many
-    assert legend.legend_html([]) == ""
+    assert legend_html([]) == ""
 
 
 def test_64_lane_sweep_legend_is_a_lane_scale():

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxhist_widget.ui._esm import bundle
-from jaxhist_widget.ui._panel import ESM_PATH, LivePanel
+from jaxhist_widget.ui.panel import ESM_PATH, LivePanel, bundle
 
 from ..helpers import ROOT
 

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from ipywidgets.widgets.widget import _remove_buffers
 
 import jaxhist_widget as jhw
-from jaxhist_widget.ui._decimate import MinMaxBuckets
-from jaxhist_widget.ui._drawing import MARK_POINTS, RunDrawing
-from jaxhist_widget.ui._liveplot import MAX_LANES, LivePlot
+from jaxhist_widget.ui.plot import MAX_LANES, LivePlot
+from jaxhist_widget.ui.reduce import MinMaxBuckets
+from jaxhist_widget.ui.series import MARK_POINTS, RunDrawing
 
 from ..helpers.synthetic import Capture, FakeLoop, layout
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import jaxhist_widget as jhw
-from jaxhist_widget.ui._liveplot import LivePlot
+from jaxhist_widget.ui.plot import LivePlot
 
 from ..helpers.synthetic import FakeLoop, feed, layout
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from jaxhist_widget.ui._panel import LivePanel
+from jaxhist_widget.ui.panel import LivePanel
 
 
 def _send(panel: LivePanel, content: Any) -> None:

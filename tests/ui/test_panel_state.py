@@ -10,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jaxhist_widget.ui._panel import LivePanel
-from jaxhist_widget.ui._panel_state import FAILED_TEXT, RateWindow, panel_state
+from jaxhist_widget.ui.panel import FAILED_TEXT, LivePanel, RateWindow, panel_state
 
 from ..helpers.synthetic import Capture, FakeLoop, layout
 

@@ -13,7 +13,7 @@ import pytest
 
 import jaxhist_widget as jhw
 from jaxhist_widget._host._naming import MAX_CALL_CHARS, call_name
-from jaxhist_widget.ui import _legend as legend
+from jaxhist_widget.ui import look as legend
 
 from ..helpers.synthetic import FakeLoop, feed, layout
 

@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 
 import jaxhist_widget as jhw
-from jaxhist_widget.ui._decimate import MinMaxBuckets
-from jaxhist_widget.ui._run_marks import RAW_OPACITY
-from jaxhist_widget.ui._smoothing import Ema, check_weight, ema
+from jaxhist_widget.ui.look import RAW_OPACITY
+from jaxhist_widget.ui.reduce import Ema, MinMaxBuckets, check_weight, ema
 
 from ..helpers.synthetic import FakeLoop, feed, layout
 

@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 
 import jaxhist_widget as jhw
-from jaxhist_widget.ui import _display
-from jaxhist_widget.ui import _legend as legend_module
-from jaxhist_widget.ui._static_text import d3_format, format_value, summary
+from jaxhist_widget.ui import look as legend_module
+from jaxhist_widget.ui.look import d3_format, format_value
+from jaxhist_widget.ui.picture import summary
+from jaxhist_widget.ui.plot import _outputs as _display
 
 from ..helpers.static import SVG, picture, texts
 from ..helpers.synthetic import feed

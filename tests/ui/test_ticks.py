@@ -1,5 +1,5 @@
-"""Tick choice and tick labels (`jaxhist_widget.ui._ticks`), as the figure applies them and as the
-static picture writes them. Pure functions and widgets without a frontend: milliseconds.
+"""Tick choice and tick labels (`jaxhist_widget.ui.look.ticks`), as the figure applies them and as
+the static picture writes them. Pure functions and widgets without a frontend: milliseconds.
 
 What a reader of a long run expects from TensorBoard: short step labels ("200k", "1M"), enough
 ticks on a log axis that spans little, as many x ticks as the plot's width holds, and the last
@@ -15,9 +15,8 @@ import numpy as np
 import pytest
 
 import jaxhist_widget as jhw
-from jaxhist_widget.ui import _ticks as ticks
-from jaxhist_widget.ui._figure import LiveFigure
-from jaxhist_widget.ui._static_text import d3_format
+from jaxhist_widget.ui.figure import LiveFigure
+from jaxhist_widget.ui.look import TICK_CHAR_PX, d3_format, ticks
 
 from ..helpers.static import picture, texts
 from ..helpers.synthetic import feed
@@ -103,8 +102,8 @@ def test_labels_of_a_wide_plot_do_not_touch():
         values = list(fig.x_axis.tick_values)
         span = fig.x_scale.max - fig.x_scale.min
         gap = min(b - a for a, b in itertools.pairwise(values)) / span * plot
-        widest = max(map(len, x_labels(fig))) * ticks.TICK_CHAR_PX
-        assert gap >= widest + 2 * ticks.TICK_CHAR_PX, (last, x_labels(fig), gap)
+        widest = max(map(len, x_labels(fig))) * TICK_CHAR_PX
+        assert gap >= widest + 2 * TICK_CHAR_PX, (last, x_labels(fig), gap)
 
 
 @pytest.mark.parametrize("last", [9, 11, 999, 99_000, 120_000, 777_777, 1_000_000, 3e9])
@@ -113,7 +112,7 @@ def test_the_last_x_label_fits_inside_the_figure(last):
     # lies in the right margin, which must hold it with room to spare.
     fig = figure_with_steps(int(last))
     label = x_labels(fig)[-1]
-    half = math.ceil(len(label) * ticks.TICK_CHAR_PX / 2)
+    half = math.ceil(len(label) * TICK_CHAR_PX / 2)
     assert fig.figure.fig_margin["right"] >= half + 8, (label, fig.figure.fig_margin)
 
 

@@ -8,9 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jaxhist_widget.ui._band import BandSeries, row_quantiles
-from jaxhist_widget.ui._histogram import HistogramBuckets
-from jaxhist_widget.ui._path import PathSeries
+from jaxhist_widget.ui.reduce import BandSeries, HistogramBuckets, PathSeries, row_quantiles
 
 
 # ------------------------------------------------------------------------------------ band

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import jaxhist_widget as jhw
-from jaxhist_widget.ui import _legend as legend
+from jaxhist_widget.ui import look as legend
 
 from ..helpers.synthetic import feed
 

@@ -21,12 +21,11 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import jaxhist_widget as jhw
-from jaxhist_widget.ui import _legend as legend
-from jaxhist_widget.ui import _liveplot as liveplot
-from jaxhist_widget.ui._decimate import minmax_decimate
-from jaxhist_widget.ui._liveplot import MAX_UPDATES_PER_SECOND, LivePlot
-from jaxhist_widget.ui._panel import ESM_PATH, LivePanel
-from jaxhist_widget.ui._series import LaneSeries
+from jaxhist_widget.ui import look as legend
+from jaxhist_widget.ui.panel import ESM_PATH, LivePanel
+from jaxhist_widget.ui.plot import MAX_UPDATES_PER_SECOND, LivePlot
+from jaxhist_widget.ui.plot import _liveplot as liveplot
+from jaxhist_widget.ui.reduce import LaneSeries, minmax_decimate
 
 
 # Module-level step functions: eager calls of the same functions reuse one compiled loop.

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 import jaxhist_widget as jhw
-from jaxhist_widget.ui._decimate import minmax_decimate
-from jaxhist_widget.ui._smoothing import ema
+from jaxhist_widget.ui.reduce import ema, minmax_decimate
 
 from ..helpers.synthetic import FakeLoop, feed, layout
 

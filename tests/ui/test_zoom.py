@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import jaxhist_widget as jhw
-from jaxhist_widget.ui import _display
-from jaxhist_widget.ui._smoothing import ema
-from jaxhist_widget.ui._static import snapshot
+from jaxhist_widget.ui.plot import _outputs as _display
+from jaxhist_widget.ui.plot._snapshot import snapshot
+from jaxhist_widget.ui.reduce import ema
 
 from ..helpers.synthetic import FakeLoop, feed, layout
 
