@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -10,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from jaxhist_widget.ui.panel import ESM_PATH, LivePanel, bundle
+from jaxhist_widget.ui.look import LOOK, TABLE_PATH
+from jaxhist_widget.ui.panel import ESM_PATH, TABLES, LivePanel, bundle
 
 from ..helpers import ROOT
 
@@ -40,16 +42,21 @@ def test_the_bundle_holds_every_module_once_dependencies_first() -> None:
 def test_the_bundle_loads_as_one_module(tmp_path: Path) -> None:
     # What the browser gets: one module with no base URL (so no relative import may be left).
     path = tmp_path / "bundle.mjs"
-    path.write_text(bundle(ESM_PATH))
+    path.write_text(bundle(ESM_PATH, TABLES))
     script = (
         f"const m = await import({str(path)!r});"
         "console.log(typeof m.default.render, typeof m.formatNumber, typeof m.bqplot.lineSets);"
+        "console.log(JSON.stringify(m.LOOK));"
     )
     done = subprocess.run(
         ["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["function", "function", "function"]
+    kinds, table = done.stdout.splitlines()
+    assert kinds.split() == ["function", "function", "function"]
+    # The look table travels inside the module, the one the Python side reads.
+    assert json.loads(table) == json.loads(TABLE_PATH.read_text())
+    assert json.loads(table)["palette"] == list(LOOK["palette"])
 
 
 def _write(folder: Path, files: dict[str, str]) -> Path:
@@ -88,6 +95,25 @@ def test_a_module_the_browser_could_not_load_is_refused(
 ) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         bundle(_write(tmp_path, files))
+
+
+def test_a_json_table_is_inlined_by_its_file_name_and_an_unknown_one_refused(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "table.json").write_text('{"words": {"converged": "finished"}}')
+    entry = _write(
+        tmp_path,
+        {
+            "entry.js": 'import { T } from "./t.js";\nexport default T;\n',
+            "t.js": 'import T from "../elsewhere/table.json" with { type: "json" };\n'
+            "export { T };\n",
+        },
+    )
+    text = bundle(entry, {"table.json": tmp_path / "table.json"})
+    assert 'const T = {"words": {"converged": "finished"}};' in text
+    assert not re.search(r"^\s*import\b", text, re.M)
+    with pytest.raises(ValueError, match=re.escape("'../elsewhere/table.json': no such table")):
+        bundle(entry)
 
 
 def test_a_module_imported_twice_is_inlined_once(tmp_path: Path) -> None:

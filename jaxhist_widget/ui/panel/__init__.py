@@ -7,7 +7,7 @@ by `bundle`).
 from __future__ import annotations
 
 from ._esm import bundle
-from ._panel import CSS_PATH, ESM_PATH, STATUSES, STOP_MODES, LivePanel
+from ._panel import CSS_PATH, ESM_PATH, STATUSES, STOP_MODES, TABLES, LivePanel
 from ._state import FAILED_TEXT, RATE_WINDOW_S, RateWindow, panel_state, run_entry, run_step
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "RATE_WINDOW_S",
     "STATUSES",
     "STOP_MODES",
+    "TABLES",
     "LivePanel",
     "RateWindow",
     "bundle",

@@ -15,10 +15,11 @@ import anywidget
 import ipywidgets
 import traitlets
 
+from ..look import TABLE_PATH
 from ..reduce import MAX_WEIGHT
 from ._esm import bundle
 
-__all__ = ["CSS_PATH", "ESM_PATH", "STATUSES", "STOP_MODES", "LivePanel"]
+__all__ = ["CSS_PATH", "ESM_PATH", "STATUSES", "STOP_MODES", "TABLES", "LivePanel"]
 
 
 def _front_end_path(name: str) -> Path:
@@ -34,6 +35,8 @@ def _front_end_path(name: str) -> Path:
 ESM_PATH = _front_end_path("panel.js")
 #: The panel's styles (anywidget puts them into the page once, for every view).
 CSS_PATH = _front_end_path("panel.css")
+#: The data tables the front end imports as JSON (inlined into the bundle): the look table.
+TABLES = {TABLE_PATH.name: TABLE_PATH}
 
 #: Values of `LivePanel.status`: the run's (`Run.status`; the view says "finished" for
 #: ``converged``, which only means ``cond`` became False) and the panel's own: ``idle`` (no
@@ -63,7 +66,7 @@ class LivePanel(anywidget.AnyWidget):
     {'status': 'running', 'step': 5, 'max_steps': 10}
     """
 
-    _esm = bundle(ESM_PATH)
+    _esm = bundle(ESM_PATH, TABLES)
     _css = CSS_PATH
 
     # ---- written by Python (the run)
