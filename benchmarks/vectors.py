@@ -70,7 +70,7 @@ def append(run, lanes: int, start: int, n: int, rng: np.random.Generator) -> Non
 
 
 def work(live: LivePlot) -> int:
-    return sum(d.work for d in live._drawn)
+    return sum(d.work for d in live._state.drawn)
 
 
 def largest_message(live: LivePlot) -> int:

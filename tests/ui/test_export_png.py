@@ -35,7 +35,7 @@ def svg_size(svg: str) -> tuple[int, int]:
 def test_the_png_is_the_static_picture_rasterized(tmp_path):
     pytest.importorskip("cairosvg")
     image = pytest.importorskip("PIL.Image")
-    svg = plot()._static_bundle()["image/svg+xml"]
+    svg = plot()._outputs.picture()["image/svg+xml"]
     future = export.save_png(None, False, tmp_path / "plot.png", None, svg=svg)
     path = future.result(timeout=0)  # written at once: no frontend involved
     data = path.read_bytes()
@@ -55,7 +55,7 @@ def test_the_png_is_the_static_picture_rasterized(tmp_path):
 
 def test_scale_multiplies_the_size(tmp_path):
     pytest.importorskip("cairosvg")
-    svg = plot()._static_bundle()["image/svg+xml"]
+    svg = plot()._outputs.picture()["image/svg+xml"]
     data = export.png_from_svg(svg, 2)
     width, height = svg_size(svg)
     assert struct.unpack(">II", data[16:24]) == (2 * width, 2 * height)
@@ -63,7 +63,7 @@ def test_scale_multiplies_the_size(tmp_path):
 
 def test_without_cairosvg_the_error_names_the_fix(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "cairosvg", None)  # import cairosvg -> ImportError
-    svg = plot()._static_bundle()["image/svg+xml"]
+    svg = plot()._outputs.picture()["image/svg+xml"]
     with pytest.raises(ImportError, match=r"pip install cairosvg.*save_svg\(path\)"):
         export.save_png(None, False, tmp_path / "plot.png", None, svg=svg)
     assert not (tmp_path / "plot.png").exists()

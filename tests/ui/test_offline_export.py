@@ -236,7 +236,7 @@ def chromium() -> Any:
     pytest.importorskip("playwright.sync_api")
     from playwright.sync_api import sync_playwright
 
-    from .ui.jupyter_browser import CHROMIUM_ARGS, CHROMIUM_PATH
+    from ..helpers.jupyter_browser import CHROMIUM_ARGS, CHROMIUM_PATH
 
     if not CHROMIUM_PATH.exists():
         pytest.skip(f"needs Chromium at {CHROMIUM_PATH}")
@@ -282,7 +282,7 @@ def test_jupyterlab_live_saved_reopened_and_exported(chromium: Any, tmp_path: Pa
     falling back to another mimetype), each plot shows its picture instead. Rendered by
     nbconvert, the saved file shows them offline."""
     pytest.importorskip("jupyterlab")
-    from .ui.jupyter_browser import (
+    from ..helpers.jupyter_browser import (
         open_notebook,
         reload_notebook,
         run_all,

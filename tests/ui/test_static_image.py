@@ -59,7 +59,7 @@ def axis_map(root: ET.Element, cls: str, log: bool = False):
 
 def drawn_points(live: jhw.LivePlot, run: int = -1) -> list[tuple[np.ndarray, np.ndarray]]:
     """The widget's decimated points of a run, per field and lane (what its marks hold)."""
-    d = live._drawn[run]
+    d = live._state.drawn[run]
     return [(x, y) for xs, ys, _ in d.lines() for x, y in zip(xs, ys, strict=True)]
 
 
@@ -273,7 +273,7 @@ def test_a_failing_picture_never_fails_the_run(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(IPython.display, "update_display", broken)
     monkeypatch.setattr(_display, "in_kernel", lambda: True)
     live = jhw.LivePlot()
-    live._displayed = True
+    live._outputs.displayed = True
     with pytest.warns(UserWarning, match="static picture was not updated"):
         feed(live, {"loss": [3.0, 2.0]})
     assert live.history()["loss"].tolist() == [3.0, 2.0]

@@ -128,7 +128,7 @@ def test_under_vmap_a_heatmap_pools_every_lanes_components() -> None:
     feed(live, {"w": lanes}, shapes=[(20,)], lanes=3)
     image, median = chart(live, "w").marks
     assert len(median.labels) == 3  # a median line per lane, over one histogram of all lanes
-    (hist,) = live._drawn[-1].extras.values()
+    (hist,) = live._state.drawn[-1].extras.values()
     assert hist.linear.counts.sum() == 3 * len(STEPS) * 20
     rows = np.flatnonzero(_png_alpha(bytes(image.image.value))[:, 0])  # pixel rows drawn, top first
     lo, hi = image.y.tolist()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ._chart import Extent, Lines, LiveFigure
 from ._extras import BandExtra, HeatmapExtra, PathEnds
-from ._grid import CHART_MODES, MAX_CHARTS, ChartGrid, check_charts, display_name
+from ._grid import CHART_MODES, MAX_CHARTS, ChartGrid, check_charts
 from ._path_chart import PathFigure
 
 __all__ = [
@@ -26,5 +26,4 @@ __all__ = [
     "PathEnds",
     "PathFigure",
     "check_charts",
-    "display_name",
 ]

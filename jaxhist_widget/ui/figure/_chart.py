@@ -37,6 +37,7 @@ from ..look import (
 )
 from ..reduce import robust_extent
 from ._axes import AXIS_TEXT, Extent, FigureAxes, Lines
+from ._extras import extra_colors
 from ._legend import legend_html
 from ._run_marks import (
     RunMarks,
@@ -186,7 +187,7 @@ class LiveFigure(FigureAxes):
                         mark, colors=colors, line_style=style, opacities=opacities, visible=visible
                     )
             for extra in r.extras:  # a band or a path's ends in the colours of its lines
-                extra.set_colors(_extra_colors(extra, r, looks[r.number]))
+                extra.set_colors(extra_colors(extra, r, looks[r.number]))
         self._show()
         self._update_legend()
 
@@ -391,12 +392,3 @@ class LiveFigure(FigureAxes):
             preserve_domain={"x": True, "y": True},
             **traits,
         )
-
-
-def _extra_colors(extra: Any, r: RunMarks, looks: list[tuple[list[str], str]]) -> list[str]:
-    """The colours of an extra of run ``r``: those of the line it is drawn with (a vector's
-    median: the mark of its label), or, for a path's ends, every line's colour per lane."""
-    label = getattr(extra, "label", None)
-    if label in r.fields:
-        return looks[r.fields.index(label)][0][:1]
-    return [c for colors, _ in looks for c in colors[: max(1, len(r.lane_names))]]

@@ -31,7 +31,7 @@ from ..look import BAND_OPACITY, LegendLine
 from ..reduce import BandSeries, HistogramBuckets, encode_png, values_extent
 from ._run_marks import step_array
 
-__all__ = ["BandExtra", "HeatmapExtra", "PathEnds", "make_extra", "notes_html"]
+__all__ = ["BandExtra", "HeatmapExtra", "PathEnds", "extra_colors", "make_extra", "notes_html"]
 
 _NO_EXTENT = (math.inf, -math.inf, math.inf)
 
@@ -249,6 +249,15 @@ class PathEnds:
     def close(self) -> None:
         for mark in self.marks:
             mark.close()
+
+
+def extra_colors(extra: Any, r: Any, looks: list[tuple[list[str], str]]) -> list[str]:
+    """The colours of an extra of run ``r``: those of the line it is drawn with (a vector's
+    median: the mark of its label), or, for a path's ends, every line's colour per lane."""
+    label = getattr(extra, "label", None)
+    if label in r.fields:
+        return looks[r.fields.index(label)][0][:1]
+    return [c for colors, _ in looks for c in colors[: max(1, len(r.lane_names))]]
 
 
 def notes_html(notes: Sequence[str]) -> str:

@@ -9,8 +9,8 @@ legend row under the grid names the fields, kept runs and lanes.
 
 It answers the calls a `LivePlot` makes of a single figure (`add_run`, `add_marks`,
 `set_lines`, `restyle`, `drop_runs`, `set_hidden`, `set_smoothing`, `update_scales`, `set_log`,
-`set_width`) and hands each chart its share of the fields. It names and colours the runs it
-draws (`display_name`, `..look.next_color`): one name and one colour per run, in every chart.
+`set_width`) and hands each chart its share of the fields; a run has one name and one colour
+(the plot's), in every chart.
 """
 
 from __future__ import annotations
@@ -29,14 +29,13 @@ from ..look import (
     LegendLine,
     chart_columns,
     field_colors,
-    next_color,
 )
 from ._chart import Lines, LiveFigure
 from ._extras import make_extra, notes_html
 from ._legend import legend_html
 from ._path_chart import PathFigure
 
-__all__ = ["CHART_MODES", "MAX_CHARTS", "ChartGrid", "check_charts", "display_name"]
+__all__ = ["CHART_MODES", "MAX_CHARTS", "ChartGrid", "check_charts"]
 
 #: Values of ``LivePlot(charts=...)``.
 CHART_MODES = ("per_field", "shared")
@@ -53,23 +52,6 @@ def check_charts(charts: object) -> str:
             f"'shared' (every field on one chart), got {charts!r}."
         )
     return charts
-
-
-def display_name(name: str | None, number: int, taken: Iterable[str]) -> str:
-    """What the plot calls run ``number`` named ``name`` (None: ``run N``), distinct from the
-    names ``taken`` by the runs it draws: ``adam``, then ``adam (2)``.
-
-    >>> display_name("adam", 3, ["adam", "sgd"]), display_name(None, 3, [])
-    ('adam (2)', 'run 3')
-    """
-    base = name if name else f"run {number}"
-    taken = set(taken)
-    if base not in taken:
-        return base
-    k = 2
-    while f"{base} ({k})" in taken:
-        k += 1
-    return f"{base} ({k})"
 
 
 class ChartGrid:
@@ -135,20 +117,14 @@ class ChartGrid:
         return shown or [self._blank if not self.charts else next(iter(self.charts.values()))]
 
     # ------------------------------------------------------------------ runs
-    def add_run(self, number: int, x0: int = 0, name: str | None = None) -> None:
-        """Draw run ``number`` (no marks until `add_marks`), its steps starting at ``x0``, named
-        ``name`` (`display_name`: ``run N`` when None, made distinct from the names of
-        the runs drawn) in a colour no drawn run has."""
-        taken = [looks[0] for looks in self._looks.values()]
-        used = [looks[1] for looks in self._looks.values()]
-        self._looks[number] = (display_name(name, number, taken), next_color(used))
+    def add_run(self, number: int, x0: int, name: str, color: str) -> None:
+        """Draw run ``number`` (no marks until `add_marks`), its steps starting at ``x0``,
+        called ``name`` and drawn in ``color`` in every chart (the plot names and colours its
+        runs: the run list shows the same)."""
+        self._looks[number] = (name, color)
         self._runs[number] = x0
         for chart in self._all():
-            chart.add_run(number, x0, *self._looks[number])
-
-    def run_look(self, number: int) -> tuple[str, str]:
-        """The name and colour run ``number`` is drawn with."""
-        return self._looks[number]
+            chart.add_run(number, x0, name, color)
 
     def add_marks(
         self,

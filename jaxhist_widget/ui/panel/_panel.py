@@ -1,13 +1,22 @@
 """`LivePanel`: the status/progress/controls strip of a `LivePlot`, as an anywidget.
 
-This class holds only synced traits: every piece of state a view shows lives
-here (not in JavaScript), so a view opened late, displayed twice or after a page reload shows
-the same thing. What the run-state traits hold is `._state.panel_state`; `LivePlot` sets
-them.
+This class holds only synced traits: every piece of state a view shows lives here (not in
+JavaScript), so a view opened late, displayed twice or after a page reload shows the same thing.
+What the run-state traits hold is `._state.panel_state`; `LivePlot` sets them.
+
+Threads: a plot writes its panel from the host runtime's callback threads and the main thread
+alike, and ipywidgets' ``hold_sync`` is not thread-safe (a trait set by one thread while another
+holds the sync joins the other's pending keys, which it may be sending or clearing: the change
+is lost for the view, or the send fails). So every write holds one lock, the panel's owner's
+(a `LivePlot`'s update lock): its own writes (`write`, in one message), the controls its view
+sends, and any other thread's, through the sync machinery itself.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,13 +66,22 @@ STOP_MODES = ("message", "interrupt")
 
 
 class LivePanel(anywidget.AnyWidget):
-    """Synced state of the panel. Python writes the run state; the view writes the controls.
+    """Synced state of the panel. Python writes the run state; the view sends the controls.
+
+    Parameters
+    ----------
+    lock
+        Held by every write of the panel's traits, whatever thread makes it: its owner's lock
+        (a `LivePlot` passes its update lock), a lock of its own when None.
+    **traits
+        Initial trait values.
 
     Examples
     --------
     >>> panel = LivePanel(status="running", step=5, max_steps=10)
+    >>> panel.write(step=6, max_steps=12)
     >>> panel.get_state(["status", "step", "max_steps"])
-    {'status': 'running', 'step': 5, 'max_steps': 10}
+    {'status': 'running', 'step': 6, 'max_steps': 12}
     """
 
     _esm = bundle(ESM_PATH, TABLES)
@@ -152,9 +170,42 @@ class LivePanel(anywidget.AnyWidget):
     #: figure chooses its number of x ticks from it (more on a wide plot, fewer on a narrow one).
     plot_width = traitlets.Int(0).tag(sync=True)
 
-    def __init__(self, **traits: Any) -> None:
+    def __init__(self, *, lock: threading.RLock | None = None, **traits: Any) -> None:
+        # Before the traits: from here on every write holds it.
+        self.__dict__["_write_lock"] = lock if lock is not None else threading.RLock()
         super().__init__(**traits)
         self.on_msg(self._on_view_message)
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The lock every write of the panel's traits holds."""
+        return self.__dict__["_write_lock"]
+
+    def write(self, **traits: Any) -> None:
+        """Set ``traits``, under the lock, in one message to the views."""
+        with self.hold_sync():
+            for name, value in traits.items():
+                setattr(self, name, value)
+
+    # ipywidgets' sync machinery, each part under the lock: a trait's change (which sends it, or
+    # joins a held sync's pending keys), a held sync (which sends and clears those keys), and a
+    # state update from a view (its trait changes, notified when it ends).
+    @contextlib.contextmanager
+    def hold_sync(self) -> Iterator[None]:
+        with self.lock, super().hold_sync():
+            yield
+
+    def notify_change(self, change: Any) -> None:
+        lock = self.__dict__.get("_write_lock")
+        if lock is None:  # (traits set while the widget is made, before the lock exists)
+            super().notify_change(change)
+            return
+        with lock:
+            super().notify_change(change)
+
+    def set_state(self, sync_data: Any) -> None:
+        with self.lock:
+            super().set_state(sync_data)
 
     def _on_view_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         """Apply a control the view sent (``{"jhw_control": name, "value": ...}``).
@@ -167,29 +218,36 @@ class LivePanel(anywidget.AnyWidget):
         """
         if not isinstance(content, dict) or "jhw_control" not in content:
             return
-        name, value = content["jhw_control"], content.get("value")
+        with self.lock:  # a change made from the traits' values (a click count, a list)
+            changes = self._control(content["jhw_control"], content.get("value"))
+            if changes:
+                self.write(**changes)
+
+    def _control(self, name: Any, value: Any) -> dict[str, Any]:
+        """The trait changes a control asks for; none for a control or value it cannot be."""
         if name == "stop":
-            self.stop_clicks += 1
-        elif name == "clear":
-            self.clear_clicks += 1
-        elif name in ("log_y", "log_x", "keep_runs", "ignore_outliers") and isinstance(value, bool):
-            setattr(self, name, value)
-        elif name == "last_steps" and isinstance(value, int) and not isinstance(value, bool):
-            self.last_steps = max(0, value)
-        elif name == "step_range" and (value is None or _is_step_range(value)):
-            self.step_range = list(value or [])
-        elif name == "smoothing" and _is_weight(value):
-            self.smoothing = float(value)
-        elif name == "run_hidden" and _is_run_hidden(value):
+            return {"stop_clicks": self.stop_clicks + 1}
+        if name == "clear":
+            return {"clear_clicks": self.clear_clicks + 1}
+        if name in ("log_y", "log_x", "keep_runs", "ignore_outliers") and isinstance(value, bool):
+            return {name: value}
+        if name == "last_steps" and isinstance(value, int) and not isinstance(value, bool):
+            return {"last_steps": max(0, value)}
+        if name == "step_range" and (value is None or _is_step_range(value)):
+            return {"step_range": list(value or [])}
+        if name == "smoothing" and _is_weight(value):
+            return {"smoothing": float(value)}
+        if name == "run_hidden" and _is_run_hidden(value):
             number, hidden = value
             numbers = [n for n in self.hidden_runs if n != number]
-            self.hidden_runs = [*numbers, number] if hidden else numbers
-        elif name == "chart_log" and _is_chart_log(value):
+            return {"hidden_runs": [*numbers, number] if hidden else numbers}
+        if name == "chart_log" and _is_chart_log(value):
             key, log = value
             keys = [k for k in self.log_charts if k != key]
-            self.log_charts = [*keys, key] if log else keys
-        elif name == "plot_width" and isinstance(value, int) and value >= 0:
-            self.plot_width = value
+            return {"log_charts": [*keys, key] if log else keys}
+        if name == "plot_width" and isinstance(value, int) and value >= 0:
+            return {"plot_width": value}
+        return {}
 
 
 def _is_weight(value: Any) -> bool:

@@ -1,4 +1,5 @@
-"""Getting a `LivePlot`'s data and picture out: a table per run (pandas, CSV) and the PNG.
+"""Getting a `LivePlot`'s data and picture out: a table per run (pandas, CSV), the PNG, and a
+copy of every run it draws in a store (``LivePlot(store=...)``).
 
 The tables need only numpy (pandas when asked for a DataFrame). The PNG is the static picture
 rasterized in the kernel (`..picture.png_from_svg`); without cairosvg, a plot shown in a live
@@ -9,21 +10,51 @@ from __future__ import annotations
 
 import concurrent.futures
 import csv
+import os
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..._host import Run, Store
+from ..._host._report import report
 from ..picture import PNG_HINT, png_from_svg
 
 if TYPE_CHECKING:
     import bqplot
     import ipywidgets
 
-    from ..._host import Run
+__all__ = [
+    "StoreCopy",
+    "has_kernel_comm",
+    "save_picture_png",
+    "save_png",
+    "table",
+    "to_csv",
+    "to_pandas",
+]
 
-__all__ = ["has_kernel_comm", "save_picture_png", "save_png", "table", "to_csv", "to_pandas"]
+
+class StoreCopy:
+    """Files every run a plot draws into ``store`` (a `Store`, a path, or None: nothing).
+
+    Handed the plot's hooks (the store is not attached itself), it files exactly the runs drawn
+    there, whether the plot is attached or fed by a cell of %jaxhist auto mode; each hook reaches
+    the store first, so a chunk is on disk before it is drawn. A failure is reported (once per
+    run and hook) and never stops the drawing or the run.
+    """
+
+    def __init__(self, store: str | os.PathLike[str] | Store | None) -> None:
+        self.store = store if isinstance(store, Store) or store is None else Store(store)
+
+    def __call__(self, hook: str, run: Run, *args: Any) -> None:
+        if self.store is None:
+            return
+        try:
+            getattr(self.store, hook)(run, *args)
+        except Exception as e:
+            report(e, f"Store.{hook.lstrip('_')}", once=(id(self.store), run.id, hook))
 
 
 def table(run: Run) -> dict[str, np.ndarray]:

@@ -1,61 +1,44 @@
 """`LivePlot`: a sink that draws every streamed run live in Jupyter, and records it.
 
-A `LivePlot` owns a `LivePanel` (status, progress, rate, latest values,
-controls) and a `ChartGrid` (one bqplot figure per plotted metric, a `LiveFigure` each: one
-`Lines` mark per field and run, one line per vmap lane inside it). All drawn state lives in
-those widgets' traits, so a view opened late, shown twice or after a page reload shows
-everything; without a frontend the widgets talk
-to nobody and the plot still records.
-
-This module is what a user holds: the options, display, data access, exports and runners. The
-panel's controls and the view options are its base class, `._controls.PlotControls`;
-turning runs into widget state (the hooks, the throttle, each update) is that one's base,
-`._updates.LiveUpdates`.
+What a user holds (the options, display, data access, exports, runners, and the sink hooks the
+host runtime calls from its callback threads), made of parts joined under one lock: the state
+(`._state`: the runs drawn and the view options, plain data), the throttle (`._throttle`), the
+figure (`..figure.ChartGrid`), the panel (`..panel.LivePanel`, whose every write holds that lock,
+whatever thread makes it); `._updates` draws the state into those two, `._controls` applies the
+panel's controls, `._outputs` shows the plot in a notebook. All drawn state lives in the
+widgets' traits, so a view opened late, shown twice or after a page reload shows everything.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import os
-import warnings
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import ipywidgets
 
-from ..._host import Run, Store
-from ..._host._report import report
-from ..figure import ChartGrid, check_charts
+from ..._host import Run, Sink, Store
+from ..figure import ChartGrid
 from ..panel import LivePanel
 from ..picture import save_svg
-from ..reduce import check_weight
-from ..series import (
-    MAX_LANES,
-    PlotChoice,
-    check_fields,
-    check_lane_labels,
-    check_last_steps,
-    check_paths,
-    check_step_range,
-    check_vectors,
-)
+from ..series import MAX_LANES
+from . import _controls as controls
 from . import _export as export
 from . import _outputs as outputs
-from ._controls import PlotControls
-from ._options import MAX_POINTS_LIMIT, check_flag, check_options
-from ._updates import MAX_UPDATES_PER_SECOND, PUSH_BUDGET
+from ._options import MAX_POINTS_LIMIT, OPTIONS, checked
+from ._state import PlotState
+from ._throttle import MAX_UPDATES_PER_SECOND, PUSH_BUDGET
+from ._updates import Updates
 
-__all__ = [
-    "MAX_LANES",
-    "MAX_POINTS_LIMIT",
-    "MAX_UPDATES_PER_SECOND",
-    "PUSH_BUDGET",
-    "LivePlot",
-]
+__all__ = ["MAX_LANES", "MAX_POINTS_LIMIT", "MAX_UPDATES_PER_SECOND", "PUSH_BUDGET", "LivePlot"]
+
+T = TypeVar("T")
 
 
-class LivePlot(PlotControls):
+class LivePlot(Sink):
     """Plot every `jaxhist_widget.while_loop` run started while attached, live, and record it.
 
     Display it (last expression of a cell, or ``display(live)``), then run loops inside
@@ -170,58 +153,59 @@ class LivePlot(PlotControls):
         step_range: tuple[int, int] | None = None,
         **unknown: Any,
     ) -> None:
-        check_options(unknown, max_points, title, continue_steps)
-        choice = PlotChoice(check_fields(fields), check_vectors(vectors), check_paths(paths))
-        smoothing = check_weight(smoothing)
-        check_flag("ignore_outliers", ignore_outliers)
-        check_flag("log_x", log_x)
-        last_steps = check_last_steps(last_steps)
-        step_range = check_step_range(step_range)
-        check_lane_labels(lane_labels)
-        fig = ChartGrid(log_y=bool(log_y), charts=check_charts(charts))
-        super().__init__(
-            LivePanel(title=title or "", log_y=bool(log_y), keep_runs=bool(keep_runs)),
-            fig,
-            choice=choice,
-            max_points=max_points,
-            lane_labels=lane_labels,
-            continue_steps=continue_steps,
+        given = locals()  # (the options by name, as `checked` takes them)
+        o = checked(unknown, **{k: given[k] for k in OPTIONS if k != "store"})
+        super().__init__()
+        self.max_points, self.continue_steps = o.max_points, o.continue_steps
+        # The one lock of the plot's state and widgets: the hooks (callback threads), the
+        # controls (the main thread) and every write of the panel's traits hold it.
+        self._lock = threading.RLock()
+        self._state = PlotState(o.choice, o.max_points, o.lane_labels, o.continue_steps)
+        self._fig = ChartGrid(log_y=o.log_y, charts=o.charts)
+        #: The panel: status, progress, rate, latest values, the run list and the controls.
+        self.panel = LivePanel(lock=self._lock, title=o.title, log_y=o.log_y, keep_runs=o.keep_runs)
+        self._updates = Updates(
+            self._state, self._fig, self.panel, self._lock, lambda: self.attached
         )
-        # Handed this plot's hooks (not attached itself): it files exactly the runs drawn here,
-        # whether the plot is attached or fed by a cell of %jaxhist auto mode.
-        self._store = store if isinstance(store, Store) or store is None else Store(store)
-        self._container: ipywidgets.VBox | None = None
-        self._displayed = False
-        self._outputs = outputs.Outputs()  # the display ids of the outputs showing this plot
+        self._outputs = outputs.Outputs(self.panel, self._fig, self._lock)
+        self._controls = controls.Controls(
+            self.panel, self._fig, self._updates, sink=self, redraw_picture=self._update_static
+        )
+        self._store = export.StoreCopy(store)
         #: The charts' grid (one bqplot figure per chart; see `figures`).
-        self.charts = fig.box
-        # The panel's view reads the figures out on hover (in the browser).
-        self._link_figures()
-        fig.box.observe(lambda _: self._link_figures(), "children")
+        self.charts = self._fig.box
         #: The legend row under the charts (HTML).
-        self.legend = fig.legend
-        self._observe_controls()
-        self.smoothing = smoothing
-        self.ignore_outliers = ignore_outliers
-        self.log_x = log_x
-        self.last_steps = last_steps
-        self.step_range = step_range
+        self.legend = self._fig.legend
+        self._outputs.link_figures()
+        steps = list(o.step_range) if o.step_range is not None else []
+        self.panel.write(smoothing=o.smoothing, ignore_outliers=o.ignore_outliers, log_x=o.log_x)
+        self.panel.write(last_steps=o.last_steps, step_range=steps)
+
+    # ------------------------------------------------------------------ options
+    # Synced with the panel's controls: set here or clicked in the view (`._controls`).
+    log_y = controls.log_y
+    log_x = controls.log_x
+    keep_runs = controls.keep_runs
+    smoothing = controls.smoothing
+    ignore_outliers = controls.ignore_outliers
+    last_steps = controls.last_steps
+    step_range = controls.step_range
+
+    @property
+    def runs(self) -> list[Run]:
+        """The runs this plot holds, oldest first: the latest, plus previous ones if kept."""
+        with self._lock:
+            return [d.run for d in self._state.drawn]
 
     # ------------------------------------------------------------------ display
     @property
     def widget(self) -> ipywidgets.VBox:
         """The displayed widget: the panel above the figure (made on first use)."""
-        if self._container is None:
-            self._container = ipywidgets.VBox(
-                [self.panel, self.charts, self.legend], layout=ipywidgets.Layout(width="100%")
-            )
-            self._container.add_class("jhw-liveplot")
-        return self._container
+        return self._outputs.widget
 
     @property
     def figures(self) -> list[Any]:
-        """The bqplot figures shown, one per chart (axes and one `Lines` mark per plotted
-        series and run), in grid order."""
+        """The bqplot figures shown, one per chart, in grid order."""
         return list(self._fig.figures)
 
     @property
@@ -229,44 +213,84 @@ class LivePlot(PlotControls):
         """The first chart's bqplot figure (the only one with ``charts="shared"``)."""
         return self._fig.figures[0]
 
-    def _link_figures(self) -> None:
-        figures = self._fig.figures
-        self.panel.figures = figures
-        self.panel.figure = figures[0] if figures else None
-        self.panel.log_charts = self._fig.log_charts  # a new chart follows the log toggle
-
-    # The output: the widget's view and a static picture of it, updated when a run ends
-    # (`._display`).
-
+    # The output: the widget's view and a picture of it, updated when a run ends (`._outputs`).
     def _ipython_display_(self) -> None:
-        self._outputs.show(self._repr_mimebundle_())
+        self._outputs.show()
 
     def __repr__(self) -> str:
         # What a script or a debugger prints: the picture's one-line summary.
         return f"<LivePlot: {outputs.summary_line(self.panel)}>"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        self._displayed = True
-        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
-        bundle.update(self._static_bundle())
-        return bundle
-
-    def _static_bundle(self) -> dict[str, str]:
-        return outputs.picture_bundle(self._fig, self.panel, self._state_lock)
+        return self._outputs.bundle(**kwargs)
 
     def _update_static(self) -> None:
-        """Replace the picture wherever the plot is shown. Never raises: a failed picture
-        must not fail the run (this runs on the run's thread when it ends)."""
-        if not self._displayed:
-            return
-        try:
-            self._outputs.update(self._repr_mimebundle_)
-        except Exception as e:
-            warnings.warn(f"LivePlot: the static picture was not updated: {e!r}", stacklevel=2)
+        """Replace the picture wherever the plot is shown (never raises)."""
+        self._outputs.update()
+
+    # -------------------------------------------------------------- sink hooks
+    # The host runtime calls these from its callback threads. The store (``store=``) gets each
+    # hook first, so a chunk is on disk before it is drawn; its failure is reported and never
+    # stops the drawing or the run.
+    def _start(self, run: Run) -> None:
+        self._store("_start", run)
+        super()._start(run)
+
+    def on_start(self, run: Run) -> None:
+        self._updates.start(run, keep_runs=self.panel.keep_runs)
+
+    # Rows are filed in the chunk's call, not on the worker (see `Sink`), although on_rows
+    # never stops: a push then pauses the loop rather than competing with it for the cores,
+    # and each push's measured cost (which spaces the updates) stays its own. With deferred
+    # filing a long run in JupyterLab got a fraction of its updates on a machine of few cores.
+    rows_can_wait = False
+
+    def on_rows(self, run: Run, lanes: list[int]) -> None:
+        self._store("on_rows", run, lanes)
+        self._updates.rows()
+
+    def _end(self, run: Run) -> None:
+        self._store("_end", run)
+        super()._end(run)
 
     def on_end(self, run: Run) -> None:
-        super().on_end(run)
+        self._updates.end(run)
         self._update_static()
+
+    def _push(self, final: bool, ended: Run | None = None) -> None:
+        # An update now, whatever the throttle says (``benchmarks/`` measure it).
+        self._updates.push(final, ended)
+
+    def attach(self) -> None:
+        super().attach()
+        self._updates.attached()
+
+    def detach(self) -> None:
+        super().detach()
+        self._updates.detached()
+
+    # ---------------------------------------------------------------- runners
+    # Each keeps the panel's ``stop_mode`` true: whether Stop interrupts the kernel or sends a
+    # message (`._controls.Controls.sync_stop_mode`).
+    def __enter__(self) -> LivePlot:
+        super().__enter__()
+        self._sync_stop_mode()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            super().__exit__(*exc)
+        finally:
+            self._sync_stop_mode()
+
+    async def run_async(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        with self._controls.async_run(self._sync_stop_mode):
+            return await super().run_async(fn, *args, **kwargs)
+
+    run_async.__doc__ = Sink.run_async.__doc__
+
+    def _sync_stop_mode(self) -> None:
+        self._controls.sync_stop_mode(self._interrupts_armed)
 
     # --------------------------------------------------------------------- data
     def history(self, run: int = -1) -> Any:
@@ -281,16 +305,16 @@ class LivePlot(PlotControls):
         >>> live.history().tolist()
         [1, 2, 4, 8]
         """
-        return self._run(run).history()
+        return self._state.run(run).history()
 
     def to_pandas(self, run: int = -1) -> Any:
         """Run ``run`` as a `pandas.DataFrame`: a ``step`` column (and ``lane`` under vmap),
         then one column per scalar leaf and per component of other leaves (``x[0]``, ...)."""
-        return export.to_pandas(self._run(run))
+        return export.to_pandas(self._state.run(run))
 
     def to_csv(self, path: str | Path, run: int = -1) -> Path:
         """Write run ``run`` as CSV (the columns of `to_pandas`; no pandas needed)."""
-        return export.to_csv(self._run(run), path)
+        return export.to_csv(self._state.run(run), path)
 
     def save_png(self, path: str | Path, scale: float | None = None) -> concurrent.futures.Future:
         """Write the plot's complete picture (the one `save_svg` writes: title, status, final
@@ -313,8 +337,8 @@ class LivePlot(PlotControls):
             Without cairosvg (or the cairo library) and without a frontend showing the plot;
             the message says what to install (`save_svg` needs nothing).
         """
-        svg = self._static_bundle()["image/svg+xml"]
-        return export.save_picture_png(svg, self.figure, self._displayed, path, scale)
+        svg = self._outputs.picture()["image/svg+xml"]
+        return export.save_picture_png(svg, self.figure, self._outputs.displayed, path, scale)
 
     def save_svg(self, path: str | Path) -> Path:
         """Write the plot's complete static picture to ``path`` as SVG, now, with no frontend.
@@ -323,7 +347,7 @@ class LivePlot(PlotControls):
         HTML, GitHub, nbviewer): title, status, steps, final values, the figure's lines, ticks
         and log/linear axis as the widget draws them, and the legend.
         """
-        return save_svg(self._static_bundle()["image/svg+xml"], path)
+        return save_svg(self._outputs.picture()["image/svg+xml"], path)
 
     def add_run(self, run: Run) -> None:
         """Draw a run that has ended, e.g. one read back from a store (`jaxhist_widget.load_runs`),
@@ -356,34 +380,11 @@ class LivePlot(PlotControls):
         self.on_start(run)
         self.on_end(run)
 
-    # The store (``store=``) gets each hook first, so a chunk is on disk before it is drawn;
-    # its failure is reported and never stops the drawing or the run.
-    def _start(self, run: Run) -> None:
-        self._to_store("_start", run)
-        super()._start(run)
+    def show_run(self, run: int | str, visible: bool = True) -> None:
+        """Show (or hide, ``visible=False``) a drawn run, as its toggle in the run list does:
+        ``run`` is its index in `runs` (``-1``: the latest) or the name the plot lists it by."""
+        self._controls.show_run(run, visible)
 
-    def on_rows(self, run: Run, lanes: list[int]) -> None:
-        self._to_store("on_rows", run, lanes)
-        super().on_rows(run, lanes)
-
-    def _end(self, run: Run) -> None:
-        self._to_store("_end", run)
-        super()._end(run)
-
-    def _to_store(self, hook: str, run: Run, *args: Any) -> None:
-        if self._store is None:
-            return
-        try:
-            getattr(self._store, hook)(run, *args)
-        except Exception as e:
-            report(e, f"Store.{hook.lstrip('_')}", once=(id(self._store), run.id, hook))
-
-    # ---------------------------------------------------------------- helpers
-    def _run(self, index: int) -> Run:
-        runs = self.runs
-        if not runs:
-            raise LookupError(
-                "This LivePlot has received no run yet: call a jhw.while_loop inside "
-                "`with live:` or via live.run(fn, ...)."
-            )
-        return runs[index]
+    def clear(self) -> None:
+        """Forget previous runs and their lines (a running run stays), and reset the panel."""
+        self._controls.clear()

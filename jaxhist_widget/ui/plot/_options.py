@@ -1,14 +1,29 @@
-"""`LivePlot`'s options: their names and the checks that name the fix for a bad one.
+"""`LivePlot`'s options: their names and the checks that name the fix for a bad one
+(`checked`), in the order the plot's constructor meets them.
 
-The checks of options with a module of their own (`fields`, `lane_labels`,
-`charts`, `vectors`, `paths`) stay there; these are the plain ones.
+The checks of options with a module of their own (``fields``, ``vectors``, ``paths``,
+``lane_labels``, the windows of steps: `..series`; ``smoothing``: `..reduce`; ``charts``:
+`..figure`) stay there; these are the plain ones.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MAX_POINTS_LIMIT", "OPTIONS", "check_flag", "check_options"]
+from ..figure import check_charts
+from ..reduce import check_weight
+from ..series import (
+    PlotChoice,
+    check_fields,
+    check_lane_labels,
+    check_last_steps,
+    check_paths,
+    check_step_range,
+    check_vectors,
+)
+
+__all__ = ["MAX_POINTS_LIMIT", "OPTIONS", "Options", "check_flag", "check_options", "checked"]
 
 #: Upper bound on ``max_points``.
 MAX_POINTS_LIMIT = 4000
@@ -61,3 +76,48 @@ def check_flag(name: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be True or False, got {value!r}.")
     return value
+
+
+@dataclass(frozen=True)
+class Options:
+    """`LivePlot`'s options, checked (``store`` aside: the plot opens it)."""
+
+    choice: PlotChoice
+    log_y: bool
+    keep_runs: bool
+    title: str
+    max_points: int
+    lane_labels: tuple[str, ...] | None
+    continue_steps: bool
+    charts: str
+    smoothing: float
+    ignore_outliers: bool
+    log_x: bool
+    last_steps: int
+    step_range: tuple[int, int] | None
+
+
+def checked(unknown: dict[str, Any], **options: Any) -> Options:
+    """``options`` (every keyword of `LivePlot` but ``store``) checked; ``unknown``: the
+    keywords it does not take. Raises TypeError / ValueError naming the option and its fix."""
+    o = options
+    check_options(unknown, o["max_points"], o["title"], o["continue_steps"])
+    choice = PlotChoice(
+        check_fields(o["fields"]), check_vectors(o["vectors"]), check_paths(o["paths"])
+    )
+    smoothing = check_weight(o["smoothing"])
+    return Options(
+        choice=choice,
+        log_y=bool(o["log_y"]),
+        keep_runs=bool(o["keep_runs"]),
+        title=o["title"] or "",
+        max_points=o["max_points"],
+        continue_steps=o["continue_steps"],
+        smoothing=smoothing,
+        ignore_outliers=check_flag("ignore_outliers", o["ignore_outliers"]),
+        log_x=check_flag("log_x", o["log_x"]),
+        last_steps=check_last_steps(o["last_steps"]),
+        step_range=check_step_range(o["step_range"]),
+        lane_labels=check_lane_labels(o["lane_labels"]),
+        charts=check_charts(o["charts"]),
+    )

@@ -19,9 +19,11 @@ from __future__ import annotations
 import base64
 import threading
 import uuid
-from collections.abc import Callable
+import warnings
 from typing import Any
 from xml.sax.saxutils import quoteattr
+
+import ipywidgets
 
 from ..picture import render_svg, summary
 from ._snapshot import snapshot, synced_state
@@ -56,29 +58,83 @@ def summary_line(panel: Any) -> str:
 
 
 class Outputs:
-    """The display id of one plot's picture output."""
+    """How one plot shows in a notebook: its widget (the panel above the charts and the legend
+    row), its outputs (the widget's view, then the picture's, whose display id this keeps) and
+    the picture, redrawn when asked (a run ended, a control changed what is drawn).
 
-    def __init__(self) -> None:
+    Parameters
+    ----------
+    panel, fig
+        The plot's `LivePanel` and `ChartGrid`.
+    lock
+        The plot's lock: the picture is a consistent copy of the two.
+    """
+
+    def __init__(self, panel: Any, fig: Any, lock: threading.RLock) -> None:
         self.id = f"jhw-liveplot-{uuid.uuid4().hex}"
+        self._panel, self._fig, self._lock = panel, fig, lock
+        self._box: ipywidgets.VBox | None = None
+        #: Whether a frontend was handed the plot (its picture is then kept current).
+        self.displayed = False
 
-    def show(self, bundle: dict[str, Any]) -> None:
-        """Display ``bundle`` (widget view + picture): in a kernel as the widget's output and
-        the picture's; elsewhere as it is."""
+    @property
+    def widget(self) -> ipywidgets.VBox:
+        """The panel above the charts and the legend row (made on first use)."""
+        if self._box is None:
+            box = [self._panel, self._fig.box, self._fig.legend]
+            self._box = ipywidgets.VBox(box, layout=ipywidgets.Layout(width="100%"))
+            self._box.add_class("jhw-liveplot")
+        return self._box
+
+    def link_figures(self) -> None:
+        """Hand the panel the charts' figures, now and whenever they change: its view reads
+        them out on hover (in the browser), and a new chart follows the log toggle."""
+
+        def link(_: Any = None) -> None:
+            figures = self._fig.figures
+            self._panel.write(
+                figures=figures,
+                figure=figures[0] if figures else None,
+                log_charts=self._fig.log_charts,
+            )
+
+        link()
+        self._fig.box.observe(link, "children")
+
+    def picture(self) -> dict[str, str]:
+        """The picture of what the plot shows now: ``image/svg+xml``, ``text/plain``."""
+        return picture_bundle(self._fig, self._panel, self._lock)
+
+    def bundle(self, **kwargs: Any) -> dict[str, Any]:
+        """The widget's view and the picture, as one mimebundle (the plot is now displayed)."""
+        self.displayed = True
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        bundle.update(self.picture())
+        return bundle
+
+    def show(self) -> None:
+        """Display the plot: in a kernel as the widget's output and the picture's; elsewhere
+        (a terminal) as one output."""
         from IPython.display import display
 
+        bundle = self.bundle()
         if not in_kernel() or WIDGET_VIEW not in bundle:
             display(bundle, raw=True)
             return
         display({WIDGET_VIEW: bundle[WIDGET_VIEW]}, raw=True)
         display(fallback(bundle), raw=True, display_id=self.id)
 
-    def update(self, make_bundle: Callable[[], dict[str, Any]]) -> None:
-        """Replace the picture, wherever shown, with that of ``make_bundle()`` (in a kernel)."""
-        if not in_kernel():
+    def update(self) -> None:
+        """Replace the picture wherever the plot is shown (in a kernel). Never raises: a failed
+        picture must not fail the run (this runs on the run's thread when it ends)."""
+        if not self.displayed or not in_kernel():
             return
-        from IPython.display import update_display
+        try:
+            from IPython.display import update_display
 
-        update_display(fallback(make_bundle()), raw=True, display_id=self.id)
+            update_display(fallback(self.bundle()), raw=True, display_id=self.id)
+        except Exception as e:
+            warnings.warn(f"LivePlot: the static picture was not updated: {e!r}", stacklevel=3)
 
 
 def fallback(bundle: dict[str, Any]) -> dict[str, str]:

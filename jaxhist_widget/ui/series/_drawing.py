@@ -46,6 +46,8 @@ class RunDrawing:
         What the plot was asked to draw (``fields=``, ``vectors=``, ``paths=``).
     x0
         The step its lines start at: where the previous run ended, with ``continue_steps``.
+    name, color
+        What the plot calls it and the colour it is drawn in, in every chart and the run list.
     specs, notes
         The plotted series and the notes on what is not drawn as asked (`._plan.plan`), once
         the run's lane count is known (`start`).
@@ -61,6 +63,8 @@ class RunDrawing:
     number: int
     choice: PlotChoice = field(default_factory=PlotChoice)
     x0: int = 0
+    name: str = ""
+    color: str = ""
     specs: tuple[Spec, ...] = ()
     notes: tuple[str, ...] = ()
     series: dict[tuple[int, int], Any] = field(default_factory=dict)

@@ -159,8 +159,8 @@ def _joint(
 class StepWindow:
     """The steps every chart shows: every step, the last ``last_steps`` (a window that moves
     with the runs) or the fixed ``step_range`` (a zoom: it wins over ``last_steps`` until it is
-    reset). While either is on, `draw` draws the runs' lines over its steps (`window_lines`),
-    a run anew only when the rows in those steps changed."""
+    reset). While either is on, the plot draws the runs' lines over its steps (`window_lines`),
+    a run anew only when the rows in those steps `changed`."""
 
     def __init__(self) -> None:
         self.last_steps = 0
@@ -172,6 +172,11 @@ class StepWindow:
         """Whether the charts show a window of steps (not every step)."""
         return bool(self.last_steps) or self.step_range is not None
 
+    @property
+    def zoomed(self) -> bool:
+        """Whether the window is a zoom (fixed steps, shown exactly) rather than the last N."""
+        return self.step_range is not None
+
     def bounds(self, drawn: Sequence[Any], hidden: set[int]) -> tuple[int, int]:
         """The first and last step shown: the zoom's, else the last steps of the shown runs
         (of ``drawn``, `RunDrawing` s, those not in ``hidden``)."""
@@ -182,29 +187,20 @@ class StepWindow:
         last = max((d.x0 + d.last_step for d in shown), default=first)
         return window_range(first, last, self.last_steps)
 
-    def draw(self, fig: Any, drawn: Sequence[Any], hidden: set[int], weight: float) -> None:
-        """Draw every run of ``drawn`` on the `ChartGrid` ``fig`` over the window's steps (and
-        their smoothed lines, with ``weight`` > 0); the step axis shows just them, exactly so
-        for a zoom."""
-        lo, hi = self.bounds(drawn, hidden)
-        zoomed = self.step_range is not None
-        fig.window, fig.zoomed = (lo, hi), zoomed
-        for d in drawn:
-            if not d.series:
-                continue
-            # The rows the lines are made of: those of the window's steps (a path: all rows).
-            stop = max(0, hi - d.x0 + 1)
-            paths = any(s.xy is not None for s in d.specs)
-            rows = tuple(c if paths else min(c, stop) for c in d.run.counts[: d.lanes])
-            key = (lo, hi, weight, rows)
-            if self._keys.get(d.number) == key:
-                continue
-            self._keys[d.number] = key
-            raw, smoothed = window_lines(d, lo, weight, hi if zoomed else None)
-            fig.set_lines(d.number, raw, d.last_step)
-            if smoothed is not None:
-                fig.set_smoothed_lines(d.number, smoothed)
+    def changed(self, d: Any, bounds: tuple[int, int], weight: float) -> bool:
+        """Whether run ``d`` (a `RunDrawing`) must be drawn anew over the window ``bounds``
+        (first, last) with smoothing ``weight``: its rows in those steps changed since it last
+        was (a path's: any of its rows; its chart has no step axis)."""
+        lo, hi = bounds
+        stop = max(0, hi - d.x0 + 1)
+        paths = any(s.xy is not None for s in d.specs)
+        rows = tuple(c if paths else min(c, stop) for c in d.run.counts[: d.lanes])
+        key = (lo, hi, weight, rows)
+        if self._keys.get(d.number) == key:
+            return False
+        self._keys[d.number] = key
+        return True
 
     def forget(self) -> None:
-        """Draw every run anew at the next `draw` (its marks were made anew, or drawn whole)."""
+        """Every run has `changed` (its marks were made anew, or drawn whole)."""
         self._keys = {}
