@@ -24,7 +24,7 @@ from jaxhist_widget.ui.plot import MAX_LANES, LivePlot
 from jaxhist_widget.ui.reduce import MinMaxBuckets
 from jaxhist_widget.ui.series import MARK_POINTS, RunDrawing
 
-from ..helpers.synthetic import Capture, FakeLoop, layout
+from ...helpers.synthetic import Capture, FakeLoop, layout
 
 KB64 = 64 * 1024
 

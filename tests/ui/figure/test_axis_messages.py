@@ -19,7 +19,7 @@ import pytest
 
 import jaxhist_widget as jhw
 
-from ..helpers.synthetic import feed
+from ...helpers.synthetic import feed
 
 
 @pytest.fixture

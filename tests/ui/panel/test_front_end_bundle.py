@@ -14,7 +14,7 @@ import pytest
 from jaxhist_widget.ui.look import LOOK, TABLE_PATH
 from jaxhist_widget.ui.panel import ESM_PATH, TABLES, LivePanel, bundle
 
-from ..helpers import ROOT
+from ...helpers import ROOT
 
 JS = ROOT / "js"
 MODULES = sorted(p.name for p in JS.glob("*.js"))

@@ -11,7 +11,7 @@ import pytest
 
 import jaxhist_widget as jhw
 
-from ..helpers.synthetic import feed
+from ...helpers.synthetic import feed
 
 SVG = "{http://www.w3.org/2000/svg}"
 

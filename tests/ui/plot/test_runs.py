@@ -15,7 +15,7 @@ import jaxhist_widget as jhw
 from jaxhist_widget._host._naming import MAX_CALL_CHARS, call_name
 from jaxhist_widget.ui import look as legend
 
-from ..helpers.synthetic import FakeLoop, feed, layout
+from ...helpers.synthetic import FakeLoop, feed, layout
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -18,8 +18,8 @@ import jaxhist_widget as jhw
 from jaxhist_widget.ui.figure import LiveFigure
 from jaxhist_widget.ui.look import TICK_CHAR_PX, d3_format, ticks
 
-from ..helpers.static import picture, texts
-from ..helpers.synthetic import feed
+from ...helpers.static import picture, texts
+from ...helpers.synthetic import feed
 
 
 def x_labels(fig: LiveFigure) -> list[str]:

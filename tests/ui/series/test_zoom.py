@@ -13,7 +13,7 @@ from jaxhist_widget.ui.plot import _outputs as _display
 from jaxhist_widget.ui.plot._snapshot import snapshot
 from jaxhist_widget.ui.reduce import ema
 
-from ..helpers.synthetic import FakeLoop, feed, layout
+from ...helpers.synthetic import FakeLoop, feed, layout
 
 
 def marks_by_title(live: jhw.LivePlot) -> dict[str, object]:

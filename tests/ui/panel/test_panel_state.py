@@ -12,7 +12,7 @@ import pytest
 
 from jaxhist_widget.ui.panel import FAILED_TEXT, LivePanel, RateWindow, panel_state
 
-from ..helpers.synthetic import Capture, FakeLoop, layout
+from ...helpers.synthetic import Capture, FakeLoop, layout
 
 RUN_TRAITS = {
     "status", "error", "step", "max_steps", "lanes", "elapsed", "rate", "run_number", "fields",

@@ -12,7 +12,7 @@ from jaxhist_widget.ui import look as legend
 from jaxhist_widget.ui.figure import MAX_CHARTS
 from jaxhist_widget.ui.look import chart_columns
 
-from ..helpers.synthetic import feed
+from ...helpers.synthetic import feed
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -9,7 +9,7 @@ import pytest
 import jaxhist_widget as jhw
 from jaxhist_widget.ui.reduce import ema, minmax_decimate
 
-from ..helpers.synthetic import FakeLoop, feed, layout
+from ...helpers.synthetic import FakeLoop, feed, layout
 
 
 def test_the_window_shows_the_last_steps_from_their_rows() -> None:

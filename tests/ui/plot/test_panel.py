@@ -1,10 +1,11 @@
 """The panel's kernel side: Stop mode per runner, lanes summary, lane labels, statuses.
 
 No frontend: widgets talk to `comm.DummyComm`; what a view would receive is read with
-``get_state()``. Runs are synthetic (`tests.synthetic`) except where a real loop is the point
-(Stop). The pure rules (rate window, statuses, errors) are in ``test_panel_state.py``; the
-view's own logic (formats, status words, kernel-death state) in ``js/panel.test.mjs`` and, in a real
-browser, in ``tests/ui/test_panel_ui.py``.
+``get_state()``. Runs are synthetic (`tests.helpers.synthetic`) except where a real loop is the
+point (Stop). The pure rules (rate window, statuses, errors) are in
+``tests/ui/panel/test_panel_state.py``; the view's own logic (formats, status words,
+kernel-death state) in ``js/panel.test.mjs`` and, in a real browser, in
+``tests/browser/test_panel_ui.py``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pytest
 import jaxhist_widget as jhw
 from jaxhist_widget.ui.plot import LivePlot
 
-from ..helpers.synthetic import FakeLoop, feed, layout
+from ...helpers.synthetic import FakeLoop, feed, layout
 
 
 def count_to(limit, max_steps=6):

@@ -19,7 +19,7 @@ from jaxhist_widget.ui.figure._legend import legend_html
 from jaxhist_widget.ui.look import TICK_CHAR_PX, ticks
 from jaxhist_widget.ui.plot import LivePlot
 
-from ..helpers.synthetic import FakeLoop, feed, layout
+from ...helpers.synthetic import FakeLoop, feed, layout
 
 
 def falling(steps: int, decades: float = 11.0, start: float = 5.0) -> np.ndarray:

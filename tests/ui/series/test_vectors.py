@@ -15,7 +15,7 @@ import pytest
 import jaxhist_widget as jhw
 from jaxhist_widget.ui import look as legend
 
-from ..helpers.synthetic import feed
+from ...helpers.synthetic import feed
 
 SVG = "{http://www.w3.org/2000/svg}"
 STEPS = np.arange(300.0)

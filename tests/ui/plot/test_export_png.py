@@ -16,7 +16,7 @@ import pytest
 import jaxhist_widget as jhw
 from jaxhist_widget.ui.plot import _export as export
 
-from ..helpers.synthetic import feed
+from ...helpers.synthetic import feed
 
 
 def plot() -> jhw.LivePlot:

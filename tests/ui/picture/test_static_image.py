@@ -21,8 +21,8 @@ from jaxhist_widget.ui.look import d3_format, format_value
 from jaxhist_widget.ui.picture import summary
 from jaxhist_widget.ui.plot import _outputs as _display
 
-from ..helpers.static import SVG, picture, texts
-from ..helpers.synthetic import feed
+from ...helpers.static import SVG, picture, texts
+from ...helpers.synthetic import feed
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 

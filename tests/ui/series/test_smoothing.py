@@ -13,7 +13,7 @@ import jaxhist_widget as jhw
 from jaxhist_widget.ui.look import RAW_OPACITY
 from jaxhist_widget.ui.reduce import Ema, MinMaxBuckets, check_weight, ema
 
-from ..helpers.synthetic import FakeLoop, feed, layout
+from ...helpers.synthetic import FakeLoop, feed, layout
 
 SVG = "{http://www.w3.org/2000/svg}"
 
