@@ -12,14 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..helpers.jupyter_browser import (
-    JupyterServer,
-    open_notebook,
-    reload_notebook,
-    run_all,
-    save_notebook,
-    wait_idle,
-)
+from ..helpers.browser import Notebook
+from ..helpers.jupyter_browser import reload_notebook, save_notebook, wait_idle
 from ..helpers.offline import (
     CELLS,
     PLOTS,
@@ -31,7 +25,7 @@ from ..helpers.offline import (
 )
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Page
+    from playwright.sync_api import Browser
 
 pytestmark = [pytest.mark.ui, pytest.mark.kernel]
 
@@ -81,7 +75,7 @@ def test_offline_browser_shows_the_plots(browser: Browser, tmp_path: Path) -> No
 
 
 def test_jupyterlab_live_saved_reopened_and_exported(
-    page: Page, browser: Browser, jupyter_server: JupyterServer, tmp_path: Path
+    notebook: Notebook, browser: Browser, tmp_path: Path
 ) -> None:
     """Run in JupyterLab: it shows the live widgets, not the pictures. Saved with default
     settings (no widget state), the file holds each plot's final picture (the run-end updates
@@ -89,10 +83,9 @@ def test_jupyterlab_live_saved_reopened_and_exported(
     (the widget models are gone, and Lab's widget renderer writes "model not found" without
     falling back to another mimetype), each plot shows its picture instead. Rendered by
     nbconvert, the saved file shows them offline."""
-    server = jupyter_server
-    open_notebook(page, server, CELLS, name="offline-plots.ipynb")
-    run_all(page)
+    page = notebook.open(CELLS, name="offline-plots.ipynb")
     wait_idle(page, timeout=120)
+    server = notebook.server
     cells = page.locator(".jp-Notebook .jp-Cell")
     for index in PLOTS:  # Lab draws the live widget (its mimetype ranks first)
         cells.nth(index).locator(".jhw-liveplot").wait_for(state="attached")
