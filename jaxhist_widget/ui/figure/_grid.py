@@ -237,7 +237,7 @@ class ChartGrid:
 
     def set_ignore_outliers(self, on: bool) -> None:
         """Fit each chart's y range to its drawn points without the extreme few percent
-        (`._outliers`), or to all of them; scales follow at `update_scales`."""
+        (`..reduce.robust_extent`), or to all of them; scales follow at `update_scales`."""
         self.ignore_outliers = bool(on)
         for chart in self._all():
             chart.ignore_outliers = self.ignore_outliers

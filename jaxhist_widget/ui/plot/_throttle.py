@@ -8,10 +8,9 @@ the loop's time. Rows that come too soon after an update are not lost: a trailin
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from ._flusher import Flusher
 
@@ -50,26 +49,21 @@ class Throttle:
         """Drop the trailing flush (an update that supersedes it is being made)."""
         self._flusher.cancel()
 
-    @contextlib.contextmanager
-    def measured(self) -> Iterator[None]:
-        """Time the update made inside, less the time it spent reducing new rows."""
-        start = time.perf_counter()
+    def started(self) -> float:
+        """An update starts: its start time (hand it to `ended`)."""
         self._ingest_s = 0.0
-        try:
-            yield
-        finally:
-            self._last = time.perf_counter()
-            # Reducing the new rows is not counted: it is the same work per row whenever it is
-            # done, so spacing updates out would not save it (it would only make each update
-            # reduce more rows and look costlier, spacing them further: ever fewer updates).
-            cost = max(0.0, self._last - start - self._ingest_s)
-            self._cost = cost if self._cost == 0 else 0.7 * self._cost + 0.3 * cost
+        return time.perf_counter()
 
-    @contextlib.contextmanager
-    def ingesting(self) -> Iterator[None]:
-        """Time spent inside is reducing new rows: left out of the update's cost."""
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self._ingest_s += time.perf_counter() - start
+    def ended(self, start: float) -> None:
+        """The update begun at ``start`` ended: its cost, less the time it spent reducing new
+        rows, spaces the next updates."""
+        self._last = time.perf_counter()
+        # Reducing the new rows is not counted: it is the same work per row whenever it is
+        # done, so spacing updates out would not save it (it would only make each update
+        # reduce more rows and look costlier, spacing them further: ever fewer updates).
+        cost = max(0.0, self._last - start - self._ingest_s)
+        self._cost = cost if self._cost == 0 else 0.7 * self._cost + 0.3 * cost
+
+    def ingested(self, start: float) -> None:
+        """Rows were reduced from ``start`` to now: left out of the update's cost."""
+        self._ingest_s += time.perf_counter() - start

@@ -94,7 +94,8 @@ class Updates:
         whether it ended, so a trailing flush after the end shows the same). It stays in this
         signature because ``benchmarks/`` call it (`LivePlot._push`).
         """
-        with self.lock, self.throttle.measured():
+        with self.lock:
+            start = self.throttle.started()
             current = self.state.latest.run if self.state.latest is not None else None
             try:
                 for d in self.state.drawn:
@@ -110,6 +111,8 @@ class Updates:
                     self.sync_panel(now)
             except Exception as e:
                 self.show_error(e, current)
+            finally:
+                self.throttle.ended(start)
 
     def _draw(self, d: RunDrawing) -> None:
         if not d.started:  # the first rows: the lane count is known, plan and make the marks
@@ -124,8 +127,9 @@ class Updates:
             self.fig.set_notes(d.number, d.notes)
             if self.state.hidden:  # a chart made now holds the hidden runs too
                 self.fig.set_hidden(self.state.hidden)
-        with self.throttle.ingesting():
-            d.ingest()
+        start = time.perf_counter()
+        d.ingest()
+        self.throttle.ingested(start)
         if not self.state.window.on:  # (a window draws its own lines: `_draw_window`)
             self._draw_whole(d)
 
@@ -133,8 +137,9 @@ class Updates:
         """Draw run ``d`` over all of its steps (and its smoothed lines, while smoothing)."""
         smoothed = self.state.smoothed_of(d)
         if smoothed is not None:
-            with self.throttle.ingesting():
-                smoothed.ingest()
+            start = time.perf_counter()
+            smoothed.ingest()
+            self.throttle.ingested(start)
         self.fig.set_lines(d.number, d.lines(), d.last_step)
         if smoothed is not None:
             self.fig.set_smoothed_lines(d.number, smoothed.lines())

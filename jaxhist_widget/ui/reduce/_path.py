@@ -99,7 +99,7 @@ class PathSeries:
     def points(self, x0: int = 0) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float]]:
         """The kept points in step order (x, y; NaN at a gap, never ending in one) and the
         extent (min, max, smallest positive) of y. ``x0`` is unused (a path has no step axis):
-        it keeps the signature of `._series.LaneSeries.points`."""
+        it keeps the signature of `._lines.LaneSeries.points`."""
         t = self._table
         steps = np.concatenate([t[k] for k in _POINT_STEPS] + [t[_GAP]])
         xs = np.concatenate([t[k + 1] for k in _POINT_STEPS] + [np.full(t.shape[1], np.nan)])
