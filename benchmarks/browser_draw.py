@@ -62,7 +62,8 @@ def measure(browser, server, lines: int, points: int, steps: int, verbose: bool)
         open_notebook(page, server, live_run_cells(lines, steps, max_points=points), name=name)
         busy = main_thread_meter(page)
         run_all(page)
-        area = page.locator(".jhw-figure .plotarea_background")
+        # One chart per metric: the others may already exist when it looks (strict mode).
+        area = page.locator(".jhw-figure .plotarea_background").first
         area.wait_for(state="attached", timeout=120_000)
         page.locator(".jhw-liveplot .jhw-legend").scroll_into_view_if_needed()
         box = area.bounding_box()

@@ -15,7 +15,7 @@ import numpy as np
 # The scripts' shared helpers sit beside them (a script's own folder is on its path).
 from _bench import arguments, machine
 
-from jaxhist_widget.ui._decimate import minmax_decimate
+from jaxhist_widget.ui.reduce import minmax_decimate
 
 MAX_POINTS = 2000
 

@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 from _bench import print_table  # the same table as the other benchmarks
 
-from jaxhist_widget.ui._decimate import minmax_decimate
-from jaxhist_widget.ui._liveplot import MAX_LANES, LivePlot
+from jaxhist_widget.ui.plot import MAX_LANES, LivePlot
+from jaxhist_widget.ui.reduce import minmax_decimate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.helpers.kernels import (
@@ -75,7 +75,7 @@ def append(run, lanes: int, start: int, n: int, rng: np.random.Generator) -> Non
 
 
 def work(live: LivePlot) -> int:
-    return sum(s.work for d in live._drawn for s in d.series.values())
+    return sum(s.work for d in live._state.drawn for s in d.series.values())
 
 
 def update_cost(n: int, repeat: int) -> tuple[float, float, float]:
@@ -181,14 +181,14 @@ def timed(kind, rep):
         sink = jhw.LivePlot(title=f"rep {{rep}}", smoothing={smoothing})
         display(sink)
         costs = []
-        real = sink._push_now
-        def push_now(final, ended):
+        real = sink._updates.push
+        def push_now(final, ended=None):
             t = time.perf_counter()
             real(final, ended)
-            d = sink._drawn[-1] if sink._drawn else None
+            d = sink._state.drawn[-1] if sink._state.drawn else None
             step = max(d.run.counts) if d is not None and d.run.counts else 0
             costs.append((step, time.perf_counter() - t))
-        sink._push_now = push_now
+        sink._updates.push = push_now
     else:
         sink, costs = jhw.Recorder(), []
     print("START", kind, rep, flush=True)

@@ -38,6 +38,7 @@ from jaxhist_widget._host import _store_legacy as legacy
 from jaxhist_widget._host._stored import layout_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench import machine
 from store import print_table, synthetic_layout
 
 
@@ -236,6 +237,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes (checks the script)")
     opts = parser.parse_args()
+    print(machine())
     print(
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
         f"SQLite {sqlite3.sqlite_version}\n"

@@ -41,6 +41,7 @@ import jaxhist_widget as jhw
 from jaxhist_widget._host._tensorboard_files import RunFiles, TagPlan
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench import machine
 from store import COMPUTE_BOUND, least_squares, print_table, tanh_steps
 
 try:  # optional peer, for the comparison only
@@ -213,10 +214,10 @@ def main():
     scale, repeat = (20, 2) if opts.quick else (1, 7)
     repeat = opts.repeat or repeat
     folder = Path(tempfile.mkdtemp(prefix="jhw-tensorboard-bench-"))
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     tbx = SummaryWriter is not None
+    print(machine())
     print(
-        f"jax {jax.__version__}, {jax.devices()[0].platform}; tensorboardX: "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; tensorboardX: "
         f"{__import__('tensorboardX').__version__ if tbx else 'not installed (skipped)'}\n"
     )
     problems = {  # label: (fn, args, rounds at most)

@@ -23,7 +23,7 @@ import numpy as np
 # The scripts' shared helpers sit beside them (a script's own folder is on its path).
 from _bench import arguments, machine, print_table, rounds
 
-from jaxhist_widget.ui._liveplot import LivePlot
+from jaxhist_widget.ui.plot import LivePlot
 
 KB = 1024
 GROWTH = 2.0
@@ -71,7 +71,7 @@ def append(run, lanes: int, start: int, n: int, rng: np.random.Generator) -> Non
 
 
 def work(live: LivePlot) -> int:
-    return sum(d.work for d in live._drawn)
+    return sum(d.work for d in live._state.drawn)
 
 
 def largest_message(live: LivePlot) -> int:

@@ -25,7 +25,7 @@ import numpy as np
 from _bench import arguments, machine, print_table, rounds
 from liveview import append, fake_run  # the live view benchmark's hand-filled runs
 
-from jaxhist_widget.ui._liveplot import LivePlot
+from jaxhist_widget.ui.plot import LivePlot
 
 
 def filled(n: int) -> tuple[LivePlot, object]:

@@ -1,32 +1,15 @@
-// Status words and number formats of the panel and its hover read-out (pure).
+// Status words and number formats of the panel and its hover read-out (pure). The words and the
+// formats' rules are the look table's (look.js), which the Python side reads too.
+
+import { LOOK } from "./look.js";
 
 // Status words. The kernel's "converged" only means that `cond` became False, whatever the
 // condition encodes (a tolerance, a fixed schedule, a counter): the panel says "finished" and
 // colours it neutrally. "diverged" is the panel's own word (see `shownStatus`).
-export const STATUS_LABELS = {
-  idle: "idle",
-  compiling: "compiling",
-  running: "running",
-  converged: "finished",
-  max_steps: "max steps",
-  stopped: "stopped",
-  interrupted: "interrupted",
-  diverged: "diverged",
-  error: "error",
-};
+export const STATUS_LABELS = LOOK.status.words;
 
 /** Tooltip of a status badge: what the word means. */
-const STATUS_TITLES = {
-  idle: "No run yet",
-  compiling: "Waiting for the loop to start (JAX traces and compiles it first)",
-  converged: "The loop's condition became False",
-  max_steps: "The loop reached max_steps before its condition became False",
-  stopped: "Stopped on request; the rows so far are kept",
-  interrupted:
-    "Its process died before the run ended (killed, out of memory, a kernel restart); " +
-    "the rows stored before are kept",
-  diverged: "The latest value of a plotted field is NaN or infinite",
-};
+const STATUS_TITLES = LOOK.status.titles;
 
 /** Human label of a status; unknown statuses are shown as they are. */
 export function statusLabel(status) {
@@ -38,8 +21,15 @@ export function statusLabel(status) {
  * warning: the computation itself succeeded), else `status`. */
 export function shownStatus(status, diverged) {
   const flagged = Array.isArray(diverged) && diverged.length > 0;
-  const run = ["running", "converged", "max_steps", "stopped"].includes(status);
+  const run = LOOK.status.can_diverge.includes(status);
   return flagged && run ? "diverged" : status;
+}
+
+/** The badge's text: the word of the status it shows (`shownStatus`), or, while the loop is
+ * traced and compiled, what the panel waits for. */
+export function badgeText(status, diverged) {
+  if (status === "compiling") return LOOK.status.compiling_badge;
+  return statusLabel(shownStatus(status, diverged));
 }
 
 /** Tooltip of the badge for `shown` (from `shownStatus`); `diverged` names the fields. */
@@ -66,14 +56,18 @@ export function statusClass(status) {
 // apparent ties.
 const LOCALE = "en-US";
 const nf = (options) => new Intl.NumberFormat(LOCALE, options);
+const { value: VALUE_RULE, readout: READOUT_RULE, count: COUNT_RULE } = LOOK.numbers;
 const COUNT = nf({ maximumFractionDigits: 0 }); // "1,074"
-const COMPACT = nf({ notation: "compact", maximumSignificantDigits: 3 }); // "1.23M", "45.6B"
+// "1.23M", "45.6B"
+const COMPACT = nf({ notation: "compact", maximumSignificantDigits: COUNT_RULE.compact_digits });
 const SMALL = nf({ maximumSignificantDigits: 2 }); // "4.3", "0.42"
 const TINY = nf({ notation: "scientific", maximumSignificantDigits: 2 }); // "4.5e-9"
-const VALUE = nf({ maximumSignificantDigits: 4, useGrouping: false }); // "3.142"
-const VALUE_EXP = nf({ notation: "scientific", maximumSignificantDigits: 4 });
-const READOUT = nf({ maximumSignificantDigits: 6, useGrouping: false }); // "0.975586"
-const READOUT_EXP = nf({ notation: "scientific", maximumSignificantDigits: 6 });
+const significant = (rule) => [
+  nf({ maximumSignificantDigits: rule.digits, useGrouping: false }), // "3.142"
+  nf({ notation: "scientific", maximumSignificantDigits: rule.digits }), // "1.235e6"
+];
+const [VALUE, VALUE_EXP] = significant(VALUE_RULE);
+const [READOUT, READOUT_EXP] = significant(READOUT_RULE); // "0.975586"
 const SECONDS = [2, 1].map((d) => nf({ minimumFractionDigits: d, maximumFractionDigits: d }));
 const TWO_DIGITS = nf({ minimumIntegerDigits: 2 }); // "05"
 
@@ -95,7 +89,7 @@ export function formatNumber(n) {
   if (!Number.isFinite(v)) return "–";
   const a = Math.abs(v);
   // The switch is on the rounded count, so 999,999.7 reads "1M", not "1,000,000".
-  if (Math.round(a) >= 1e6) return COMPACT.format(v);
+  if (Math.round(a) >= COUNT_RULE.compact_from) return COMPACT.format(v);
   if (a < 10 && !Number.isInteger(v)) {
     return a < 1e-6 && a > 0 ? scientific(TINY, v) : SMALL.format(v);
   }
@@ -144,17 +138,19 @@ function nonFinite(v) {
 
 /**
  * A field value, compact and sign-preserving: 4 significant digits, exponent notation outside
- * [1e-3, 1e5). Accepts the strings "nan", "inf", "-inf" that Python sends for non-finite values.
+ * [1e-3, 1e5) (the look table's `numbers.value`). Accepts the strings "nan", "inf", "-inf" that
+ * Python sends for non-finite values.
  */
 export function formatValue(v) {
   const special = nonFinite(v);
   if (special !== null) return special;
   const x = Number(v);
   if (x === 0) return "0";
+  const { exponent_below: below, exponent_from: above } = VALUE_RULE;
   // Integers are shown whole (a step-like 12345 is not rounded to "12350").
-  if (Number.isInteger(x) && Math.abs(x) < 1e5) return String(x);
+  if (Number.isInteger(x) && Math.abs(x) < above) return String(x);
   const a = Math.abs(x);
-  return a >= 1e5 || a < 1e-3 ? scientific(VALUE_EXP, x) : VALUE.format(x);
+  return a >= above || a < below ? scientific(VALUE_EXP, x) : VALUE.format(x);
 }
 
 /** A duration in seconds: "0.42 s", "12.3 s", "2 m 05 s", "1 h 02 m". (Intl.DurationFormat
@@ -254,10 +250,11 @@ export function formatProgress(step, maxSteps) {
 }
 
 /** A hovered value, more precise than the panel's: 6 significant digits, exponent notation
- * outside [1e-4, 1e6). */
+ * outside [1e-4, 1e6) (the look table's `numbers.readout`). */
 export function formatReadout(v) {
   const x = Number(v);
   if (!Number.isFinite(x) || x === 0) return formatValue(x);
   const a = Math.abs(x);
-  return a >= 1e6 || a < 1e-4 ? scientific(READOUT_EXP, x) : READOUT.format(x);
+  const { exponent_below: below, exponent_from: above } = READOUT_RULE;
+  return a >= above || a < below ? scientific(READOUT_EXP, x) : READOUT.format(x);
 }

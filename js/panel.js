@@ -1,12 +1,13 @@
 // The LivePanel view (anywidget ES module): status, progress, rate, latest values, controls.
 //
-// All state lives in the model's traits (jaxhist_widget/ui/_panel.py), so any view, opened at
-// any time, renders the same thing. The view writes no trait: its controls are messages to the
-// kernel (js/kernel.js says why), which sets the traits every view then shows. Its styles are
-// js/panel.css, served by anywidget as the `_css` trait.
+// All state lives in the model's traits (jaxhist_widget/ui/panel/_panel.py), so any view,
+// opened at any time, renders the same thing. The view writes no trait: its controls are
+// messages to the kernel (js/kernel.js says why), which sets the traits every view then shows.
+// Its styles are js/panel.css, served by anywidget as the `_css` trait.
 //
 // The front end is small ES modules, each one job; this one is the entry (`render`):
-//   format.js          status words and number formats (pure)
+//   look.js            the look table (jaxhist_widget/ui/look/look.json), shared with Python
+//   format.js          status words and number formats (pure, from the look table)
 //   geometry.js        hover geometry: the point under the pointer, the read-out's place (pure)
 //   bqplot_adapter.js  the one place that reads bqplot's internals
 //   dom.js             small DOM helpers
@@ -16,8 +17,9 @@
 //   hover.js           the hover read-out (`attachHover`)
 //   zoom_range.js      the zoom's arithmetic: a drag to steps, a pan, the chip's words (pure)
 //   zoom.js            the zoom: drag, double-click, shift+drag on the charts (`attachZoom`)
-// anywidget loads one module, so Python joins them into one (jaxhist_widget/ui/_esm.py: each
-// file once, dependencies first, the relative imports dropped); node's tests import the files.
+// anywidget loads one module, so Python joins them into one (jaxhist_widget/ui/panel/_esm.py:
+// each file once, dependencies first, the relative imports dropped, the look table inlined);
+// node's tests import the files.
 //
 // Stable hooks for tests: .jhw-panel[data-status], .jhw-status[data-status],
 // .jhw-status[data-shown] (the word shown: "diverged" over a status, see `shownStatus`),

@@ -3,6 +3,7 @@
 
 import { checkbox, element, showText } from "./dom.js";
 import {
+  badgeText,
   formatElapsed,
   formatLanes,
   formatProgress,
@@ -13,7 +14,6 @@ import {
   progressFraction,
   shownStatus,
   statusClass,
-  statusLabel,
   statusTitle,
 } from "./format.js";
 import { stopMode } from "./kernel.js";
@@ -159,8 +159,7 @@ export function updatePanel(ui, s) {
   ui.root.dataset.kernel = lost ? "dead" : "alive";
   showText(ui.kernelNote, s.kernelLost || "");
   const shown = shownStatus(s.status, s.diverged);
-  ui.status.textContent =
-    s.status === "compiling" ? "compiling: waiting for the loop to start" : statusLabel(shown);
+  ui.status.textContent = badgeText(s.status, s.diverged);
   ui.status.className = `jhw-status ${statusClass(shown)}`;
   ui.status.dataset.status = s.status;
   ui.status.dataset.shown = shown;

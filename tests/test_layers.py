@@ -7,8 +7,14 @@ jaxopt.py: public modules, each importing its library, imported by nothing of th
 
 The device code imports no threads, sockets or signals and nothing of the host; the host runtime
 imports no widget code; the widget stack loads lazily, so the core runs with only jax and numpy.
-Checked over every file in each directory, so a new module joins its layer's rules by where it
-is put.
+Inside ui/, one subpackage per concern, imports pointing one way between them too:
+
+    look/, reduce/ <- series/, figure/, panel/, picture/ <- plot/ <- ui/__init__.py
+
+(the picture and the figure never import each other; another part is reached through its face,
+its ``__init__``; no module imports back into a circle; a folder holds at most 12 modules and a
+module under 400 lines). Checked over every file in each directory, so a new module joins its
+layer's rules by where it is put.
 """
 
 from __future__ import annotations
@@ -155,3 +161,133 @@ def test_core_runs_without_any_widget_library():
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith("ok")
     assert "LivePlot needs the widget stack" in out.stdout
+
+
+# ------------------------------------------------------------------------------- ui/
+# ui/ by concern: each subpackage one concern, imports pointing one way between them. The look
+# and the reductions are pure and used by everyone; the static picture and the live figure
+# never import each other (both draw with the look); the plot joins the parts.
+UI = PACKAGE / "ui"
+UI_PARTS = ("look", "reduce", "series", "figure", "panel", "picture", "plot")
+# The ui/ parts each part may import (its own always), and ui/__init__.py ("face").
+UI_ALLOWED = {
+    "look": set(),
+    "reduce": set(),
+    "series": {"look", "reduce"},
+    "figure": {"look", "reduce"},
+    "picture": {"look"},
+    "panel": {"look", "reduce"},
+    "plot": {"look", "reduce", "series", "figure", "panel", "picture"},
+    "face": {"panel", "plot"},
+}
+# The layers below ui/ each part may reach (the run and its record, the sinks).
+UI_BELOW = {"series": {"host", "wire"}, "panel": {"host"}, "plot": {"host"}}
+# The widget libraries each part may import: the pure parts none.
+UI_WIDGETS = {
+    "figure": {"bqplot", "ipywidgets"},
+    "panel": {"anywidget", "ipywidgets", "traitlets"},
+    "plot": WIDGET_LIBS,
+    "face": set(),
+}
+#: Most modules a folder of ui/ holds (its face aside), and most lines a module of ui/ has.
+MOST_MODULES = 12
+MOST_LINES = 400
+
+
+def ui_part(path: Path) -> str:
+    rel = path.relative_to(UI)
+    return "face" if len(rel.parts) == 1 else rel.parts[0]
+
+
+def ui_modules() -> list[Path]:
+    return sorted(UI.rglob("*.py"))
+
+
+def targets_of(path: Path) -> set[tuple[str, ...]]:
+    """What a module of the package imports, anywhere in it (type-only imports too): each
+    target's path in the package (``("ui", "look", "_colors")``), with the names a ``from .
+    import x`` takes."""
+    here = path.relative_to(PACKAGE).parts[:-1]
+    out: set[tuple[str, ...]] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                parts = tuple(a.name.split("."))
+                if parts[0] == "jaxhist_widget":
+                    out.add(parts[1:])
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[: len(here) - node.level + 1]
+            elif node.module.split(".")[0] == "jaxhist_widget":
+                base = ()
+            else:
+                continue
+            module = tuple(node.module.split(".")) if node.module else ()
+            if node.level == 0:
+                module = module[1:]
+            target = base + module
+            for a in node.names:  # `from . import _x` imports a module; else a name of target
+                candidate = (*target, a.name)
+                if (PACKAGE.joinpath(*candidate).with_suffix(".py")).exists():
+                    out.add(candidate)
+                else:
+                    out.add(target)
+    return out
+
+
+def test_ui_is_made_of_its_parts() -> None:
+    folders = sorted(p.name for p in UI.iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert folders == sorted(UI_PARTS)
+    assert [p.name for p in UI.glob("*.py")] == ["__init__.py"]
+
+
+@pytest.mark.parametrize("path", ui_modules(), ids=lambda p: str(p.relative_to(UI)))
+def test_ui_parts_import_one_way(path: Path) -> None:
+    part = ui_part(path)
+    outside, layers = imports_of(path)
+    assert not (layers - {"ui"}) - UI_BELOW.get(part, set()), f"{path.name} ({part}): {layers}"
+    widgets = outside & WIDGET_LIBS
+    assert widgets <= UI_WIDGETS.get(part, set()), f"{path.name} ({part}) imports {widgets}"
+    for target in targets_of(path):
+        if target[:1] != ("ui",) or len(target) < 2:
+            continue
+        other = target[1]
+        if other == part or (part == "face" and other not in UI_PARTS):
+            continue
+        assert other in UI_ALLOWED[part], f"{path.relative_to(UI)} ({part}) imports ui/{other}"
+        # Another part is reached through its face (its __init__), never into its modules.
+        assert len(target) == 2, f"{path.relative_to(UI)} imports ui/{'/'.join(target[1:])}"
+
+
+def test_ui_modules_import_no_circle() -> None:
+    graph = {p: set() for p in ui_modules()}
+    for path in graph:
+        for target in targets_of(path):
+            module = PACKAGE.joinpath(*target)
+            found = module.with_suffix(".py") if module.with_suffix(".py").exists() else None
+            found = found or (module / "__init__.py" if (module / "__init__.py").exists() else None)
+            if found is not None and found in graph and found != path:
+                graph[path].add(found)
+    done: set[Path] = set()
+
+    def visit(path: Path, trail: list[Path]) -> None:
+        if path in trail:
+            loop = [*trail[trail.index(path) :], path]
+            raise AssertionError(" -> ".join(str(p.relative_to(UI)) for p in loop))
+        if path in done:
+            return
+        for nxt in sorted(graph[path]):
+            visit(nxt, [*trail, path])
+        done.add(path)
+
+    for path in graph:
+        visit(path, [])
+
+
+def test_ui_folders_and_modules_stay_small() -> None:
+    for folder in [UI, *(UI / part for part in UI_PARTS)]:
+        modules = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+        assert len(modules) <= MOST_MODULES, f"{folder.name}/ holds {len(modules)} modules"
+    for path in ui_modules():
+        lines = len(path.read_text().splitlines())
+        assert lines < MOST_LINES, f"{path.relative_to(UI)}: {lines} lines"

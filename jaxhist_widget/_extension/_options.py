@@ -14,7 +14,7 @@ from IPython.utils.process import arg_split
 
 from .._host import Store
 from ..ui import MAX_POINTS_LIMIT
-from ..ui._vectors import VECTOR_MODES
+from ..ui.series import VECTOR_MODES
 
 
 # The option types raise ArgumentTypeError: argparse shows its text (for a ValueError it would

@@ -1,9 +1,12 @@
 """Fixtures for browser tests: a Jupyter server (plus a second one for Notebook 7
-pages) and one Chromium per session, a fresh browser context (page) per test.
+pages) and one Chromium per session, a fresh browser context (page) per test, and
+the one set-up a test needs on it: ``notebook`` (a notebook opened in a theme and
+run; theme and kernels put back afterwards).
 
 The whole directory is skipped, with a reason, when Playwright or Chromium is
-missing. On failure the report gets a full-page screenshot path, the browser
-console and the tail of the server log.
+missing. On failure the report gets a full-page screenshot path (and one of the
+widget for a ``notebook`` test), the browser console and the tail of the server
+log.
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from ..helpers.browser import Notebook
 from ..helpers.jupyter_browser import (
     CHROMIUM_ARGS,
     CHROMIUM_PATH,
+    UI,
     BrowserLog,
     JupyterServer,
     save_screenshot,
@@ -152,6 +157,20 @@ def page(browser: Browser, browser_log: BrowserLog, tmp_path: Path) -> Iterator[
         context.close()
 
 
+@pytest.fixture
+def notebook(
+    page: Page, browser_log: BrowserLog, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Notebook]:
+    """The notebook a test opens (`Notebook.open`: its cells, front end, theme; run) on
+    ``page``, on the session's server for that front end (started when first asked for)."""
+    servers: dict[UI, str] = {"lab": "jupyter_server", "notebook7": "notebook7_server"}
+    nb = Notebook(page, browser_log, tmp_path, lambda ui: request.getfixturevalue(servers[ui]))
+    try:
+        yield nb
+    finally:
+        nb.close()
+
+
 @pytest.fixture(autouse=True)
 def _shutdown_kernels_after_test(request: pytest.FixtureRequest) -> Iterator[None]:
     # Each test opens its own notebook and kernel; stop them afterwards so
@@ -170,6 +189,15 @@ def pytest_runtest_makereport(
     if report.when != "call" or not report.failed or not item.path.is_relative_to(HERE):
         return report
     funcargs: dict[str, object] = getattr(item, "funcargs", {})
+    nb = funcargs.get("notebook")
+    if isinstance(nb, Notebook):
+        try:
+            shot = nb.failure_screenshot()
+            report.sections.append(("widget screenshot", f"the LivePlot at failure: {shot}"))
+        except Exception as exc:  # the page may have crashed; keep the real failure
+            report.sections.append(("widget screenshot", f"could not save: {exc}"))
+        if nb.server is not None:
+            report.sections.append(("notebook's server log (tail)", nb.server.log_tail()))
     page, tmp_path = funcargs.get("page"), funcargs.get("tmp_path")
     if page is not None and isinstance(tmp_path, Path):
         try:

@@ -16,17 +16,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ..helpers.jupyter_browser import (
-    BrowserLog,
-    JupyterServer,
-    cell_errors,
-    open_notebook,
-    run_all,
-    save_screenshot,
-    wait_idle,
+from ..helpers.browser import (
+    Y_LABELS_JS,
+    Notebook,
+    hover_until_read_out,
 )
-from .test_hover_ui import hover_until_read_out
-from .test_liveplot_ui import set_theme, widget_screenshot_on_failure
+from ..helpers.jupyter_browser import (
+    save_screenshot,
+)
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -78,14 +75,6 @@ CHARTS_JS = """
 
 EPS = 1.0
 
-# Each chart's y tick labels, by title.
-Y_LABELS_JS = """
-() => Object.fromEntries([...document.querySelectorAll('.jhw-charts > .jhw-figure')].map((fig) =>
-  [(fig.querySelector('text.mainheading') || {}).textContent || '',
-   [...fig.querySelectorAll('g.axis')].slice(-1).flatMap((a) =>
-     [...a.querySelectorAll('.tick text')].map((t) => t.textContent))]))
-"""
-
 
 def cells(width: str | None) -> list[str]:
     show = (
@@ -107,81 +96,72 @@ def cells(width: str | None) -> list[str]:
 )
 def test_one_chart_per_metric(
     page: Page,
-    browser_log: BrowserLog,
-    jupyter_server: JupyterServer,
+    notebook: Notebook,
     tmp_path: Path,
     theme: str,
     width: str | None,
 ) -> None:
     slug = theme.split()[-1].lower()
     key = "1400" if width is None else width.removesuffix("px")
-    page.set_viewport_size({"width": 1400, "height": 1400})
-    open_notebook(page, jupyter_server, cells(width), name=f"charts-{slug}-{key}.ipynb")
-    set_theme(page, theme)
-    try:
-        run_all(page)
-        with widget_screenshot_on_failure(page, tmp_path, f"charts-{slug}-failure"):
-            wait_idle(page, timeout=180)
-            assert cell_errors(page) == []
-            page.wait_for_function(
-                "() => document.querySelectorAll('.jhw-charts g.curve path.line').length >= 3"
-                " && document.querySelector('.jhw-panel').dataset.status !== 'running'",
-                timeout=60_000,
-            )
-            view = page.locator(".jhw-liveplot").first
-            view.scroll_into_view_if_needed()
-            page.wait_for_timeout(500)
-            charts = page.evaluate(CHARTS_JS)
-            # in the record's leaf order (a dict's: sorted)
-            assert [c["title"] for c in charts] == ["grad_norm", "loss", "lr"], charts
-            for c in charts:
-                assert len(c["lines"]) == 3, c  # one line per lane in every chart
-                area = c["area"]
-                top = min(line["top"] for line in c["lines"])
-                bottom = max(line["bottom"] for line in c["lines"])
-                # each chart's y range holds its data, and the data fills it (its own scale)
-                assert area["top"] - EPS <= top and bottom <= area["bottom"] + EPS, c
-                assert bottom - top >= 0.5 * (area["bottom"] - area["top"]), c
-            lefts = {round(c["figure"]["left"]) for c in charts}
-            tops = {round(c["figure"]["top"]) for c in charts}
-            if width is None:  # a wide cell: as many side by side as 320 px columns fit
-                cell = page.evaluate(
-                    "() => document.querySelector('.jhw-charts').getBoundingClientRect().width"
-                )
-                columns = min(3, int((cell + 8) // 328))
-                assert columns >= 2 and len(lefts) == columns, (cell, charts)
-            else:  # 600 px: one column
-                assert len(lefts) == 1 and len(tops) == 3, charts
-            shot = save_screenshot(view, tmp_path, f"charts-{slug}-{key}")
-            # Hover: the point under the pointer, then every other lane of that chart at its step.
-            _, shown = hover_until_read_out(page, "grad_norm · lr=0.05", 0.3, timeout=30)
-            name, _step, _value = shown["lines"]
-            assert name.startswith("grad_norm · lr="), name
-            others = page.evaluate(
-                "() => [...document.querySelectorAll('.jhw-hover-list:not([hidden]) "
-                ".jhw-hover-row .jhw-hover-name')].map((e) => e.textContent)"
-            )
-            listed = sorted([name, *others])
-            assert listed == sorted(f"grad_norm · lr={v} · run 1" for v in ("0.02", "0.05", "0.1"))
-            hover_shot = save_screenshot(view, tmp_path, f"charts-{slug}-{key}-hover")
-            page.mouse.move(0, 0)
-            # The lr chart's own log toggle puts that chart alone on a log axis.
-            before = page.evaluate(Y_LABELS_JS)
-            page.locator(".jhw-figure:has(text.mainheading:text-is('lr')) .jhw-chart-log").click()
-            page.wait_for_function(
-                f"() => ({Y_LABELS_JS})().lr.every((t) => /e-/.test(t))", timeout=30_000
-            )
-            after = page.evaluate(Y_LABELS_JS)
-            assert after["loss"] == before["loss"] and after["grad_norm"] == before["grad_norm"]
-            pressed = page.evaluate(
-                "() => [...document.querySelectorAll('.jhw-chart-log')]"
-                ".map((b) => b.getAttribute('aria-pressed'))"
-            )
-            assert pressed == ["false", "false", "true"], pressed
-            if os.environ.get("JHW_UPDATE_SCREENSHOT") == "1":
-                DOCS.mkdir(exist_ok=True)
-                shutil.copyfile(shot, DOCS / f"charts-{slug}-{key}.png")
-                shutil.copyfile(hover_shot, DOCS / f"charts-{slug}-{key}-hover.png")
-    finally:
-        set_theme(page, "JupyterLab Light")
-    assert browser_log.errors() == []
+    notebook.open(
+        cells(width), name=f"charts-{slug}-{key}.ipynb", theme=theme, viewport=(1400, 1400)
+    )
+    notebook.idle(timeout=180)
+    page.wait_for_function(
+        "() => document.querySelectorAll('.jhw-charts g.curve path.line').length >= 3"
+        " && document.querySelector('.jhw-panel').dataset.status !== 'running'",
+        timeout=60_000,
+    )
+    view = page.locator(".jhw-liveplot").first
+    view.scroll_into_view_if_needed()
+    page.wait_for_timeout(500)
+    charts = page.evaluate(CHARTS_JS)
+    # in the record's leaf order (a dict's: sorted)
+    assert [c["title"] for c in charts] == ["grad_norm", "loss", "lr"], charts
+    for c in charts:
+        assert len(c["lines"]) == 3, c  # one line per lane in every chart
+        area = c["area"]
+        top = min(line["top"] for line in c["lines"])
+        bottom = max(line["bottom"] for line in c["lines"])
+        # each chart's y range holds its data, and the data fills it (its own scale)
+        assert area["top"] - EPS <= top and bottom <= area["bottom"] + EPS, c
+        assert bottom - top >= 0.5 * (area["bottom"] - area["top"]), c
+    lefts = {round(c["figure"]["left"]) for c in charts}
+    tops = {round(c["figure"]["top"]) for c in charts}
+    if width is None:  # a wide cell: as many side by side as 320 px columns fit
+        cell = page.evaluate(
+            "() => document.querySelector('.jhw-charts').getBoundingClientRect().width"
+        )
+        columns = min(3, int((cell + 8) // 328))
+        assert columns >= 2 and len(lefts) == columns, (cell, charts)
+    else:  # 600 px: one column
+        assert len(lefts) == 1 and len(tops) == 3, charts
+    shot = save_screenshot(view, tmp_path, f"charts-{slug}-{key}")
+    # Hover: the point under the pointer, then every other lane of that chart at its step.
+    _, shown = hover_until_read_out(page, "grad_norm · lr=0.05", 0.3, timeout=30)
+    name, _step, _value = shown["lines"]
+    assert name.startswith("grad_norm · lr="), name
+    others = page.evaluate(
+        "() => [...document.querySelectorAll('.jhw-hover-list:not([hidden]) "
+        ".jhw-hover-row .jhw-hover-name')].map((e) => e.textContent)"
+    )
+    listed = sorted([name, *others])
+    assert listed == sorted(f"grad_norm · lr={v} · run 1" for v in ("0.02", "0.05", "0.1"))
+    hover_shot = save_screenshot(view, tmp_path, f"charts-{slug}-{key}-hover")
+    page.mouse.move(0, 0)
+    # The lr chart's own log toggle puts that chart alone on a log axis.
+    before = page.evaluate(Y_LABELS_JS)
+    page.locator(".jhw-figure:has(text.mainheading:text-is('lr')) .jhw-chart-log").click()
+    page.wait_for_function(f"() => ({Y_LABELS_JS})().lr.every((t) => /e-/.test(t))", timeout=30_000)
+    after = page.evaluate(Y_LABELS_JS)
+    assert after["loss"] == before["loss"] and after["grad_norm"] == before["grad_norm"]
+    pressed = page.evaluate(
+        "() => [...document.querySelectorAll('.jhw-chart-log')]"
+        ".map((b) => b.getAttribute('aria-pressed'))"
+    )
+    assert pressed == ["false", "false", "true"], pressed
+    if os.environ.get("JHW_UPDATE_SCREENSHOT") == "1":
+        DOCS.mkdir(exist_ok=True)
+        shutil.copyfile(shot, DOCS / f"charts-{slug}-{key}.png")
+        shutil.copyfile(hover_shot, DOCS / f"charts-{slug}-{key}-hover.png")
+    assert notebook.errors() == []

@@ -10,21 +10,17 @@ press as users do: Stop in an awaiting run, then log y, then Stop in a second aw
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from ..helpers.jupyter_browser import (
-    BrowserLog,
-    JupyterServer,
-    cell_errors,
-    cell_output_text,
-    open_notebook,
-    run_all,
-    wait_idle,
+from ..helpers.browser import (
+    SLOW_SETUP,
+    Notebook,
 )
-from .test_liveplot_ui import SETUP
+from ..helpers.jupyter_browser import (
+    cell_output_text,
+)
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -35,7 +31,7 @@ pytestmark = pytest.mark.ui
 #: them the cell waits (awaiting, so the kernel handles widget messages) until the log y click
 #: has reached the kernel, or 30 s.
 CELLS = [
-    SETUP + "import asyncio\n",
+    SLOW_SETUP + "import asyncio\n",
     'live = jhw.LivePlot(title="click after click")\nlive',
     "final, hist = await live.run_async(forever, jnp.float32(1.0))\n"
     'print("FIRST", live.runs[-1].status, flush=True)\n'
@@ -73,10 +69,9 @@ def _output(page: Page, tag: str, timeout: float) -> str:
 
 
 def test_stop_log_y_stop_in_awaiting_runs_all_reach_the_kernel(
-    page: Page, browser_log: BrowserLog, jupyter_server: JupyterServer, tmp_path: Path
+    page: Page, notebook: Notebook
 ) -> None:
-    open_notebook(page, jupyter_server, CELLS, name="controls.ipynb")
-    run_all(page)
+    notebook.open(CELLS, name="controls.ipynb")
 
     _wait_running(page)
     page.locator(".jhw-stop").click()
@@ -88,6 +83,5 @@ def test_stop_log_y_stop_in_awaiting_runs_all_reach_the_kernel(
     _wait_running(page)
     page.locator(".jhw-stop").click()
     assert _output(page, "SECOND", 30) == "stopped", cell_output_text(page, 2)
-    wait_idle(page, timeout=60)
-    assert cell_errors(page) == []
-    assert browser_log.errors() == []
+    notebook.idle(timeout=60)
+    assert notebook.errors() == []

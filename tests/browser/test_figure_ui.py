@@ -17,21 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..helpers.jupyter_browser import (
-    BrowserLog,
-    JupyterServer,
-    cell_errors,
-    open_notebook,
-    run_all,
-    save_screenshot,
-    wait_idle,
-)
-from .test_hover_ui import hover_until_read_out
-from .test_liveplot_ui import (
+from ..helpers.browser import (
     CONTRAST_JS,
     MIN_CONTRAST,
-    set_theme,
-    widget_screenshot_on_failure,
+    Notebook,
+    hover_until_read_out,
+)
+from ..helpers.jupyter_browser import (
+    save_screenshot,
 )
 
 if TYPE_CHECKING:
@@ -224,8 +217,7 @@ def settled_geometry(page: Page, where: str, timeout: float = 10.0) -> list[dict
 @pytest.mark.parametrize("theme", ["JupyterLab Light", "JupyterLab Dark"])
 def test_figure_ticks_and_legend_fit(
     page: Page,
-    browser_log: BrowserLog,
-    jupyter_server: JupyterServer,
+    notebook: Notebook,
     tmp_path: Path,
     theme: str,
     width: int,
@@ -238,50 +230,43 @@ def test_figure_ticks_and_legend_fit(
     """
     slug = theme.split()[-1].lower()
     page.set_viewport_size({"width": width, "height": 900})
-    open_notebook(page, jupyter_server, CELLS, name=f"figure-{slug}-{width}.ipynb")
-    set_theme(page, theme)
-    try:
-        run_all(page)
-        with widget_screenshot_on_failure(page, tmp_path, f"figure-{slug}-failure"):
-            wait_idle(page, timeout=180)
-            assert cell_errors(page) == []
-            page.wait_for_function(
-                "(n) => [...document.querySelectorAll('.jhw-liveplot')].filter((v) =>"
-                " v.querySelector('g.curve path.line')"
-                " && v.querySelector('.jhw-panel').dataset.status !== 'running').length >= n",
-                arg=len(TITLES),
-                timeout=60_000,
-            )
-            shots = {}
-            # Screenshots first: on a failed check they show what was measured.
-            for k, key in ((0, f"{width}"), (1, f"sweep-{width}")):
-                view = page.locator(".jhw-liveplot").nth(k)
-                view.scroll_into_view_if_needed()
-                page.wait_for_timeout(300)
-                shots[key] = save_screenshot(view, tmp_path, f"figure-{slug}-{key}")
-            views = settled_geometry(page, f"{width} px, {theme}")
-            assert views[2]["widget"]["right"] - views[2]["widget"]["left"] <= 331
-            # 64 lanes: one lane scale with the first and last lane label, not 64 entries
-            assert "lr=0.010" in views[1]["legend"]["text"]
-            assert "lr=0.300" in views[1]["legend"]["text"]
-            # Axis and legend text readable in the theme (WCAG AA)
-            measured = page.evaluate(SVG_CONTRAST_JS, FIGURE_TEXT)
-            assert len(measured) > 20, measured
-            poor = [m for m in measured if m["ratio"] < MIN_CONTRAST]
-            assert not poor, f"figure text below {MIN_CONTRAST}:1 in {theme}: {poor}"
-            # Hover read-out: field, lane label, run, step and value of the point under the
-            # pointer (a vertex of one of the 64 sweep lanes).
-            page.locator(".jhw-liveplot").nth(1).scroll_into_view_if_needed()
-            _, shown = hover_until_read_out(page, "grad_norm · lr=", 0.1, timeout=30)
-            name, step, value = shown["lines"]
-            assert re.fullmatch(r"(grad_norm|loss) · lr=0\.\d{3} · run 1", name), name
-            assert re.fullmatch(r"step \d+", step) and re.fullmatch(r"value \S+", value)
-            measured = page.evaluate(SVG_CONTRAST_JS, ".jhw-hover > div")
-            assert len(measured) == 3 and min(m["ratio"] for m in measured) >= MIN_CONTRAST
-            if os.environ.get("JHW_UPDATE_SCREENSHOT") == "1":
-                DOCS.mkdir(exist_ok=True)
-                for key, shot in shots.items():
-                    shutil.copyfile(shot, DOCS / f"figure-{slug}-{key}.png")
-    finally:
-        set_theme(page, "JupyterLab Light")
-    assert browser_log.errors() == []
+    notebook.open(CELLS, name=f"figure-{slug}-{width}.ipynb", theme=theme)
+    notebook.idle(timeout=180)
+    page.wait_for_function(
+        "(n) => [...document.querySelectorAll('.jhw-liveplot')].filter((v) =>"
+        " v.querySelector('g.curve path.line')"
+        " && v.querySelector('.jhw-panel').dataset.status !== 'running').length >= n",
+        arg=len(TITLES),
+        timeout=60_000,
+    )
+    shots = {}
+    # Screenshots first: on a failed check they show what was measured.
+    for k, key in ((0, f"{width}"), (1, f"sweep-{width}")):
+        view = page.locator(".jhw-liveplot").nth(k)
+        view.scroll_into_view_if_needed()
+        page.wait_for_timeout(300)
+        shots[key] = save_screenshot(view, tmp_path, f"figure-{slug}-{key}")
+    views = settled_geometry(page, f"{width} px, {theme}")
+    assert views[2]["widget"]["right"] - views[2]["widget"]["left"] <= 331
+    # 64 lanes: one lane scale with the first and last lane label, not 64 entries
+    assert "lr=0.010" in views[1]["legend"]["text"]
+    assert "lr=0.300" in views[1]["legend"]["text"]
+    # Axis and legend text readable in the theme (WCAG AA)
+    measured = page.evaluate(SVG_CONTRAST_JS, FIGURE_TEXT)
+    assert len(measured) > 20, measured
+    poor = [m for m in measured if m["ratio"] < MIN_CONTRAST]
+    assert not poor, f"figure text below {MIN_CONTRAST}:1 in {theme}: {poor}"
+    # Hover read-out: field, lane label, run, step and value of the point under the
+    # pointer (a vertex of one of the 64 sweep lanes).
+    page.locator(".jhw-liveplot").nth(1).scroll_into_view_if_needed()
+    _, shown = hover_until_read_out(page, "grad_norm · lr=", 0.1, timeout=30)
+    name, step, value = shown["lines"]
+    assert re.fullmatch(r"(grad_norm|loss) · lr=0\.\d{3} · run 1", name), name
+    assert re.fullmatch(r"step \d+", step) and re.fullmatch(r"value \S+", value)
+    measured = page.evaluate(SVG_CONTRAST_JS, ".jhw-hover > div")
+    assert len(measured) == 3 and min(m["ratio"] for m in measured) >= MIN_CONTRAST
+    if os.environ.get("JHW_UPDATE_SCREENSHOT") == "1":
+        DOCS.mkdir(exist_ok=True)
+        for key, shot in shots.items():
+            shutil.copyfile(shot, DOCS / f"figure-{slug}-{key}.png")
+    assert notebook.errors() == []

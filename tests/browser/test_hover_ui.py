@@ -10,30 +10,26 @@ line already holds).
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pytest
 
-from ..helpers.jupyter_browser import (
-    UI,
-    BrowserLog,
-    JupyterServer,
-    cell_errors,
-    open_notebook,
-    run_all,
-    run_all_done,
-    wait_idle,
+from ..helpers.browser import (
+    CONTRAST_JS,
+    MIN_CONTRAST,
+    READOUT_JS,
+    SAW,
+    Notebook,
+    hover_until_read_out,
+    saw,
 )
-from .test_liveplot_ui import CONTRAST_JS, MIN_CONTRAST, widget_screenshot_on_failure
+from ..helpers.jupyter_browser import UI, run_all_done
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 
 pytestmark = pytest.mark.ui
 
-SAW = 97
 HOVER_CELLS = [
     "import jax\n"
     "import jax.numpy as jnp\n"
@@ -57,45 +53,6 @@ HOVER_CELLS = [
     "with live:\n    x, hist = spin(jnp.ones(N))\nprint('LENGTH', int(hist.length), flush=True)",
 ]
 
-# Client coordinates of the vertex at `frac` of the way along the first drawn line whose name
-# ("field · run k", "field · lane · run k": its `g.curve` carries bqplot's data) starts with
-# `prefix`.
-VERTEX_JS = """
-([prefix, frac]) => {
-  for (const path of document.querySelectorAll('.jhw-figure g.curve path.line')) {
-    const curve = path.parentNode.__data__;
-    if (!curve || !String(curve.name).startsWith(prefix)) continue;
-    const pts = [...path.getAttribute('d').matchAll(/[ML]([-\\d.e]+),([-\\d.e]+)/g)];
-    if (pts.length < 10) return null;
-    const [, x, y] = pts[Math.floor(frac * (pts.length - 1))];
-    const p = new DOMPoint(Number(x), Number(y)).matrixTransform(path.getScreenCTM());
-    return { x: p.x, y: p.y, points: pts.length };
-  }
-  return null;
-}
-"""
-
-# The read-out shown (in whichever LivePlot), plus the status of that LivePlot's run when read.
-READOUT_JS = """
-() => {
-  const tip = [...document.querySelectorAll('.jhw-liveplot .jhw-hover')].find((t) => !t.hidden);
-  if (!tip) return null;
-  const box = tip.closest('.jhw-liveplot');
-  const r = box.querySelector('.jhw-hover-dot').getBoundingClientRect();
-  return {
-    lines: [...tip.children].map((c) => c.textContent),
-    step: tip.dataset.step, value: tip.dataset.value,
-    dot: { x: r.left + r.width / 2, y: r.top + r.height / 2 },
-    status: box.querySelector('.jhw-panel').dataset.status,
-  };
-}
-"""
-
-
-def saw(step: int) -> float:
-    """The value the run records at ``step`` (float32 arithmetic, as on the device)."""
-    return float(np.float32(step % SAW) / np.float32(SAW))
-
 
 def six_digits(v: float) -> str:
     """``v`` as the read-out writes it (6 significant digits; no ties occur for these values,
@@ -103,68 +60,39 @@ def six_digits(v: float) -> str:
     return str(float(f"{v:.6g}")) if v else "0"
 
 
-def hover_until_read_out(
-    page: Page, prefix: str, frac: float, timeout: float = 90.0
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Point at the vertex at ``frac`` of the line named ``prefix`` until a read-out shows;
-    return the vertex pointed at and the read-out.
-
-    The line moves while the run goes on (new rows, a rescaled axis): by the time the pointer
-    arrives, the vertex may have moved out of the read-out's radius, and a pointer that stays
-    still sends no more events. So each try looks the vertex up again and moves onto it anew.
-    """
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    deadline = time.monotonic() + timeout
-    while True:
-        vertex = page.evaluate(VERTEX_JS, [prefix, frac])
-        assert vertex is not None, f"no drawn {prefix!r} line with points"
-        page.mouse.move(vertex["x"] + 3, vertex["y"] + 3)
-        page.mouse.move(vertex["x"], vertex["y"])
-        try:
-            page.wait_for_function(f"() => ({READOUT_JS})() !== null", timeout=2_000, polling=50)
-        except PlaywrightTimeout:
-            assert time.monotonic() < deadline, f"no read-out at {prefix!r} {frac} in {timeout} s"
-            continue
-        return vertex, page.evaluate(READOUT_JS)
-
-
 def test_hover_reads_out_step_and_value_while_the_kernel_is_busy(
-    page: Page, browser_log: BrowserLog, jupyter_server: JupyterServer, tmp_path: Path
+    page: Page, notebook: Notebook
 ) -> None:
-    open_notebook(page, jupyter_server, HOVER_CELLS, name="hover-readout.ipynb")
-    run_all(page)
+    notebook.open(HOVER_CELLS, name="hover-readout.ipynb")
     read: list[dict[str, Any]] = []
-    with widget_screenshot_on_failure(page, tmp_path, "hover-failure"):
-        page.wait_for_function(
-            "() => { const s = document.querySelector('.jhw-step');"
-            " return !!s && Number(s.dataset.step) > 5000; }",
-            timeout=120_000,
-            polling=100,
-        )
-        # The whole plot in the window (a pointer outside it sends no event).
-        page.locator(".jhw-liveplot .jhw-legend").scroll_into_view_if_needed()
-        # The kernel is busy in the `with live:` cell for every read-out below.
-        for frac in (0.3, 0.55, 0.8, 0.97):
-            vertex, shown = hover_until_read_out(page, "saw ·", frac)
-            assert not run_all_done(page), "the run ended before the read-out: nothing proven"
-            assert shown["status"] == "running", shown
-            read.append({**shown, "at": vertex})
-        # Readable in the theme, like the rest of the widget (WCAG AA).
-        measured = page.evaluate(CONTRAST_JS, ".jhw-hover > div")
-        assert len(measured) == 3, measured
-        assert all(m["ratio"] >= MIN_CONTRAST for m in measured), measured
-        # The pointer leaves the plot: the read-out goes.
-        page.mouse.move(2, 2)
-        page.wait_for_function(f"() => ({READOUT_JS})() === null", timeout=30_000)
-        # Stop the run (an interrupt, as ■ does); its history then holds every row.
-        page.locator(".jhw-stop").click()
-        deadline = time.monotonic() + 60
-        while not run_all_done(page):
-            assert time.monotonic() < deadline, "the run did not stop"
-            time.sleep(0.2)
-        wait_idle(page, timeout=30)
-        assert cell_errors(page) == []
+    page.wait_for_function(
+        "() => { const s = document.querySelector('.jhw-step');"
+        " return !!s && Number(s.dataset.step) > 5000; }",
+        timeout=120_000,
+        polling=100,
+    )
+    # The whole plot in the window (a pointer outside it sends no event).
+    page.locator(".jhw-liveplot .jhw-legend").scroll_into_view_if_needed()
+    # The kernel is busy in the `with live:` cell for every read-out below.
+    for frac in (0.3, 0.55, 0.8, 0.97):
+        vertex, shown = hover_until_read_out(page, "saw ·", frac)
+        assert not run_all_done(page), "the run ended before the read-out: nothing proven"
+        assert shown["status"] == "running", shown
+        read.append({**shown, "at": vertex})
+    # Readable in the theme, like the rest of the widget (WCAG AA).
+    measured = page.evaluate(CONTRAST_JS, ".jhw-hover > div")
+    assert len(measured) == 3, measured
+    assert all(m["ratio"] >= MIN_CONTRAST for m in measured), measured
+    # The pointer leaves the plot: the read-out goes.
+    page.mouse.move(2, 2)
+    page.wait_for_function(f"() => ({READOUT_JS})() === null", timeout=30_000)
+    # Stop the run (an interrupt, as ■ does); its history then holds every row.
+    page.locator(".jhw-stop").click()
+    deadline = time.monotonic() + 60
+    while not run_all_done(page):
+        assert time.monotonic() < deadline, "the run did not stop"
+        time.sleep(0.2)
+    notebook.idle(timeout=30)
     for r in read:
         step = int(r["step"])
         value = float(r["value"])
@@ -180,21 +108,13 @@ def test_hover_reads_out_step_and_value_while_the_kernel_is_busy(
         assert abs(r["dot"]["x"] - r["at"]["x"]) <= 12 and abs(r["dot"]["y"] - r["at"]["y"]) <= 12
     steps = [int(r["step"]) for r in read]
     assert steps == sorted(steps) and len(set(steps)) == len(steps), steps
-    assert browser_log.errors() == []
+    assert notebook.errors() == []
 
 
 @pytest.mark.parametrize("ui", ["lab", "notebook7"])
-def test_hover_far_from_any_line_shows_nothing(
-    page: Page,
-    browser_log: BrowserLog,
-    jupyter_server: JupyterServer,
-    notebook7_server: JupyterServer,
-    tmp_path: Path,
-    ui: UI,
-) -> None:
+def test_hover_far_from_any_line_shows_nothing(page: Page, notebook: Notebook, ui: UI) -> None:
     """A finished run: pointer on a point, then in an empty corner of the plot (JupyterLab
     and Notebook 7)."""
-    server = notebook7_server if ui == "notebook7" else jupyter_server
     cells = [
         "import jaxhist_widget as jhw\n"
         'live = jhw.LivePlot(title="halving")\n'
@@ -202,20 +122,18 @@ def test_hover_far_from_any_line_shows_nothing(
         "with live:\n"
         "    jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, 999.0, max_steps=20)"
     ]
-    open_notebook(page, server, cells, name=f"hover-empty-{ui}.ipynb", ui=ui)
-    run_all(page)
-    with widget_screenshot_on_failure(page, tmp_path, "hover-empty-failure"):
-        wait_idle(page, timeout=60)
-        page.locator(".jhw-panel[data-status=converged]").wait_for()
-        page.locator(".jhw-figure g.curve path.line").first.wait_for(state="attached")
-        page.locator(".jhw-liveplot .jhw-legend").scroll_into_view_if_needed()
-        # The line falls from 999 to < 1 in 10 steps: its last vertex is at the bottom right;
-        # the top right of the plot area is far from every point.
-        vertex, shown = hover_until_read_out(page, "value ·", 1.0, timeout=30)
-        assert vertex["points"] == 11, vertex
-        assert shown["lines"] == ["value · run 1", "step 10", "value 0.975586"], shown
-        area = page.locator(".jhw-figure .plotarea_background").bounding_box()
-        assert area is not None
-        page.mouse.move(area["x"] + area["width"] - 20, area["y"] + 20)
-        page.wait_for_function(f"() => ({READOUT_JS})() === null", timeout=30_000)
-    assert browser_log.errors() == []
+    notebook.open(cells, name=f"hover-empty-{ui}.ipynb", ui=ui)
+    notebook.idle(timeout=60)
+    page.locator(".jhw-panel[data-status=converged]").wait_for()
+    page.locator(".jhw-figure g.curve path.line").first.wait_for(state="attached")
+    page.locator(".jhw-liveplot .jhw-legend").scroll_into_view_if_needed()
+    # The line falls from 999 to < 1 in 10 steps: its last vertex is at the bottom right;
+    # the top right of the plot area is far from every point.
+    vertex, shown = hover_until_read_out(page, "value ·", 1.0, timeout=30)
+    assert vertex["points"] == 11, vertex
+    assert shown["lines"] == ["value · run 1", "step 10", "value 0.975586"], shown
+    area = page.locator(".jhw-figure .plotarea_background").bounding_box()
+    assert area is not None
+    page.mouse.move(area["x"] + area["width"] - 20, area["y"] + 20)
+    page.wait_for_function(f"() => ({READOUT_JS})() === null", timeout=30_000)
+    assert notebook.errors() == []

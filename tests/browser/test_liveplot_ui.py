@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
 import sys
 import time
@@ -32,26 +31,29 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..helpers.browser import (
+    CONTRAST_JS,
+    LIVE_PROBE_JS,
+    MIN_CONTRAST,
+    SLOW_SETUP,
+    STATUS_NAMES,
+    VIEW_STATE_JS,
+    Notebook,
+    assert_final_panel,
+    assert_live_updates,
+    output_line,
+)
 from ..helpers.jupyter_browser import (
     UI,
-    BrowserLog,
-    JupyterServer,
-    cell_errors,
-    cell_output_text,
     kernel_id,
-    open_notebook,
     reload_notebook,
-    run_all,
     run_all_done,
     sample_while_running,
     save_notebook,
     save_screenshot,
-    wait_idle,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from playwright.sync_api import Page
 
 pytestmark = pytest.mark.ui
@@ -61,61 +63,8 @@ DOCS_SCREENSHOT = REPO_ROOT / "docs" / "liveplot.png"
 
 # ------------------------------------------------------------------------------ notebook code
 
-#: Shared first cell: every step of the loops below sleeps STEP_SLEEP_S in a host callback, so a
-#: run of a few hundred steps lasts seconds whatever the machine.
-SETUP = """\
-import sys
-import time
-from functools import partial
-
-import jax
-import jax.numpy as jnp
-import jaxhist_widget as jhw
-
-STEP_SLEEP_S = 0.003
-
-
-def _sleep(x):
-    time.sleep(STEP_SLEEP_S)
-    return x
-
-
-def slow(x):
-    return jax.pure_callback(_sleep, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
-
-
-A = jnp.array([[3.0, 0.5], [0.5, 1.0]])
-
-
-def loss_fn(x):
-    return 0.5 * x @ A @ x
-
-
-@partial(jax.jit, static_argnames="max_steps")
-def descend(x0, lr=0.01, tol=1e-4, max_steps=2000):
-    # Gradient descent on a quadratic: converges (loss < tol) after ~600 steps, ~2-3 s.
-    def body(x):
-        return slow(x - lr * jax.grad(loss_fn)(x))
-
-    def record(x):
-        return {"loss": loss_fn(x), "grad_norm": jnp.linalg.norm(jax.grad(loss_fn)(x))}
-
-    return jhw.while_loop(lambda x: loss_fn(x) > tol, body, x0, max_steps=max_steps,
-                          record=record)
-
-
-@partial(jax.jit, static_argnames="max_steps")
-def forever(x0, max_steps=100_000):
-    # Never converges: 100k slow steps would take ~5 minutes unless stopped.
-    return jhw.while_loop(lambda x: x < 1e9, lambda x: slow(0.99 * x + 1.0), x0,
-                          max_steps=max_steps)
-
-
-print("PYTHON", sys.executable)
-"""
-
 LIVE_CELLS = [
-    SETUP,
+    SLOW_SETUP,
     'live = jhw.LivePlot(title="gradient descent", log_y=True)\nlive',
     "with live:\n"
     "    x, hist = descend(jnp.array([2.0, -1.5]))\n"
@@ -126,7 +75,7 @@ LIVE_CELLS = [
 STOP_MAX_STEPS = 100_000
 STOP_WITHIN_S = 15.0  # generous: a stop takes effect at the next chunk flush (~50 ms)
 STOP_CELLS = [
-    SETUP,
+    SLOW_SETUP,
     'live = jhw.LivePlot(title="stop me")\nlive',
     "final, hist = await live.run_async(forever, jnp.float32(0.0))",
     'print("LENGTHS", int(hist.length), len(live.history()), flush=True)',
@@ -137,7 +86,7 @@ STOP_CELLS = [
 THEME_CELLS = [
     "import jaxhist_widget as jhw\n"
     "from IPython.display import display\n"
-    "from jaxhist_widget.ui._panel import STATUSES, LivePanel\n"
+    "from jaxhist_widget.ui.panel import STATUSES, LivePanel\n"
     'live = jhw.LivePlot(title="halving")\n'
     "display(live)\n"
     "with live:\n"
@@ -194,211 +143,39 @@ VMAP_CELLS = [
 
 # -------------------------------------------------------------------------------- DOM probes
 
-# Step counter, status and a digest of every plotted line's `d` (the paths are long).
-LIVE_PROBE_JS = """
-() => {
-  const step = document.querySelector('.jhw-step');
-  const panel = document.querySelector('.jhw-panel');
-  const paths = [...document.querySelectorAll('.jhw-figure g.curve path.line')]
-    .map((p) => p.getAttribute('d') || '').join('|');
-  let hash = 5381;
-  for (let i = 0; i < paths.length; i++) hash = ((hash * 33) ^ paths.charCodeAt(i)) >>> 0;
-  return {
-    step: step ? Number(step.dataset.step) : null,
-    status: panel ? panel.dataset.status : null,
-    d: paths.length ? `${paths.length}:${hash}` : null,
-  };
-}
-"""
-
-# Everything one LivePlot view shows (the last one on the page): the panel, and per drawn line
-# its number of distinct points (the coordinate pairs of its `d`; a point repeated to pad a short
-# lane counts once) and its stroke color. The cell it sits in too.
-VIEW_STATE_JS = """
-() => {
-  const views = document.querySelectorAll('.jhw-liveplot');
-  const view = views[views.length - 1];
-  if (!view) return null;
-  const q = (s) => view.querySelector(s);
-  const cells = [...document.querySelectorAll('.jp-Notebook .jp-Cell')];
-  const lanes = q('.jhw-lanes');
-  return {
-    views: views.length,
-    cell: cells.findIndex((c) => c.contains(view)),
-    title: q('.jhw-title') && q('.jhw-title').textContent,
-    status: q('.jhw-panel') && q('.jhw-panel').dataset.status,
-    step: q('.jhw-step') && Number(q('.jhw-step').dataset.step),
-    maxSteps: q('.jhw-step') && Number(q('.jhw-step').dataset.maxSteps),
-    progress: q('.jhw-progress') && q('.jhw-progress').getAttribute('aria-valuenow'),
-    stopDisabled: q('.jhw-stop') ? q('.jhw-stop').disabled : null,
-    lanes: lanes && !lanes.hidden ? lanes.textContent : null,
-    fields: Object.fromEntries([...view.querySelectorAll('.jhw-field')].map(
-      (f) => [f.dataset.field, f.querySelector('.jhw-field-value').dataset.value])),
-    lines: [...view.querySelectorAll('.jhw-figure g.curve path.line')].map((p) => ({
-      points: new Set((p.getAttribute('d') || '').split(/[ML]/).filter((xy) => xy)).size,
-      stroke: getComputedStyle(p).stroke,
-    })),
-  };
-}
-"""
-
-# WCAG 2.x contrast of each matching element's text against its effective background: the
-# background colors of the element and its ancestors, composited from the first opaque one up
-# (the page canvas is white), and the text color composited over that.
-CONTRAST_JS = """
-(selector) => {
-  const parse = (c) => {
-    const m = c.match(/^rgba?\\(([^)]+)\\)$/);
-    if (!m) throw new Error(`unparsed color ${c}`);
-    const p = m[1].split(/[\\s,/]+/).filter(Boolean).map(Number);
-    return { r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1 };
-  };
-  const over = (top, bottom) => ({
-    r: top.r * top.a + bottom.r * (1 - top.a),
-    g: top.g * top.a + bottom.g * (1 - top.a),
-    b: top.b * top.a + bottom.b * (1 - top.a),
-    a: 1,
-  });
-  const lum = (c) => {
-    const ch = (v) => {
-      const s = v / 255;
-      return s <= 0.04045 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
-    };
-    return 0.2126 * ch(c.r) + 0.7152 * ch(c.g) + 0.0722 * ch(c.b);
-  };
-  const hex = (c) => '#' + [c.r, c.g, c.b]
-    .map((v) => Math.round(v).toString(16).padStart(2, '0')).join('');
-  return [...document.querySelectorAll(selector)].map((el) => {
-    const layers = [];
-    for (let node = el; node; node = node.parentElement) {
-      const bg = parse(getComputedStyle(node).backgroundColor);
-      if (bg.a > 0) layers.push(bg);
-      if (bg.a >= 1) break;
-    }
-    let bg = { r: 255, g: 255, b: 255, a: 1 };
-    for (const layer of layers.reverse()) bg = over(layer, bg);
-    const fg = over(parse(getComputedStyle(el).color), bg);
-    const [hi, lo] = [lum(fg), lum(bg)].sort((a, b) => b - a);
-    const panel = el.closest('.jhw-panel');
-    return {
-      el: el.className,
-      status: panel ? panel.dataset.status : null,
-      text: el.textContent,
-      fg: hex(fg),
-      bg: hex(bg),
-      bgLuminance: lum(bg),
-      ratio: (hi + 0.05) / (lo + 0.05),
-    };
-  });
-}
-"""
-
 TEXT_SELECTORS = ".jhw-status, .jhw-step, .jhw-title, .jhw-rate, .jhw-elapsed, .jhw-field-name, "
 TEXT_SELECTORS += ".jhw-field-value"
-MIN_CONTRAST = 4.5  # WCAG AA, normal text
-#: jaxhist_widget.ui._panel.STATUSES (not imported: collecting this module needs no widget stack).
-STATUS_NAMES = (
-    "idle",
-    "compiling",
-    "running",
-    "converged",
-    "max_steps",
-    "stopped",
-    "interrupted",
-    "error",
-)
-
 # ----------------------------------------------------------------------------------- helpers
 
 
-@contextlib.contextmanager
-def widget_screenshot_on_failure(page: Page, directory: Path, name: str) -> Iterator[None]:
-    """On failure inside the block, save a PNG of the LivePlot widget (the whole page when the
-    widget is not there) and add its path to the failure message."""
-    try:
-        yield
-    except Exception as exc:
-        try:
-            widget = page.locator(".jhw-liveplot").first
-            target = widget if widget.count() else page
-            where = f"screenshot: {save_screenshot(target, directory, name)}"
-        except Exception as shot_exc:  # the page may be gone; keep the real failure
-            where = f"screenshot failed: {shot_exc}"
-        if hasattr(exc, "add_note"):  # Python >= 3.11
-            exc.add_note(where)
-            raise
-        raise AssertionError(f"{exc}\n{where}") from exc
-
-
-def distinct_in_order(values: list[Any]) -> list[Any]:
-    """``values`` without consecutive repeats and without None."""
-    out: list[Any] = []
-    for v in values:
-        if v is not None and (not out or v != out[-1]):
-            out.append(v)
-    return out
-
-
-def output_line(page: Page, cell: int, tag: str) -> list[str]:
-    """The words after ``tag`` on the line of cell ``cell``'s output that starts with it."""
-    text = cell_output_text(page, cell)
-    match = re.search(rf"^{tag} (.*)$", text, flags=re.MULTILINE)
-    assert match, f"no {tag!r} line in the output of cell {cell}: {text!r}"
-    return match.group(1).split()
-
-
-def assert_live_updates(page: Page, samples: list[dict[str, Any]]) -> None:
-    """While the cell ran, the step counter and the drawn line changed several times."""
-    running = [s for s in samples if s["status"] == "running"]
-    steps = distinct_in_order([s["step"] for s in running])
-    lines = distinct_in_order([s["d"] for s in running])
-    summary = f"{len(samples)} samples, {len(running)} while running; steps seen: {steps}"
-    assert len(steps) >= 5, f"step counter updated too rarely while running: {summary}"
-    assert steps == sorted(steps), f"step counter went backwards: {steps}"
-    assert len(lines) >= 5, f"line changed {len(lines)} times while running: {summary}"
-
-
-def assert_final_panel(page: Page, final_step: int, status: str) -> None:
-    panel = page.locator(".jhw-panel")
-    assert panel.get_attribute("data-status") == status
-    assert page.locator(".jhw-status").get_attribute("data-status") == status
-    step = page.locator(".jhw-step")
-    assert step.get_attribute("data-step") == str(final_step)
-    assert page.locator(".jhw-progress").get_attribute("aria-valuenow") == str(final_step)
-    assert page.locator(".jhw-stop").is_disabled(), "Stop stays enabled after the run"
-
-
-def check_live_plot(page: Page, server: JupyterServer, tmp_path: Path, ui: UI) -> Path:
+def check_live_plot(notebook: Notebook, ui: UI) -> Path:
     """Run LIVE_CELLS in ``ui``; check the live updates and the final panel. Returns the PNG
     of the widget."""
-    open_notebook(page, server, LIVE_CELLS, name=f"liveplot-{ui}.ipynb", ui=ui)
-    run_all(page)
-    with widget_screenshot_on_failure(page, tmp_path, f"liveplot-{ui}-failure"):
-        samples = sample_while_running(page, LIVE_PROBE_JS, timeout=90)
-        wait_idle(page, timeout=30)
-        assert cell_errors(page) == []
-        # The kernel runs in the test interpreter, so it imports the package under test.
-        (kernel_python,) = output_line(page, 0, "PYTHON")
-        assert os.path.realpath(kernel_python) == os.path.realpath(sys.executable)
-        assert_live_updates(page, samples)
+    page = notebook.open(LIVE_CELLS, name=f"liveplot-{ui}.ipynb", ui=ui)
+    samples = sample_while_running(page, LIVE_PROBE_JS, timeout=90)
+    notebook.idle(timeout=30)
+    # The kernel runs in the test interpreter, so it imports the package under test.
+    (kernel_python,) = output_line(page, 0, "PYTHON")
+    assert os.path.realpath(kernel_python) == os.path.realpath(sys.executable)
+    assert_live_updates(page, samples)
 
-        steps, final_loss = output_line(page, 2, "RESULT")
-        assert 100 < int(steps) < 2000, f"unexpected run length {steps}"
-        assert_final_panel(page, int(steps), "converged")
-        # The latest values: the plotted fields, the loss equal to the one the cell printed.
-        fields = page.locator(".jhw-field").evaluate_all("els => els.map(e => e.dataset.field)")
-        assert fields == ["grad_norm", "loss"]
-        shown = page.locator(".jhw-field[data-field=loss] .jhw-field-value")
-        assert float(shown.get_attribute("data-value") or "nan") == pytest.approx(
-            float(final_loss), rel=1e-5
-        )
-        page.locator(".jhw-figure g.curve path.line").first.wait_for(state="attached")
-        # The static picture (an output of its own, updated when the run ended) stays hidden
-        # beside the live view, in Lab and in Notebook 7: one plot on the page, not two.
-        picture = page.locator("img.jhw-static")
-        assert picture.count() == 1, "the plot's output carries no static picture"
-        assert page.locator(".jhw-liveplot").is_visible() and not picture.is_visible()
-        return save_screenshot(page.locator(".jhw-liveplot"), tmp_path, f"liveplot-{ui}")
+    steps, final_loss = output_line(page, 2, "RESULT")
+    assert 100 < int(steps) < 2000, f"unexpected run length {steps}"
+    assert_final_panel(page, int(steps), "converged")
+    # The latest values: the plotted fields, the loss equal to the one the cell printed.
+    fields = page.locator(".jhw-field").evaluate_all("els => els.map(e => e.dataset.field)")
+    assert fields == ["grad_norm", "loss"]
+    shown = page.locator(".jhw-field[data-field=loss] .jhw-field-value")
+    assert float(shown.get_attribute("data-value") or "nan") == pytest.approx(
+        float(final_loss), rel=1e-5
+    )
+    page.locator(".jhw-figure g.curve path.line").first.wait_for(state="attached")
+    # The static picture (an output of its own, updated when the run ended) stays hidden
+    # beside the live view, in Lab and in Notebook 7: one plot on the page, not two.
+    picture = page.locator("img.jhw-static")
+    assert picture.count() == 1, "the plot's output carries no static picture"
+    assert page.locator(".jhw-liveplot").is_visible() and not picture.is_visible()
+    return save_screenshot(page.locator(".jhw-liveplot"), notebook.tmp_path, f"liveplot-{ui}")
 
 
 def wait_view_state(page: Page, lines: int, min_points: int, timeout: float = 30.0) -> Any:
@@ -441,165 +218,123 @@ def assert_late_view(state: Any, steps: int, n: str, decay: str, cell: int) -> N
 # ------------------------------------------------------------------------------------- tests
 
 
-def test_live_updates_lab(
-    page: Page, browser_log: BrowserLog, jupyter_server: JupyterServer, tmp_path: Path
-) -> None:
-    shot = check_live_plot(page, jupyter_server, tmp_path, "lab")
+def test_live_updates_lab(notebook: Notebook) -> None:
+    shot = check_live_plot(notebook, "lab")
     assert shot.read_bytes().startswith(b"\x89PNG")
     if os.environ.get("JHW_UPDATE_SCREENSHOT") == "1":
         DOCS_SCREENSHOT.parent.mkdir(exist_ok=True)
         shutil.copyfile(shot, DOCS_SCREENSHOT)
-    assert browser_log.errors() == []
+    assert notebook.errors() == []
 
 
-def test_live_updates_notebook7(
-    page: Page, browser_log: BrowserLog, notebook7_server: JupyterServer, tmp_path: Path
-) -> None:
-    check_live_plot(page, notebook7_server, tmp_path, "notebook7")
-    assert browser_log.errors() == []
+def test_live_updates_notebook7(notebook: Notebook) -> None:
+    check_live_plot(notebook, "notebook7")
+    assert notebook.errors() == []
 
 
-def test_stop_button_ends_async_run(
-    page: Page, browser_log: BrowserLog, jupyter_server: JupyterServer, tmp_path: Path
-) -> None:
-    open_notebook(page, jupyter_server, STOP_CELLS, name="liveplot-stop.ipynb")
-    run_all(page)
-    with widget_screenshot_on_failure(page, tmp_path, "stop-failure"):
-        # Click once the run is well under way (compiled, rows streaming).
-        page.wait_for_function(
-            "() => { const s = document.querySelector('.jhw-step');"
-            " return !!s && s.closest('.jhw-panel').dataset.status === 'running'"
-            " && Number(s.dataset.step) >= 30; }",
-            timeout=60_000,
-            polling=50,
-        )
-        stop = page.locator(".jhw-stop")
-        assert stop.is_enabled()
-        clicked = time.monotonic()
-        stop.click()
-        # Unstopped, the run would last ~5 minutes; stopped, it ends after its current chunk.
-        while not run_all_done(page):
-            took = time.monotonic() - clicked
-            if took > STOP_WITHIN_S:
-                probe = page.evaluate(LIVE_PROBE_JS)
-                raise AssertionError(
-                    f"the run went on for {took:.0f} s after Stop was clicked (panel: {probe})"
-                )
-            time.sleep(0.1)
-        wait_idle(page, timeout=60)
-        assert cell_errors(page) == []
+def test_stop_button_ends_async_run(page: Page, notebook: Notebook) -> None:
+    notebook.open(STOP_CELLS, name="liveplot-stop.ipynb")
+    # Click once the run is well under way (compiled, rows streaming).
+    page.wait_for_function(
+        "() => { const s = document.querySelector('.jhw-step');"
+        " return !!s && s.closest('.jhw-panel').dataset.status === 'running'"
+        " && Number(s.dataset.step) >= 30; }",
+        timeout=60_000,
+        polling=50,
+    )
+    stop = page.locator(".jhw-stop")
+    assert stop.is_enabled()
+    clicked = time.monotonic()
+    stop.click()
+    # Unstopped, the run would last ~5 minutes; stopped, it ends after its current chunk.
+    while not run_all_done(page):
+        took = time.monotonic() - clicked
+        if took > STOP_WITHIN_S:
+            probe = page.evaluate(LIVE_PROBE_JS)
+            raise AssertionError(
+                f"the run went on for {took:.0f} s after Stop was clicked (panel: {probe})"
+            )
+        time.sleep(0.1)
+    notebook.idle(timeout=60)
 
-        length, streamed = map(int, output_line(page, 3, "LENGTHS"))
-        assert length == streamed, f"hist.length {length} != len(live.history()) {streamed}"
-        assert 30 < length < STOP_MAX_STEPS + 1
-        assert_final_panel(page, length - 1, "stopped")
-    assert browser_log.errors() == []
+    length, streamed = map(int, output_line(page, 3, "LENGTHS"))
+    assert length == streamed, f"hist.length {length} != len(live.history()) {streamed}"
+    assert 30 < length < STOP_MAX_STEPS + 1
+    assert_final_panel(page, length - 1, "stopped")
+    assert notebook.errors() == []
 
 
-def test_late_view_and_reload_show_full_state(
-    page: Page, browser_log: BrowserLog, jupyter_server: JupyterServer, tmp_path: Path
-) -> None:
+def test_late_view_and_reload_show_full_state(page: Page, notebook: Notebook) -> None:
     """A view opened after the run shows everything; after a page reload (no cell re-run),
     JupyterLab restores the view from the live kernel's widget state, still complete."""
     name = "liveplot-late.ipynb"
-    open_notebook(page, jupyter_server, LATE_CELLS, name=name)
-    run_all(page)
-    with widget_screenshot_on_failure(page, tmp_path, "late-failure"):
-        wait_idle(page, timeout=60)
-        assert cell_errors(page) == []
-        steps, n, decay = output_line(page, 0, "RESULT")
-        assert int(steps) == LATE_STEPS
-        state = wait_view_state(page, lines=2, min_points=LATE_STEPS + 1)
-        assert_late_view(state, LATE_STEPS, n, decay, cell=1)
+    notebook.open(LATE_CELLS, name=name)
+    notebook.idle(timeout=60)
+    steps, n, decay = output_line(page, 0, "RESULT")
+    assert int(steps) == LATE_STEPS
+    state = wait_view_state(page, lines=2, min_points=LATE_STEPS + 1)
+    assert_late_view(state, LATE_STEPS, n, decay, cell=1)
 
-        # Reload: only what the file holds comes back, so save the outputs (a widget-view
-        # reference by model id) first. The file holds no widget state, so whatever the
-        # view shows after the reload comes from the kernel.
-        save_notebook(page)
-        saved = json.loads((jupyter_server.root_dir / name).read_text())
-        assert "widgets" not in saved["metadata"]
-        kernel = kernel_id(page)
-        reload_notebook(page, name)
-        assert kernel_id(page) == kernel, "the reload started another kernel"
-        assert not page.evaluate("() => window.__jhRunAll !== undefined"), "not reloaded"
-        wait_idle(page, timeout=30)
-        assert cell_errors(page) == []
-        state = wait_view_state(page, lines=2, min_points=LATE_STEPS + 1)
-        assert_late_view(state, LATE_STEPS, n, decay, cell=1)
-    assert browser_log.errors() == []
+    # Reload: only what the file holds comes back, so save the outputs (a widget-view
+    # reference by model id) first. The file holds no widget state, so whatever the
+    # view shows after the reload comes from the kernel.
+    save_notebook(page)
+    saved = json.loads((notebook.server.root_dir / name).read_text())
+    assert "widgets" not in saved["metadata"]
+    kernel = kernel_id(page)
+    reload_notebook(page, name)
+    assert kernel_id(page) == kernel, "the reload started another kernel"
+    assert not page.evaluate("() => window.__jhRunAll !== undefined"), "not reloaded"
+    notebook.idle(timeout=30)
+    state = wait_view_state(page, lines=2, min_points=LATE_STEPS + 1)
+    assert_late_view(state, LATE_STEPS, n, decay, cell=1)
+    assert notebook.errors() == []
 
 
-def test_vmap_run_shows_one_line_per_lane(
-    page: Page, browser_log: BrowserLog, jupyter_server: JupyterServer, tmp_path: Path
-) -> None:
-    open_notebook(page, jupyter_server, VMAP_CELLS, name="liveplot-vmap.ipynb")
-    run_all(page)
-    with widget_screenshot_on_failure(page, tmp_path, "vmap-failure"):
-        wait_idle(page, timeout=60)
-        assert cell_errors(page) == []
-        lengths = [int(v) for v in output_line(page, 1, "LENGTHS")]
-        assert lengths == [k + 1 for k in LANE_LIMITS]
-        state = wait_view_state(page, lines=len(LANE_LIMITS), min_points=min(lengths))
-        assert state is not None, "no LivePlot view on the page"
-        assert state["status"] == "converged", state
-        # The panel counts steps of the longest lane.
-        assert (state["step"], state["maxSteps"]) == (max(lengths) - 1, 500), state
-        assert state["lanes"] == f"{len(LANE_LIMITS)} lanes:", state  # then the summary
-        assert list(state["fields"]) == ["value"], state["fields"]
-        # One drawn line per lane (a 2-D y: one path.line per row), each as long as its lane
-        # (shorter lanes are padded with their last point, which counts once), each its own
-        # color (one plotted field: lanes are told apart by color).
-        lines = state["lines"]
-        assert sorted(line["points"] for line in lines) == lengths, lines
-        assert len({line["stroke"] for line in lines}) == len(LANE_LIMITS), lines
+def test_vmap_run_shows_one_line_per_lane(page: Page, notebook: Notebook) -> None:
+    notebook.open(VMAP_CELLS, name="liveplot-vmap.ipynb")
+    notebook.idle(timeout=60)
+    lengths = [int(v) for v in output_line(page, 1, "LENGTHS")]
+    assert lengths == [k + 1 for k in LANE_LIMITS]
+    state = wait_view_state(page, lines=len(LANE_LIMITS), min_points=min(lengths))
+    assert state is not None, "no LivePlot view on the page"
+    assert state["status"] == "converged", state
+    # The panel counts steps of the longest lane.
+    assert (state["step"], state["maxSteps"]) == (max(lengths) - 1, 500), state
+    assert state["lanes"] == f"{len(LANE_LIMITS)} lanes:", state  # then the summary
+    assert list(state["fields"]) == ["value"], state["fields"]
+    # One drawn line per lane (a 2-D y: one path.line per row), each as long as its lane
+    # (shorter lanes are padded with their last point, which counts once), each its own
+    # color (one plotted field: lanes are told apart by color).
+    lines = state["lines"]
+    assert sorted(line["points"] for line in lines) == lengths, lines
+    assert len({line["stroke"] for line in lines}) == len(LANE_LIMITS), lines
     # Shorter lanes once ended in NaN padding: bqplot then logged an invalid label transform.
-    assert browser_log.errors() == []
+    assert notebook.errors() == []
 
 
 @pytest.mark.parametrize("theme", ["JupyterLab Dark", "JupyterLab Light"])
-def test_theme_text_is_readable(
-    page: Page, browser_log: BrowserLog, jupyter_server: JupyterServer, tmp_path: Path, theme: str
-) -> None:
+def test_theme_text_is_readable(page: Page, notebook: Notebook, theme: str) -> None:
     """Every text of the panel, in every status, has WCAG AA contrast (>= 4.5) against its
     effective background."""
     slug = theme.split()[-1].lower()
-    open_notebook(page, jupyter_server, THEME_CELLS, name=f"liveplot-theme-{slug}.ipynb")
-    # Theme settings are user settings, shared by the whole session: switch back afterwards.
-    set_theme(page, theme)
-    try:
-        run_all(page)
-        with widget_screenshot_on_failure(page, tmp_path, f"{slug}-theme-failure"):
-            wait_idle(page, timeout=60)
-            assert cell_errors(page) == []
-            page.locator(".jhw-panel[data-status=converged]").first.wait_for()
-            # The LivePlot's panel plus one bare panel per status.
-            page.wait_for_function(
-                "(n) => document.querySelectorAll('.jhw-panel').length >= n",
-                arg=1 + len(STATUS_NAMES),
-            )
-            measured = page.evaluate(CONTRAST_JS, TEXT_SELECTORS)
-            assert {m["status"] for m in measured} == set(STATUS_NAMES)
-            # The theme reached the panel (else this test proves nothing).
-            dark = theme == "JupyterLab Dark"
-            bg = page.evaluate(CONTRAST_JS, ".jhw-step")
-            assert all((m["bgLuminance"] < 0.1) == dark for m in bg), f"not {theme}: {bg}"
-            poor = [m for m in measured if m["ratio"] < MIN_CONTRAST]
-            assert not poor, f"text below WCAG AA contrast in {theme}:\n" + "\n".join(
-                f"  {m['status']:>9} {m['el']}: {m['text']!r} {m['fg']} on {m['bg']}"
-                f" = {m['ratio']:.2f}"
-                for m in poor
-            )
-    finally:
-        set_theme(page, "JupyterLab Light")
-    assert browser_log.errors() == []
-
-
-def set_theme(page: Page, theme: str) -> None:
-    """Switch JupyterLab's theme by command and wait until it is applied."""
-    page.evaluate(
-        "(theme) => { window.jupyterapp.commands.execute('apputils:change-theme', { theme }); }",
-        theme,
-    )
+    notebook.open(THEME_CELLS, name=f"liveplot-theme-{slug}.ipynb", theme=theme)
+    notebook.idle(timeout=60)
+    page.locator(".jhw-panel[data-status=converged]").first.wait_for()
+    # The LivePlot's panel plus one bare panel per status.
     page.wait_for_function(
-        "(theme) => document.body.dataset.jpThemeName === theme", arg=theme, timeout=30_000
+        "(n) => document.querySelectorAll('.jhw-panel').length >= n",
+        arg=1 + len(STATUS_NAMES),
     )
+    measured = page.evaluate(CONTRAST_JS, TEXT_SELECTORS)
+    assert {m["status"] for m in measured} == set(STATUS_NAMES)
+    # The theme reached the panel (else this test proves nothing).
+    dark = theme == "JupyterLab Dark"
+    bg = page.evaluate(CONTRAST_JS, ".jhw-step")
+    assert all((m["bgLuminance"] < 0.1) == dark for m in bg), f"not {theme}: {bg}"
+    poor = [m for m in measured if m["ratio"] < MIN_CONTRAST]
+    assert not poor, f"text below WCAG AA contrast in {theme}:\n" + "\n".join(
+        f"  {m['status']:>9} {m['el']}: {m['text']!r} {m['fg']} on {m['bg']} = {m['ratio']:.2f}"
+        for m in poor
+    )
+    assert notebook.errors() == []

@@ -9,27 +9,20 @@ the browser console.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from ..helpers.jupyter_browser import (
-    BrowserLog,
-    JupyterServer,
-    cell_errors,
-    open_notebook,
-    run_all,
-    sample_while_running,
-    wait_idle,
-)
-from .test_liveplot_ui import (
+from ..helpers.browser import (
     LIVE_PROBE_JS,
     VIEW_STATE_JS,
+    Notebook,
     assert_final_panel,
     assert_live_updates,
     output_line,
-    widget_screenshot_on_failure,
+)
+from ..helpers.jupyter_browser import (
+    sample_while_running,
 )
 
 if TYPE_CHECKING:
@@ -67,32 +60,27 @@ MAGIC_CELLS = [
 ]
 
 
-def test_magic_cell_plot_moves_while_the_cell_runs(
-    page: Page, browser_log: BrowserLog, jupyter_server: JupyterServer, tmp_path: Path
-) -> None:
-    open_notebook(page, jupyter_server, MAGIC_CELLS, name="magic-lab.ipynb", ui="lab")
-    run_all(page)
-    with widget_screenshot_on_failure(page, tmp_path, "magic-lab-failure"):
-        samples = sample_while_running(page, LIVE_PROBE_JS, timeout=120)
-        wait_idle(page, timeout=30)
-        assert cell_errors(page) == []
-        assert_live_updates(page, samples)
+def test_magic_cell_plot_moves_while_the_cell_runs(page: Page, notebook: Notebook) -> None:
+    notebook.open(MAGIC_CELLS, name="magic-lab.ipynb", ui="lab")
+    samples = sample_while_running(page, LIVE_PROBE_JS, timeout=120)
+    notebook.idle(timeout=30)
+    assert_live_updates(page, samples)
 
-        (steps,) = output_line(page, 2, "RESULT")
-        assert int(steps) == STEPS
-        assert_final_panel(page, STEPS, "converged")
-        state = page.evaluate(VIEW_STATE_JS)
-        assert state["views"] == 1, f"{state['views']} plots on the page"
-        assert state["cell"] == 2, f"the plot is in cell {state['cell']}, not the magic's"
-        assert state["title"] == "magic cell"
-        # Above what the cell printed: the magic shows the plot before running the body.
-        order = (
-            page.locator(".jp-Notebook .jp-Cell")
-            .nth(2)
-            .evaluate(
-                "(cell) => [...cell.querySelectorAll('.jp-OutputArea-output')].map("
-                "(o) => o.querySelector('.jhw-liveplot') ? 'plot' : o.innerText.split(' ')[0])"
-            )
+    (steps,) = output_line(page, 2, "RESULT")
+    assert int(steps) == STEPS
+    assert_final_panel(page, STEPS, "converged")
+    state = page.evaluate(VIEW_STATE_JS)
+    assert state["views"] == 1, f"{state['views']} plots on the page"
+    assert state["cell"] == 2, f"the plot is in cell {state['cell']}, not the magic's"
+    assert state["title"] == "magic cell"
+    # Above what the cell printed: the magic shows the plot before running the body.
+    order = (
+        page.locator(".jp-Notebook .jp-Cell")
+        .nth(2)
+        .evaluate(
+            "(cell) => [...cell.querySelectorAll('.jp-OutputArea-output')].map("
+            "(o) => o.querySelector('.jhw-liveplot') ? 'plot' : o.innerText.split(' ')[0])"
         )
-        assert order[0] == "plot", order
-    assert browser_log.errors() == []
+    )
+    assert order[0] == "plot", order
+    assert notebook.errors() == []

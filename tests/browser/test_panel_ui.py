@@ -15,29 +15,23 @@ from __future__ import annotations
 
 import re
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from ..helpers.jupyter_browser import (
-    UI,
-    BrowserLog,
-    JupyterServer,
-    cell_errors,
-    open_notebook,
-    run_all,
-    run_all_done,
-    wait_idle,
-)
-from .test_hover_ui import hover_until_read_out
-from .test_liveplot_ui import (
+from ..helpers.browser import (
     CONTRAST_JS,
     MIN_CONTRAST,
     STATUS_NAMES,
+    Notebook,
+    hover_until_read_out,
     output_line,
-    set_theme,
-    widget_screenshot_on_failure,
+)
+from ..helpers.jupyter_browser import (
+    UI,
+    cell_errors,
+    run_all_done,
+    wait_idle,
 )
 
 if TYPE_CHECKING:
@@ -101,7 +95,7 @@ DEAD_CELLS = [
 #: with zero steps (no rate shown) and one whose loss became NaN (diverged).
 BARS_CELLS = [
     "from IPython.display import display\n"
-    "from jaxhist_widget.ui._panel import STATUSES, LivePanel\n"
+    "from jaxhist_widget.ui.panel import STATUSES, LivePanel\n"
     "for s in STATUSES:\n"
     '    display(LivePanel(title=f"status {s}", status=s, step=300, max_steps=1000,\n'
     '                      fields=["loss"], latest={"loss": 0.5}, rate=1074.4, elapsed=1.5,\n'
@@ -137,83 +131,66 @@ def _wait_running(page: Page, min_step: int) -> None:
 
 
 @pytest.mark.parametrize(("cell", "ui"), [("with", "lab"), ("with", "notebook7"), ("async", "lab")])
-def test_stop_ends_a_compute_bound_run(
-    page: Page,
-    browser_log: BrowserLog,
-    jupyter_server: JupyterServer,
-    notebook7_server: JupyterServer,
-    tmp_path: Path,
-    cell: str,
-    ui: UI,
-) -> None:
-    server = notebook7_server if ui == "notebook7" else jupyter_server
-    open_notebook(page, server, STOP_CELLS[cell], name=f"panel-stop-{cell}-{ui}.ipynb", ui=ui)
-    run_all(page)
-    with widget_screenshot_on_failure(page, tmp_path, f"stop-{cell}-{ui}-failure"):
-        _wait_running(page, 2000)
-        stop = page.locator(".jhw-stop")
-        assert stop.is_enabled()
-        expected_mode = "interrupt" if cell == "with" else "message"
-        assert stop.get_attribute("data-mode") == expected_mode
-        # While running: a labelled rate in the one number format (no ETA: see panel.js).
-        page.wait_for_function(
-            "() => /^rate .+ steps\\/s$/.test(document.querySelector('.jhw-rate').textContent)",
-            timeout=30_000,
-        )
-        rate = page.locator(".jhw-rate").text_content() or ""
-        assert re.fullmatch(r"rate (\d{1,3}(,\d{3})*|\d+(\.\d+)?[MBT]) steps/s", rate), rate
-        clicked = time.monotonic()
-        stop.click()
-        assert stop.is_disabled(), "Stop stays clickable after a click (a second interrupt)"
-        while not run_all_done(page):
-            took = time.monotonic() - clicked
-            if took > STOP_WITHIN_S:
-                raise AssertionError(f"the run went on for {took:.0f} s after Stop was clicked")
-            time.sleep(0.1)
-        wait_idle(page, timeout=30)
-        assert cell_errors(page) == [], "the stop raised in the cell (KeyboardInterrupt?)"
-        length, streamed = map(int, output_line(page, 2, "LENGTHS"))
-        assert length == streamed, f"device rows {length} != host rows {streamed}"
-        assert 2000 < length < SPIN_STEPS + 1
-        panel = page.locator(".jhw-panel")
-        assert panel.get_attribute("data-status") == "stopped"
-        assert page.locator(".jhw-step").get_attribute("data-step") == str(length - 1)
-        assert stop.is_disabled()
-        assert page.locator(".jhw-eta").is_hidden(), "an ETA after the run ended"
-        assert panel.get_attribute("data-kernel") == "alive"
-    assert browser_log.errors() == []
+def test_stop_ends_a_compute_bound_run(page: Page, notebook: Notebook, cell: str, ui: UI) -> None:
+    notebook.open(STOP_CELLS[cell], name=f"panel-stop-{cell}-{ui}.ipynb", ui=ui)
+    _wait_running(page, 2000)
+    stop = page.locator(".jhw-stop")
+    assert stop.is_enabled()
+    expected_mode = "interrupt" if cell == "with" else "message"
+    assert stop.get_attribute("data-mode") == expected_mode
+    # While running: a labelled rate in the one number format (no ETA: see panel.js).
+    page.wait_for_function(
+        "() => /^rate .+ steps\\/s$/.test(document.querySelector('.jhw-rate').textContent)",
+        timeout=30_000,
+    )
+    rate = page.locator(".jhw-rate").text_content() or ""
+    assert re.fullmatch(r"rate (\d{1,3}(,\d{3})*|\d+(\.\d+)?[MBT]) steps/s", rate), rate
+    clicked = time.monotonic()
+    stop.click()
+    assert stop.is_disabled(), "Stop stays clickable after a click (a second interrupt)"
+    while not run_all_done(page):
+        took = time.monotonic() - clicked
+        if took > STOP_WITHIN_S:
+            raise AssertionError(f"the run went on for {took:.0f} s after Stop was clicked")
+        time.sleep(0.1)
+    wait_idle(page, timeout=30)
+    assert cell_errors(page) == [], "the stop raised in the cell (KeyboardInterrupt?)"
+    length, streamed = map(int, output_line(page, 2, "LENGTHS"))
+    assert length == streamed, f"device rows {length} != host rows {streamed}"
+    assert 2000 < length < SPIN_STEPS + 1
+    panel = page.locator(".jhw-panel")
+    assert panel.get_attribute("data-status") == "stopped"
+    assert page.locator(".jhw-step").get_attribute("data-step") == str(length - 1)
+    assert stop.is_disabled()
+    assert page.locator(".jhw-eta").is_hidden(), "an ETA after the run ended"
+    assert panel.get_attribute("data-kernel") == "alive"
+    assert notebook.errors() == []
 
 
-def test_dead_kernel_is_shown_and_disables_the_controls(
-    page: Page, browser_log: BrowserLog, jupyter_server: JupyterServer, tmp_path: Path
-) -> None:
-    open_notebook(page, jupyter_server, DEAD_CELLS, name="panel-dead.ipynb")
-    run_all(page)
-    with widget_screenshot_on_failure(page, tmp_path, "dead-failure"):
-        _wait_running(page, 100)
-        # The kernel exits mid-run; the server restarts it; the old widget is orphaned.
-        page.wait_for_function(
-            "() => document.querySelector('.jhw-panel').dataset.kernel === 'dead'"
-            " && document.querySelector('.jhw-kernel').textContent === 'kernel died'",
-            timeout=60_000,
-            polling=100,
-        )
-        note = page.locator(".jhw-kernel")
-        assert note.is_visible()
-        assert note.text_content() == "kernel died"
-        assert page.locator(".jhw-stop").is_disabled()
-        assert page.locator(".jhw-clear").is_disabled()
-        assert page.locator(".jhw-logy").is_disabled()
-        assert page.locator(".jhw-eta").is_hidden()
-        assert page.locator(".jhw-rate").is_hidden()
+def test_dead_kernel_is_shown_and_disables_the_controls(page: Page, notebook: Notebook) -> None:
+    notebook.open(DEAD_CELLS, name="panel-dead.ipynb")
+    _wait_running(page, 100)
+    # The kernel exits mid-run; the server restarts it; the old widget is orphaned.
+    page.wait_for_function(
+        "() => document.querySelector('.jhw-panel').dataset.kernel === 'dead'"
+        " && document.querySelector('.jhw-kernel').textContent === 'kernel died'",
+        timeout=60_000,
+        polling=100,
+    )
+    note = page.locator(".jhw-kernel")
+    assert note.is_visible()
+    assert note.text_content() == "kernel died"
+    assert page.locator(".jhw-stop").is_disabled()
+    assert page.locator(".jhw-clear").is_disabled()
+    assert page.locator(".jhw-logy").is_disabled()
+    assert page.locator(".jhw-eta").is_hidden()
+    assert page.locator(".jhw-rate").is_hidden()
     # The dying kernel's websocket and the restart log errors that are not ours.
-    ours = [e for e in browser_log.errors() if "jaxhist" in e or "jhw" in e]
+    ours = [e for e in notebook.errors() if "jaxhist" in e or "jhw" in e]
     assert ours == []
 
 
-def test_restarted_kernel_is_shown(
-    page: Page, browser_log: BrowserLog, jupyter_server: JupyterServer, tmp_path: Path
-) -> None:
+def test_restarted_kernel_is_shown(page: Page, notebook: Notebook) -> None:
     cells = [
         "import jaxhist_widget as jhw\n"
         'live = jhw.LivePlot(title="restart")\n'
@@ -221,95 +198,84 @@ def test_restarted_kernel_is_shown(
         "with live:\n"
         "    jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, 10.0, max_steps=9)"
     ]
-    open_notebook(page, jupyter_server, cells, name="panel-restart.ipynb")
-    run_all(page)
-    with widget_screenshot_on_failure(page, tmp_path, "restart-failure"):
-        wait_idle(page, timeout=60)
-        page.locator(".jhw-panel[data-status=converged]").wait_for()
-        assert page.locator(".jhw-panel").get_attribute("data-kernel") == "alive"
-        page.evaluate(
-            "async () => { const w = window.jupyterapp.shell.currentWidget;"
-            " await w.sessionContext.session.kernel.restart(); }"
-        )
-        page.wait_for_function(
-            "() => document.querySelector('.jhw-panel').dataset.kernel === 'dead'",
-            timeout=30_000,
-        )
-        assert page.locator(".jhw-kernel").text_content() == "kernel restarted"
-        # How the run ended stays readable; the controls are off.
-        assert page.locator(".jhw-panel").get_attribute("data-status") == "converged"
-        assert page.locator(".jhw-logy").is_disabled()
-    assert browser_log.errors() == []
+    notebook.open(cells, name="panel-restart.ipynb")
+    wait_idle(page, timeout=60)
+    page.locator(".jhw-panel[data-status=converged]").wait_for()
+    assert page.locator(".jhw-panel").get_attribute("data-kernel") == "alive"
+    page.evaluate(
+        "async () => { const w = window.jupyterapp.shell.currentWidget;"
+        " await w.sessionContext.session.kernel.restart(); }"
+    )
+    page.wait_for_function(
+        "() => document.querySelector('.jhw-panel').dataset.kernel === 'dead'",
+        timeout=30_000,
+    )
+    assert page.locator(".jhw-kernel").text_content() == "kernel restarted"
+    # How the run ended stays readable; the controls are off.
+    assert page.locator(".jhw-panel").get_attribute("data-status") == "converged"
+    assert page.locator(".jhw-logy").is_disabled()
+    assert notebook.errors() == []
 
 
 @pytest.mark.parametrize("theme", ["JupyterLab Dark", "JupyterLab Light"])
-def test_progress_colours_and_readable_texts(
-    page: Page, browser_log: BrowserLog, jupyter_server: JupyterServer, tmp_path: Path, theme: str
-) -> None:
+def test_progress_colours_and_readable_texts(page: Page, notebook: Notebook, theme: str) -> None:
     slug = theme.split()[-1].lower()
-    open_notebook(page, jupyter_server, BARS_CELLS, name=f"panel-bars-{slug}.ipynb")
-    set_theme(page, theme)
-    try:
-        run_all(page)
-        with widget_screenshot_on_failure(page, tmp_path, f"bars-{slug}-failure"):
-            wait_idle(page, timeout=60)
-            assert cell_errors(page) == []
-            page.wait_for_function(
-                "(n) => document.querySelectorAll('.jhw-panel').length >= n",
-                arg=len(STATUS_NAMES) + 1,
-            )
-            colors = {s: _bar_color(page, s) for s in STATUS_NAMES}
-            # cond became False: "finished", neutral (grey), never a green "success"
-            r, g, b = colors["converged"]
-            assert max(r, g, b) - min(r, g, b) < 30, f"finished bar not neutral: {colors}"
-            badge = page.locator(".jhw-panel[data-status=converged] .jhw-status").first
-            assert badge.text_content() == "finished"
-            r, g, b = colors["error"]
-            assert r > g + 60 and r > b + 60, f"error bar not red: {colors}"
-            for s in ("stopped", "max_steps"):
-                r, g, b = colors[s]
-                assert r > g > b, f"{s} bar not amber: {colors}"
-            assert colors["running"] not in {colors[s] for s in ("converged", "error", "stopped")}
-            # NaN latest values: an amber "diverged" warning, not the red error
-            nan = page.locator(".jhw-panel", has_text="nan")
-            assert nan.locator(".jhw-status").text_content() == "diverged"
-            assert nan.locator(".jhw-status").get_attribute("data-shown") == "diverged"
-            nan_bar = nan.locator(".jhw-progress-bar").evaluate(
-                "(e) => getComputedStyle(e).backgroundColor"
-            )
-            r, g, b = (int(v) for v in re.findall(r"\d+", nan_bar)[:3])
-            assert r > g > b and (r, g, b) != colors["error"], f"diverged bar: {nan_bar}"
-            # Attached with no run yet: the panel says what it waits for
-            compiling = page.locator(".jhw-panel[data-status=compiling] .jhw-status")
-            assert compiling.text_content() == "compiling: waiting for the loop to start"
-            # A finished run is complete (full bar) whatever step it finished at.
-            width = page.evaluate(
-                "() => { const p = document.querySelector("
-                "'.jhw-panel[data-status=converged] .jhw-progress');"
-                " return p.querySelector('.jhw-progress-bar').getBoundingClientRect().width"
-                " / p.getBoundingClientRect().width; }"
-            )
-            assert width == pytest.approx(1.0, abs=0.02)
-            # One number format, labelled; no ETA (max_steps is only a cap); no rate after
-            # zero steps.
-            running = page.locator(".jhw-panel[data-status=running]")
-            assert running.locator(".jhw-rate").text_content() == "rate 1,074 steps/s"
-            assert running.locator(".jhw-elapsed").text_content() == "elapsed 1.50 s"
-            assert running.locator(".jhw-step").text_content() == "300 / 1,000"
-            assert running.locator(".jhw-eta").count() == 0
-            zero = page.locator(".jhw-panel", has_text="zero steps")
-            assert zero.locator(".jhw-rate").is_hidden()
-            assert "steps/s" not in (zero.text_content() or "")
-            # Error text (and the other texts) readable in this theme.
-            measured = page.evaluate(
-                CONTRAST_JS, ".jhw-error, .jhw-rate, .jhw-elapsed, .jhw-step, .jhw-status"
-            )
-            assert any(m["el"] == "jhw-error" for m in measured)
-            poor = [m for m in measured if m["text"].strip() and m["ratio"] < MIN_CONTRAST]
-            assert not poor, f"text below WCAG AA in {theme}: {poor}"
-    finally:
-        set_theme(page, "JupyterLab Light")
-    assert browser_log.errors() == []
+    notebook.open(BARS_CELLS, name=f"panel-bars-{slug}.ipynb", theme=theme)
+    notebook.idle(timeout=60)
+    page.wait_for_function(
+        "(n) => document.querySelectorAll('.jhw-panel').length >= n",
+        arg=len(STATUS_NAMES) + 1,
+    )
+    colors = {s: _bar_color(page, s) for s in STATUS_NAMES}
+    # cond became False: "finished", neutral (grey), never a green "success"
+    r, g, b = colors["converged"]
+    assert max(r, g, b) - min(r, g, b) < 30, f"finished bar not neutral: {colors}"
+    badge = page.locator(".jhw-panel[data-status=converged] .jhw-status").first
+    assert badge.text_content() == "finished"
+    r, g, b = colors["error"]
+    assert r > g + 60 and r > b + 60, f"error bar not red: {colors}"
+    for s in ("stopped", "max_steps"):
+        r, g, b = colors[s]
+        assert r > g > b, f"{s} bar not amber: {colors}"
+    assert colors["running"] not in {colors[s] for s in ("converged", "error", "stopped")}
+    # NaN latest values: an amber "diverged" warning, not the red error
+    nan = page.locator(".jhw-panel", has_text="nan")
+    assert nan.locator(".jhw-status").text_content() == "diverged"
+    assert nan.locator(".jhw-status").get_attribute("data-shown") == "diverged"
+    nan_bar = nan.locator(".jhw-progress-bar").evaluate(
+        "(e) => getComputedStyle(e).backgroundColor"
+    )
+    r, g, b = (int(v) for v in re.findall(r"\d+", nan_bar)[:3])
+    assert r > g > b and (r, g, b) != colors["error"], f"diverged bar: {nan_bar}"
+    # Attached with no run yet: the panel says what it waits for
+    compiling = page.locator(".jhw-panel[data-status=compiling] .jhw-status")
+    assert compiling.text_content() == "compiling: waiting for the loop to start"
+    # A finished run is complete (full bar) whatever step it finished at.
+    width = page.evaluate(
+        "() => { const p = document.querySelector("
+        "'.jhw-panel[data-status=converged] .jhw-progress');"
+        " return p.querySelector('.jhw-progress-bar').getBoundingClientRect().width"
+        " / p.getBoundingClientRect().width; }"
+    )
+    assert width == pytest.approx(1.0, abs=0.02)
+    # One number format, labelled; no ETA (max_steps is only a cap); no rate after
+    # zero steps.
+    running = page.locator(".jhw-panel[data-status=running]")
+    assert running.locator(".jhw-rate").text_content() == "rate 1,074 steps/s"
+    assert running.locator(".jhw-elapsed").text_content() == "elapsed 1.50 s"
+    assert running.locator(".jhw-step").text_content() == "300 / 1,000"
+    assert running.locator(".jhw-eta").count() == 0
+    zero = page.locator(".jhw-panel", has_text="zero steps")
+    assert zero.locator(".jhw-rate").is_hidden()
+    assert "steps/s" not in (zero.text_content() or "")
+    # Error text (and the other texts) readable in this theme.
+    measured = page.evaluate(
+        CONTRAST_JS, ".jhw-error, .jhw-rate, .jhw-elapsed, .jhw-step, .jhw-status"
+    )
+    assert any(m["el"] == "jhw-error" for m in measured)
+    poor = [m for m in measured if m["text"].strip() and m["ratio"] < MIN_CONTRAST]
+    assert not poor, f"text below WCAG AA in {theme}: {poor}"
+    assert notebook.errors() == []
 
 
 # Geometry and effective backgrounds of the first LivePlot: the panel, the figure, the box.
@@ -337,9 +303,7 @@ LAYOUT_JS = """
 
 
 @pytest.mark.parametrize("theme", ["JupyterLab Dark", "JupyterLab Light"])
-def test_panel_and_figure_read_as_one_widget(
-    page: Page, browser_log: BrowserLog, jupyter_server: JupyterServer, tmp_path: Path, theme: str
-) -> None:
+def test_panel_and_figure_read_as_one_widget(page: Page, notebook: Notebook, theme: str) -> None:
     """Same background, same left and right edges, no gap, no overflow."""
     slug = theme.split()[-1].lower()
     cells = [
@@ -349,23 +313,17 @@ def test_panel_and_figure_read_as_one_widget(
         "with live:\n"
         "    jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, 10.0, max_steps=9)"
     ]
-    open_notebook(page, jupyter_server, cells, name=f"panel-layout-{slug}.ipynb")
-    set_theme(page, theme)
-    try:
-        run_all(page)
-        with widget_screenshot_on_failure(page, tmp_path, f"layout-{slug}-failure"):
-            wait_idle(page, timeout=60)
-            page.locator(".jhw-panel[data-status=converged]").wait_for()
-            page.locator(".jhw-figure svg").first.wait_for(state="attached")
-            m = page.evaluate(LAYOUT_JS)
-            assert m["panelBg"] == m["figureBg"], m
-            assert abs(m["panel"][0] - m["figure"][0]) <= 0.5, f"left edges differ: {m}"
-            assert abs(m["panel"][2] - m["figure"][2]) <= 0.5, f"right edges differ: {m}"
-            assert 0 <= m["figure"][1] - m["panel"][3] <= 0.5, f"gap between panel and figure: {m}"
-            assert m["overflow"] == 0, f"the LivePlot box overflows by {m['overflow']} px"
-    finally:
-        set_theme(page, "JupyterLab Light")
-    assert browser_log.errors() == []
+    notebook.open(cells, name=f"panel-layout-{slug}.ipynb", theme=theme)
+    wait_idle(page, timeout=60)
+    page.locator(".jhw-panel[data-status=converged]").wait_for()
+    page.locator(".jhw-figure svg").first.wait_for(state="attached")
+    m = page.evaluate(LAYOUT_JS)
+    assert m["panelBg"] == m["figureBg"], m
+    assert abs(m["panel"][0] - m["figure"][0]) <= 0.5, f"left edges differ: {m}"
+    assert abs(m["panel"][2] - m["figure"][2]) <= 0.5, f"right edges differ: {m}"
+    assert 0 <= m["figure"][1] - m["panel"][3] <= 0.5, f"gap between panel and figure: {m}"
+    assert m["overflow"] == 0, f"the LivePlot box overflows by {m['overflow']} px"
+    assert notebook.errors() == []
 
 
 #: Six vmap lanes counting up to their limit; the last one never gets there (max_steps=60).
@@ -394,55 +352,48 @@ LANES_CELLS = [
 
 @pytest.mark.parametrize("theme", ["JupyterLab Dark", "JupyterLab Light"])
 def test_vmap_panel_shows_lane_summary_and_median_range(
-    page: Page, browser_log: BrowserLog, jupyter_server: JupyterServer, tmp_path: Path, theme: str
+    page: Page, notebook: Notebook, theme: str
 ) -> None:
     """Under vmap the panel sums up how the lanes ended (naming the odd one out by its label),
     gives each field's median over lanes with its [min … max], readably; the hover read-out
     names the lane."""
     slug = theme.split()[-1].lower()
-    open_notebook(page, jupyter_server, LANES_CELLS, name=f"panel-lanes-{slug}.ipynb")
-    set_theme(page, theme)
-    try:
-        run_all(page)
-        with widget_screenshot_on_failure(page, tmp_path, f"lanes-{slug}-failure"):
-            wait_idle(page, timeout=60)
-            assert cell_errors(page) == []
-            panel = page.locator(".jhw-panel[data-status=max_steps]")
-            panel.wait_for()
-            assert panel.locator(".jhw-lanes").text_content() == "6 lanes:"
-            summary = panel.locator(".jhw-lane-status")
-            assert summary.is_visible()
-            assert summary.text_content() == "5 finished · 1 max steps (limit=1000)"
-            fields = {
-                f.get_attribute("data-field"): (
-                    f.locator(".jhw-field-value").text_content(),
-                    f.locator(".jhw-field-value").get_attribute("title"),
-                    f.locator(".jhw-field-range").text_content(),
-                    f.locator(".jhw-field-range").get_attribute("title"),
-                )
-                for f in panel.locator(".jhw-field").all()
-            }
-            median, spread = "median over lanes", "min … max over lanes"
-            assert fields == {
-                "scaled": ("125", median, " (min–max 10 … 6000)", spread),
-                "value": ("35", median, " (min–max 10 … 60)", spread),
-            }, fields
-            measured = page.evaluate(CONTRAST_JS, ".jhw-lane-status, .jhw-field-range, .jhw-lanes")
-            assert len(measured) == 4, measured
-            poor = [m for m in measured if m["ratio"] < MIN_CONTRAST]
-            assert not poor, f"lane texts below WCAG AA in {theme}: {poor}"
-            # Hover: the read-out names the lane (by its label) of the point under the pointer.
-            # (The chart of "scaled" on screen: the pointer moves over what is shown.)
-            chart = page.locator(".jhw-liveplot .jhw-figure").filter(has_text="scaled")
-            chart.scroll_into_view_if_needed()
-            vertex, shown = hover_until_read_out(page, "scaled · limit=1000 ·", 0.5, timeout=30)
-            assert vertex["points"] == 61, vertex
-            # The vertex under the pointer, or its neighbour if the chart moved meanwhile (its
-            # layout settles after the view reports its width): "scaled" is 100 x the step.
-            name, step, value = shown["lines"]
-            assert name == "scaled · limit=1000 · run 1", shown
-            k = int(step.removeprefix("step "))
-            assert 27 <= k <= 33 and value == f"value {100 * k}", shown
-    finally:
-        set_theme(page, "JupyterLab Light")
-    assert browser_log.errors() == []
+    notebook.open(LANES_CELLS, name=f"panel-lanes-{slug}.ipynb", theme=theme)
+    notebook.idle(timeout=60)
+    panel = page.locator(".jhw-panel[data-status=max_steps]")
+    panel.wait_for()
+    assert panel.locator(".jhw-lanes").text_content() == "6 lanes:"
+    summary = panel.locator(".jhw-lane-status")
+    assert summary.is_visible()
+    assert summary.text_content() == "5 finished · 1 max steps (limit=1000)"
+    fields = {
+        f.get_attribute("data-field"): (
+            f.locator(".jhw-field-value").text_content(),
+            f.locator(".jhw-field-value").get_attribute("title"),
+            f.locator(".jhw-field-range").text_content(),
+            f.locator(".jhw-field-range").get_attribute("title"),
+        )
+        for f in panel.locator(".jhw-field").all()
+    }
+    median, spread = "median over lanes", "min … max over lanes"
+    assert fields == {
+        "scaled": ("125", median, " (min–max 10 … 6000)", spread),
+        "value": ("35", median, " (min–max 10 … 60)", spread),
+    }, fields
+    measured = page.evaluate(CONTRAST_JS, ".jhw-lane-status, .jhw-field-range, .jhw-lanes")
+    assert len(measured) == 4, measured
+    poor = [m for m in measured if m["ratio"] < MIN_CONTRAST]
+    assert not poor, f"lane texts below WCAG AA in {theme}: {poor}"
+    # Hover: the read-out names the lane (by its label) of the point under the pointer.
+    # (The chart of "scaled" on screen: the pointer moves over what is shown.)
+    chart = page.locator(".jhw-liveplot .jhw-figure").filter(has_text="scaled")
+    chart.scroll_into_view_if_needed()
+    vertex, shown = hover_until_read_out(page, "scaled · limit=1000 ·", 0.5, timeout=30)
+    assert vertex["points"] == 61, vertex
+    # The vertex under the pointer, or its neighbour if the chart moved meanwhile (its
+    # layout settles after the view reports its width): "scaled" is 100 x the step.
+    name, step, value = shown["lines"]
+    assert name == "scaled · limit=1000 · run 1", shown
+    k = int(step.removeprefix("step "))
+    assert 27 <= k <= 33 and value == f"value {100 * k}", shown
+    assert notebook.errors() == []

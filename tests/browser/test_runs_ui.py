@@ -18,17 +18,19 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ..helpers.jupyter_browser import (
-    BrowserLog,
-    JupyterServer,
-    cell_errors,
-    open_notebook,
-    run_all,
-    save_screenshot,
-    wait_idle,
+from ..helpers.browser import (
+    CONTRAST_JS,
+    LINES_JS,
+    MIN_CONTRAST,
+    THREE_RUNS,
+    TRAIN_SETUP,
+    Y_LABELS_JS,
+    Notebook,
+    wait_lines,
 )
-from .test_charts_ui import Y_LABELS_JS
-from .test_liveplot_ui import CONTRAST_JS, MIN_CONTRAST, set_theme, widget_screenshot_on_failure
+from ..helpers.jupyter_browser import (
+    save_screenshot,
+)
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -36,45 +38,6 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.ui
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-
-SETUP = """\
-import ipywidgets
-import jax
-import jax.numpy as jnp
-import jaxhist_widget as jhw
-from IPython.display import display
-
-
-@jax.jit
-def train(lr):
-    # Gradient descent on w**2; the recorded loss jitters and spikes every 97 steps (1%).
-    def record(c):
-        k, w = c
-        jitter = 0.3 * jnp.sin(k * 12.9898)
-        spike = jnp.where(k % 97 == 50, 40.0, 0.0)
-        return {"loss": w * w + 0.5 + jitter + spike, "lr": lr + 0.0 * w}
-
-    return jhw.while_loop(
-        lambda c: c[0] < 400, lambda c: (c[0] + 1, c[1] - lr * 2 * c[1]),
-        (jnp.int32(0), jnp.float32(2.0)), max_steps=400, record=record)
-"""
-
-RUNS = """\
-with live.named("sgd lr=0.01"):
-    train(0.01)
-live.run(train, 0.003)
-with live:
-    train(0.001)
-"""
-
-# Per chart (by title): the computed stroke and opacity of each shown line, in drawing order.
-LINES_JS = """
-() => Object.fromEntries([...document.querySelectorAll('.jhw-charts > .jhw-figure')].map((fig) =>
-  [(fig.querySelector('text.mainheading') || {}).textContent || '',
-   [...fig.querySelectorAll('g.curve path.line')].filter((p) => p.getClientRects().length > 0)
-     .map((p) => ({ stroke: getComputedStyle(p).stroke,
-                    opacity: Number(getComputedStyle(p).opacity) }))]))
-"""
 
 RUN_LIST_JS = """
 () => [...document.querySelectorAll('.jhw-runs .jhw-run')].map((row) => ({
@@ -101,19 +64,15 @@ def cells(width: str | None) -> list[str]:
         if width is None
         else f"display(ipywidgets.Box([live.widget], layout=ipywidgets.Layout(width='{width}')))"
     )
-    return [SETUP, f"live = jhw.LivePlot(title='three runs', keep_runs=True)\n{show}", RUNS]
+    return [
+        TRAIN_SETUP,
+        f"live = jhw.LivePlot(title='three runs', keep_runs=True)\n{show}",
+        THREE_RUNS,
+    ]
 
 
 def shown_lines(page: Page) -> dict[str, list[dict]]:
     return page.evaluate(LINES_JS)
-
-
-def wait_lines(page: Page, per_chart: int) -> None:
-    page.wait_for_function(
-        f"(n) => Object.values(({LINES_JS})()).every((lines) => lines.length === n)",
-        arg=per_chart,
-        timeout=30_000,
-    )
 
 
 def max_tick(page: Page, chart: str) -> float:
@@ -125,88 +84,79 @@ def max_tick(page: Page, chart: str) -> float:
 )
 def test_runs_named_coloured_listed_hidden_and_smoothed(
     page: Page,
-    browser_log: BrowserLog,
-    jupyter_server: JupyterServer,
+    notebook: Notebook,
     tmp_path: Path,
     theme: str,
     width: str | None,
 ) -> None:
     slug = theme.split()[-1].lower()
     key = "1400" if width is None else width.removesuffix("px")
-    page.set_viewport_size({"width": 1400, "height": 1400})
-    open_notebook(page, jupyter_server, cells(width), name=f"runs-{slug}-{key}.ipynb")
-    set_theme(page, theme)
-    try:
-        run_all(page)
-        with widget_screenshot_on_failure(page, tmp_path, f"runs-{slug}-failure"):
-            wait_idle(page, timeout=180)
-            assert cell_errors(page) == []
-            page.wait_for_function(
-                "() => document.querySelectorAll('.jhw-runs .jhw-run').length === 3 && [...document"
-                ".querySelectorAll('.jhw-run-status')].every((s) => s.textContent === 'finished')",
-                timeout=60_000,
-            )
-            wait_lines(page, 3)
-            view = page.locator(".jhw-liveplot").first
-            view.scroll_into_view_if_needed()
-            runs = page.evaluate(RUN_LIST_JS)
-            assert [r["name"] for r in runs] == ["sgd lr=0.01", "train(0.003)", "run 3"], runs
-            assert all(r["steps"].startswith("400 / 400 steps") for r in runs), runs
-            assert all(r["values"].startswith("loss ") and " · lr " in r["values"] for r in runs)
-            swatches = [r["swatch"] for r in runs]
-            assert len(set(swatches)) == 3, swatches  # three colours
-            lines = shown_lines(page)
-            assert sorted(lines) == ["loss", "lr"], lines
-            for chart, drawn in lines.items():  # every chart draws each run in its colour
-                assert [line["stroke"] for line in drawn] == swatches, (chart, drawn)
-                assert all(line["opacity"] == 1 for line in drawn), (chart, drawn)
-            header = page.locator(".jhw-panel .jhw-header-run").first.text_content()
-            assert header == "run 3"  # the latest run's name
-            measured = page.evaluate(CONTRAST_JS, RUN_TEXTS)
-            poor = [m for m in measured if m["ratio"] < MIN_CONTRAST]
-            assert len(measured) == 1 + 15 and not poor, poor  # the header names the latest run
-            shot = save_screenshot(view, tmp_path, f"runs-{slug}-{key}")
+    notebook.open(cells(width), name=f"runs-{slug}-{key}.ipynb", theme=theme, viewport=(1400, 1400))
+    notebook.idle(timeout=180)
+    page.wait_for_function(
+        "() => document.querySelectorAll('.jhw-runs .jhw-run').length === 3 && [...document"
+        ".querySelectorAll('.jhw-run-status')].every((s) => s.textContent === 'finished')",
+        timeout=60_000,
+    )
+    wait_lines(page, 3)
+    view = page.locator(".jhw-liveplot").first
+    view.scroll_into_view_if_needed()
+    runs = page.evaluate(RUN_LIST_JS)
+    assert [r["name"] for r in runs] == ["sgd lr=0.01", "train(0.003)", "run 3"], runs
+    assert all(r["steps"].startswith("400 / 400 steps") for r in runs), runs
+    assert all(r["values"].startswith("loss ") and " · lr " in r["values"] for r in runs)
+    swatches = [r["swatch"] for r in runs]
+    assert len(set(swatches)) == 3, swatches  # three colours
+    lines = shown_lines(page)
+    assert sorted(lines) == ["loss", "lr"], lines
+    for chart, drawn in lines.items():  # every chart draws each run in its colour
+        assert [line["stroke"] for line in drawn] == swatches, (chart, drawn)
+        assert all(line["opacity"] == 1 for line in drawn), (chart, drawn)
+    header = page.locator(".jhw-panel .jhw-header-run").first.text_content()
+    assert header == "run 3"  # the latest run's name
+    measured = page.evaluate(CONTRAST_JS, RUN_TEXTS)
+    poor = [m for m in measured if m["ratio"] < MIN_CONTRAST]
+    assert len(measured) == 1 + 15 and not poor, poor  # the header names the latest run
+    shot = save_screenshot(view, tmp_path, f"runs-{slug}-{key}")
 
-            # A run's toggle hides it in every chart, and the saved picture follows.
-            page.locator('.jhw-run[data-run="1"] .jhw-run-toggle').click()
-            page.locator('.jhw-run[data-run="1"][data-hidden="true"]').wait_for()
-            wait_lines(page, 2)
-            assert [line["stroke"] for line in shown_lines(page)["loss"]] == swatches[1:]
-            if width is None:  # (in a Box only the widget is displayed: no picture)
-                hidden = 'data-name="sgd lr=0.01" data-hidden="true"'
-                page.wait_for_function(
-                    f"(text) => ({PICTURE_JS})().includes(text)", arg=hidden, timeout=30_000
-                )
-            page.locator('.jhw-run[data-run="1"] .jhw-run-toggle').click()
-            wait_lines(page, 3)
+    # A run's toggle hides it in every chart, and the saved picture follows.
+    page.locator('.jhw-run[data-run="1"] .jhw-run-toggle').click()
+    page.locator('.jhw-run[data-run="1"][data-hidden="true"]').wait_for()
+    wait_lines(page, 2)
+    assert [line["stroke"] for line in shown_lines(page)["loss"]] == swatches[1:]
+    if width is None:  # (in a Box only the widget is displayed: no picture)
+        hidden = 'data-name="sgd lr=0.01" data-hidden="true"'
+        page.wait_for_function(
+            f"(text) => ({PICTURE_JS})().includes(text)", arg=hidden, timeout=30_000
+        )
+    page.locator('.jhw-run[data-run="1"] .jhw-run-toggle').click()
+    wait_lines(page, 3)
 
-            # Ignore outliers: the loss axis fits the line without its spikes (40 above it).
-            assert max_tick(page, "loss") >= 40
-            page.locator(".jhw-outliers").first.check()
-            page.wait_for_function(
-                f"() => Math.max(...({Y_LABELS_JS})().loss.map(Number)) <= 10", timeout=30_000
-            )
+    # Ignore outliers: the loss axis fits the line without its spikes (40 above it).
+    assert max_tick(page, "loss") >= 40
+    page.locator(".jhw-outliers").first.check()
+    page.wait_for_function(
+        f"() => Math.max(...({Y_LABELS_JS})().loss.map(Number)) <= 10", timeout=30_000
+    )
 
-            # Smoothing: a smoothed line over each raw one, which stays, faint.
-            page.locator(".jhw-smoothing").first.evaluate(
-                "(el) => { el.value = '0.9'; el.dispatchEvent(new Event('input'));"
-                " el.dispatchEvent(new Event('change')); }"
-            )
-            wait_lines(page, 6)
-            page.mouse.move(0, 0)
-            assert page.locator(".jhw-smoothing-value").first.text_content() == "0.90"
-            for chart, drawn in shown_lines(page).items():
-                raw, smoothed = drawn[:3], drawn[3:]
-                assert [line["stroke"] for line in smoothed] == swatches, (chart, drawn)
-                assert all(line["opacity"] < 0.5 for line in raw), (chart, raw)
-                assert all(line["opacity"] == 1 for line in smoothed), (chart, smoothed)
-            if width is None:
-                page.wait_for_function(f"() => ({PICTURE_JS})().includes('· smoothed')")
-            smooth_shot = save_screenshot(view, tmp_path, f"runs-smoothing-{slug}-{key}")
-            if os.environ.get("JHW_UPDATE_SCREENSHOT") == "1":
-                DOCS.mkdir(exist_ok=True)
-                shutil.copyfile(shot, DOCS / f"runs-{slug}-{key}.png")
-                shutil.copyfile(smooth_shot, DOCS / f"runs-smoothing-{slug}-{key}.png")
-    finally:
-        set_theme(page, "JupyterLab Light")
-    assert browser_log.errors() == []
+    # Smoothing: a smoothed line over each raw one, which stays, faint.
+    page.locator(".jhw-smoothing").first.evaluate(
+        "(el) => { el.value = '0.9'; el.dispatchEvent(new Event('input'));"
+        " el.dispatchEvent(new Event('change')); }"
+    )
+    wait_lines(page, 6)
+    page.mouse.move(0, 0)
+    assert page.locator(".jhw-smoothing-value").first.text_content() == "0.90"
+    for chart, drawn in shown_lines(page).items():
+        raw, smoothed = drawn[:3], drawn[3:]
+        assert [line["stroke"] for line in smoothed] == swatches, (chart, drawn)
+        assert all(line["opacity"] < 0.5 for line in raw), (chart, raw)
+        assert all(line["opacity"] == 1 for line in smoothed), (chart, smoothed)
+    if width is None:
+        page.wait_for_function(f"() => ({PICTURE_JS})().includes('· smoothed')")
+    smooth_shot = save_screenshot(view, tmp_path, f"runs-smoothing-{slug}-{key}")
+    if os.environ.get("JHW_UPDATE_SCREENSHOT") == "1":
+        DOCS.mkdir(exist_ok=True)
+        shutil.copyfile(shot, DOCS / f"runs-{slug}-{key}.png")
+        shutil.copyfile(smooth_shot, DOCS / f"runs-smoothing-{slug}-{key}.png")
+    assert notebook.errors() == []

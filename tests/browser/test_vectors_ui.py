@@ -15,18 +15,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from ..helpers.browser import (
+    Notebook,
+    hover_until_read_out,
+)
 from ..helpers.jupyter_browser import (
-    BrowserLog,
-    JupyterServer,
-    cell_errors,
-    open_notebook,
-    run_all,
     sample_while_running,
     save_screenshot,
-    wait_idle,
 )
-from .test_hover_ui import hover_until_read_out
-from .test_liveplot_ui import set_theme, widget_screenshot_on_failure
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -170,7 +166,7 @@ def _copy_to_docs(shots: dict[str, Path]) -> None:
 
 
 def test_per_class_losses_lines_and_a_50_class_band_and_heatmap(
-    page: Page, browser_log: BrowserLog, jupyter_server: JupyterServer, tmp_path: Path
+    page: Page, notebook: Notebook, tmp_path: Path
 ) -> None:
     page.set_viewport_size({"width": 1400, "height": 1400})
     cells = [
@@ -181,66 +177,63 @@ def test_per_class_losses_lines_and_a_50_class_band_and_heatmap(
         "                    vectors='heatmap')\n"
         "display(heat)\nwith heat:\n    train(50)",
     ]
-    open_notebook(page, jupyter_server, cells, name="vectors.ipynb")
-    run_all(page)
-    with widget_screenshot_on_failure(page, tmp_path, "vectors-failure"):
-        wait_idle(page, timeout=180)
-        assert cell_errors(page) == []
-        page.wait_for_function(
-            f"() => ({CHARTS_JS})().length === 3 && ({CHARTS_JS})().every((p) =>"
-            " p.status === 'converged' && (p.charts.class_loss || {lines: []}).lines.length > 0"
-            " && p.charts.class_loss.lines.every((l) => l.points >= 2))",
-            timeout=60_000,
-        )
-        page.wait_for_timeout(500)  # the last layout (widths reported back)
-        views = page.locator(".jhw-liveplot")
-        shots = {}
-        for k, name in enumerate(("vectors-lines", "vectors-band", "vectors-heatmap")):
-            views.nth(k).scroll_into_view_if_needed()
-            shots[name] = save_screenshot(views.nth(k), tmp_path, name)
-        ten, fifty, heat = _plots(page)
-        for plot in (ten, fifty, heat):  # finished: the plot's trouble never reads as the run's
-            assert plot["badge"] == "finished", plot["badge"]
-        # 10 classes: a line per class, each its own colour, inside the chart
-        chart = ten["charts"]["class_loss"]
-        assert len(chart["lines"]) == 10 and len({line["stroke"] for line in chart["lines"]}) == 10
-        assert all(_inside(line["box"], chart["area"]) for line in chart["lines"])
-        assert all(f"class_loss[{k}]" in ten["legend"] for k in range(10))
-        # 50 classes: two filled bands under one median line, the bands around it
-        chart = fifty["charts"]["class_loss"]
-        bands = [line for line in chart["lines"] if line["fill"] != "none"]
-        (median,) = [line for line in chart["lines"] if line["fill"] == "none"]
-        assert len(bands) == 2 and median["name"] == "class_loss median · run 1"
-        outer = bands[0]["box"]
-        assert outer["top"] <= median["box"]["top"] and median["box"]["bottom"] <= outer["bottom"]
-        assert _inside(outer, chart["area"]) and bands[0]["fill"] == bands[1]["fill"]
-        assert "class_loss min–max" in fifty["legend"]
-        # the heatmap: an image (a PNG) under the median
-        chart = heat["charts"]["class_loss"]
-        (image,) = chart["images"]
-        (median,) = chart["lines"]
-        # the picture drawn, not the blank one a heatmap starts with (a bqplot Image redraws
-        # only for a new image widget)
-        sizes = page.evaluate(
-            "async () => Promise.all([...document.querySelectorAll('.jhw-figure image')]"
-            ".map(async (i) => (await (await fetch(i.getAttribute('href'))).blob()).size))"
-        )
-        assert len(sizes) == 1 and sizes[0] > 1000, sizes
-        # over the same steps as its median line (the run's first to last), in the plot area
-        assert abs(image["left"] - median["box"]["left"]) < 2, (image, median)
-        assert abs(image["right"] - median["box"]["right"]) < 2, (image, median)
-        assert _inside(image, chart["area"], eps=8.0)
-        # hovering the band's chart reads out the median (the bands are not read as lines)
-        views.nth(1).scroll_into_view_if_needed()
-        _, shown = hover_until_read_out(page, "class_loss median", 0.4, timeout=30)
-        assert shown["lines"][0] == "class_loss median · run 1", shown
-        page.mouse.move(0, 0)
-        # and the heatmap's chart too: its image is not read (bqplot keeps no lines for it)
-        views.nth(2).scroll_into_view_if_needed()
-        assert _hover_plot(page, 2, "class_loss median") == "class_loss median · run 1"
-        page.mouse.move(0, 0)
-        _copy_to_docs(shots)
-    assert browser_log.errors() == []
+    notebook.open(cells, name="vectors.ipynb")
+    notebook.idle(timeout=180)
+    page.wait_for_function(
+        f"() => ({CHARTS_JS})().length === 3 && ({CHARTS_JS})().every((p) =>"
+        " p.status === 'converged' && (p.charts.class_loss || {lines: []}).lines.length > 0"
+        " && p.charts.class_loss.lines.every((l) => l.points >= 2))",
+        timeout=60_000,
+    )
+    page.wait_for_timeout(500)  # the last layout (widths reported back)
+    views = page.locator(".jhw-liveplot")
+    shots = {}
+    for k, name in enumerate(("vectors-lines", "vectors-band", "vectors-heatmap")):
+        views.nth(k).scroll_into_view_if_needed()
+        shots[name] = save_screenshot(views.nth(k), tmp_path, name)
+    ten, fifty, heat = _plots(page)
+    for plot in (ten, fifty, heat):  # finished: the plot's trouble never reads as the run's
+        assert plot["badge"] == "finished", plot["badge"]
+    # 10 classes: a line per class, each its own colour, inside the chart
+    chart = ten["charts"]["class_loss"]
+    assert len(chart["lines"]) == 10 and len({line["stroke"] for line in chart["lines"]}) == 10
+    assert all(_inside(line["box"], chart["area"]) for line in chart["lines"])
+    assert all(f"class_loss[{k}]" in ten["legend"] for k in range(10))
+    # 50 classes: two filled bands under one median line, the bands around it
+    chart = fifty["charts"]["class_loss"]
+    bands = [line for line in chart["lines"] if line["fill"] != "none"]
+    (median,) = [line for line in chart["lines"] if line["fill"] == "none"]
+    assert len(bands) == 2 and median["name"] == "class_loss median · run 1"
+    outer = bands[0]["box"]
+    assert outer["top"] <= median["box"]["top"] and median["box"]["bottom"] <= outer["bottom"]
+    assert _inside(outer, chart["area"]) and bands[0]["fill"] == bands[1]["fill"]
+    assert "class_loss min–max" in fifty["legend"]
+    # the heatmap: an image (a PNG) under the median
+    chart = heat["charts"]["class_loss"]
+    (image,) = chart["images"]
+    (median,) = chart["lines"]
+    # the picture drawn, not the blank one a heatmap starts with (a bqplot Image redraws
+    # only for a new image widget)
+    sizes = page.evaluate(
+        "async () => Promise.all([...document.querySelectorAll('.jhw-figure image')]"
+        ".map(async (i) => (await (await fetch(i.getAttribute('href'))).blob()).size))"
+    )
+    assert len(sizes) == 1 and sizes[0] > 1000, sizes
+    # over the same steps as its median line (the run's first to last), in the plot area
+    assert abs(image["left"] - median["box"]["left"]) < 2, (image, median)
+    assert abs(image["right"] - median["box"]["right"]) < 2, (image, median)
+    assert _inside(image, chart["area"], eps=8.0)
+    # hovering the band's chart reads out the median (the bands are not read as lines)
+    views.nth(1).scroll_into_view_if_needed()
+    _, shown = hover_until_read_out(page, "class_loss median", 0.4, timeout=30)
+    assert shown["lines"][0] == "class_loss median · run 1", shown
+    page.mouse.move(0, 0)
+    # and the heatmap's chart too: its image is not read (bqplot keeps no lines for it)
+    views.nth(2).scroll_into_view_if_needed()
+    assert _hover_plot(page, 2, "class_loss median") == "class_loss median · run 1"
+    page.mouse.move(0, 0)
+    _copy_to_docs(shots)
+    assert notebook.errors() == []
 
 
 # The path chart's line (vertex count, last vertex), ring and dot (centres), and the status.
@@ -279,7 +272,7 @@ def _dot_at_end(sample: dict) -> bool:
 
 @pytest.mark.parametrize("theme", ["JupyterLab Light", "JupyterLab Dark"])
 def test_a_rosenbrock_path_is_drawn_live(
-    page: Page, browser_log: BrowserLog, jupyter_server: JupyterServer, tmp_path: Path, theme: str
+    page: Page, notebook: Notebook, tmp_path: Path, theme: str
 ) -> None:
     slug = theme.split()[-1].lower()
     page.set_viewport_size({"width": 1400, "height": 1100})
@@ -288,37 +281,30 @@ def test_a_rosenbrock_path_is_drawn_live(
         "path = jhw.LivePlot(title='Rosenbrock', paths=['x'])\ndisplay(path)\n"
         "with path:\n    x, hist = descend(jnp.array([-1.5, 2.0]))\nprint('FINAL', x[1].tolist())",
     ]
-    open_notebook(page, jupyter_server, cells, name=f"path-{slug}.ipynb")
-    set_theme(page, theme)
-    try:
-        run_all(page)
-        with widget_screenshot_on_failure(page, tmp_path, f"path-{slug}-failure"):
-            samples = sample_while_running(page, PATH_JS, timeout=240, interval=0.2)
-            # while the run streams: the path's line changes, and the dot (drawn apart from
-            # it) sits on its last point (a sample may fall between the two drawings)
-            live = [s for s in samples if s and s["status"] == "running" and _dot_at_end(s)]
-            grown = {s["tail"] for s in live if s["points"] >= 2}  # the line got new points
-            assert len(grown) >= 2, [(s["points"], s["status"]) for s in samples if s]
-            wait_idle(page, timeout=120)
-            assert cell_errors(page) == []
-            page.wait_for_function(
-                f"() => ({PATH_JS})().status === 'converged'", timeout=30_000
-            )  # fmt: skip
-            (plot,) = _plots(page)
-            assert plot["badge"] == "finished"
-            titles = list(plot["charts"])
-            assert titles == ["loss", "x", "x[1] vs x[0]"], titles
-            chart = plot["charts"]["x[1] vs x[0]"]
-            assert chart["path"] and [t for t in chart["xLabel"] if t] == ["x[0]"]
-            (line,) = chart["lines"]
-            assert line["points"] >= 50 and _inside(line["box"], chart["area"])
-            ring, dot = chart["dots"]
-            # from (-1.5, 2), left and high, to near (1, 1), right and lower
-            assert ring["left"] < dot["left"] and ring["top"] < dot["top"]
-            assert all(_inside(d, chart["area"], eps=8.0) for d in (ring, dot))
-            view = page.locator(".jhw-liveplot").first
-            view.scroll_into_view_if_needed()
-            _copy_to_docs({f"path-{slug}": save_screenshot(view, tmp_path, f"path-{slug}")})
-    finally:
-        set_theme(page, "JupyterLab Light")
-    assert browser_log.errors() == []
+    notebook.open(cells, name=f"path-{slug}.ipynb", theme=theme)
+    samples = sample_while_running(page, PATH_JS, timeout=240, interval=0.2)
+    # while the run streams: the path's line changes, and the dot (drawn apart from
+    # it) sits on its last point (a sample may fall between the two drawings)
+    live = [s for s in samples if s and s["status"] == "running" and _dot_at_end(s)]
+    grown = {s["tail"] for s in live if s["points"] >= 2}  # the line got new points
+    assert len(grown) >= 2, [(s["points"], s["status"]) for s in samples if s]
+    notebook.idle(timeout=120)
+    page.wait_for_function(
+        f"() => ({PATH_JS})().status === 'converged'", timeout=30_000
+    )  # fmt: skip
+    (plot,) = _plots(page)
+    assert plot["badge"] == "finished"
+    titles = list(plot["charts"])
+    assert titles == ["loss", "x", "x[1] vs x[0]"], titles
+    chart = plot["charts"]["x[1] vs x[0]"]
+    assert chart["path"] and [t for t in chart["xLabel"] if t] == ["x[0]"]
+    (line,) = chart["lines"]
+    assert line["points"] >= 50 and _inside(line["box"], chart["area"])
+    ring, dot = chart["dots"]
+    # from (-1.5, 2), left and high, to near (1, 1), right and lower
+    assert ring["left"] < dot["left"] and ring["top"] < dot["top"]
+    assert all(_inside(d, chart["area"], eps=8.0) for d in (ring, dot))
+    view = page.locator(".jhw-liveplot").first
+    view.scroll_into_view_if_needed()
+    _copy_to_docs({f"path-{slug}": save_screenshot(view, tmp_path, f"path-{slug}")})
+    assert notebook.errors() == []

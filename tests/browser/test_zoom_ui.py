@@ -17,19 +17,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ..helpers.jupyter_browser import (
-    BrowserLog,
-    JupyterServer,
-    cell_errors,
-    open_notebook,
-    run_all,
-    save_screenshot,
-    wait_idle,
+from ..helpers.browser import (
+    X_LABELS_JS,
+    Y_LABELS_JS,
+    Notebook,
+    hover_until_read_out,
+    saw,
 )
-from .test_axes_ui import X_LABELS_JS
-from .test_charts_ui import Y_LABELS_JS
-from .test_hover_ui import hover_until_read_out, saw
-from .test_liveplot_ui import set_theme, widget_screenshot_on_failure
+from ..helpers.jupyter_browser import run_all, save_screenshot
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -148,8 +143,7 @@ def drag(page: Page, area: dict, start: float, end: float, shift: bool = False) 
 )
 def test_drag_zooms_every_chart_double_click_zooms_out_shift_drag_pans(
     page: Page,
-    browser_log: BrowserLog,
-    jupyter_server: JupyterServer,
+    notebook: Notebook,
     tmp_path: Path,
     theme: str,
     width: str | None,
@@ -157,136 +151,125 @@ def test_drag_zooms_every_chart_double_click_zooms_out_shift_drag_pans(
     slug = theme.split()[-1].lower()
     key = "1400" if width is None else width.removesuffix("px")
     flag = f"zoom-release-{slug}-{key}"
-    (jupyter_server.root_dir / flag).unlink(missing_ok=True)
-    page.set_viewport_size({"width": 1400, "height": 1400})
-    open_notebook(page, jupyter_server, cells(width, flag), name=f"zoom-{slug}-{key}.ipynb")
-    set_theme(page, theme)
-    try:
-        run_all(page)
-        with widget_screenshot_on_failure(page, tmp_path, f"zoom-{slug}-failure"):
-            page.wait_for_function(
-                "() => [...document.querySelectorAll('.jp-OutputArea-output')]"
-                ".some((o) => o.textContent.includes('holding'))",
-                timeout=180_000,
-            )
-            page.wait_for_function(
-                "() => document.querySelector('.jhw-panel').dataset.status === 'converged'"
-                f" && ({STATE_JS})('saw ·').points > 100",
-                timeout=60_000,
-            )
-            view = page.locator(".jhw-liveplot").first
-            view.scroll_into_view_if_needed()
-            whole = labels(page)
-            assert whole["saw"] == whole["loss"] and whole["saw"][-1] == N, whole
-            whole_points = state(page)["points"]
-            loss_top = max(float(t) for t in page.evaluate(Y_LABELS_JS)["loss"])
-            area = settled_area(page, "saw")
+    name, viewport = f"zoom-{slug}-{key}.ipynb", (1400, 1400)
+    notebook.open(cells(width, flag), name=name, theme=theme, viewport=viewport, run=False)
+    (notebook.server.root_dir / flag).unlink(missing_ok=True)
+    run_all(page)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.jp-OutputArea-output')]"
+        ".some((o) => o.textContent.includes('holding'))",
+        timeout=180_000,
+    )
+    page.wait_for_function(
+        "() => document.querySelector('.jhw-panel').dataset.status === 'converged'"
+        f" && ({STATE_JS})('saw ·').points > 100",
+        timeout=60_000,
+    )
+    view = page.locator(".jhw-liveplot").first
+    view.scroll_into_view_if_needed()
+    whole = labels(page)
+    assert whole["saw"] == whole["loss"] and whole["saw"][-1] == N, whole
+    whole_points = state(page)["points"]
+    loss_top = max(float(t) for t in page.evaluate(Y_LABELS_JS)["loss"])
+    area = settled_area(page, "saw")
 
-            # The kernel is busy in the last cell: the rectangle shows at once, the zoom waits.
-            drag(page, area, 0.30, 0.318)
-            during = state(page)["rect"]
-            assert during is not None and during["kind"] == "zoom", during
-            page.mouse.up()
-            page.wait_for_function(
-                "() => { const c = document.querySelector('.jhw-zoom');"
-                " const r = document.querySelector('.jhw-zoom-rect');"
-                " return !c.hidden && c.dataset.waiting === 'true' && !r.hidden"
-                " && r.dataset.waiting === 'true'; }",
-                timeout=10_000,
-            )
-            waiting = state(page)
-            lo, hi = int(waiting["chip"]["lo"]), int(waiting["chip"]["hi"])
-            assert (int(waiting["rect"]["lo"]), int(waiting["rect"]["hi"])) == (lo, hi)
-            assert abs(lo - 0.30 * N) < 0.01 * N and 1000 < hi - lo < 2000, (lo, hi)
-            assert labels(page) == whole  # not applied while the cell holds the kernel
+    # The kernel is busy in the last cell: the rectangle shows at once, the zoom waits.
+    drag(page, area, 0.30, 0.318)
+    during = state(page)["rect"]
+    assert during is not None and during["kind"] == "zoom", during
+    page.mouse.up()
+    page.wait_for_function(
+        "() => { const c = document.querySelector('.jhw-zoom');"
+        " const r = document.querySelector('.jhw-zoom-rect');"
+        " return !c.hidden && c.dataset.waiting === 'true' && !r.hidden"
+        " && r.dataset.waiting === 'true'; }",
+        timeout=10_000,
+    )
+    waiting = state(page)
+    lo, hi = int(waiting["chip"]["lo"]), int(waiting["chip"]["hi"])
+    assert (int(waiting["rect"]["lo"]), int(waiting["rect"]["hi"])) == (lo, hi)
+    assert abs(lo - 0.30 * N) < 0.01 * N and 1000 < hi - lo < 2000, (lo, hi)
+    assert labels(page) == whole  # not applied while the cell holds the kernel
 
-            (jupyter_server.root_dir / flag).touch()  # the cell ends: the kernel applies it
-            wait_idle(page, timeout=60)
-            assert cell_errors(page) == []
-            page.wait_for_function(
-                "([lo, hi]) => { const c = document.querySelector('.jhw-zoom');"
-                " return c.dataset.waiting === 'false' && Number(c.dataset.lo) === lo"
-                " && Number(c.dataset.hi) === hi"
-                " && document.querySelector('.jhw-zoom-rect').hidden; }",
-                arg=[lo, hi],
-                timeout=30_000,
-            )
-            page.wait_for_function(
-                f"([lo, hi]) => Object.values(({X_LABELS_JS})()).every((l) => l.length >= 3"
-                " && l.every((t) => Number(t.replace(/,/g, '')) >= lo"
-                " && Number(t.replace(/,/g, '')) <= hi))",
-                arg=[lo, hi],
-                timeout=30_000,
-            )
-            zoomed = labels(page)
-            assert zoomed["saw"] == zoomed["loss"], zoomed  # one step axis for all charts
-            # Every step of the range is a point of the line (the whole run drew ~2,000 for
-            # 10^5 steps: some 30 in this range).
-            page.wait_for_function(
-                f"(n) => ({STATE_JS})('saw ·').points === n", arg=hi - lo + 1, timeout=30_000
-            )
-            assert whole_points <= 2000
-            # The loss axis fits the range (about 0.22), not the whole run's 1.
-            assert max(float(t) for t in page.evaluate(Y_LABELS_JS)["loss"]) < 0.5 * loss_top
+    (notebook.server.root_dir / flag).touch()  # the cell ends: the kernel applies it
+    notebook.idle(timeout=60)
+    page.wait_for_function(
+        "([lo, hi]) => { const c = document.querySelector('.jhw-zoom');"
+        " return c.dataset.waiting === 'false' && Number(c.dataset.lo) === lo"
+        " && Number(c.dataset.hi) === hi"
+        " && document.querySelector('.jhw-zoom-rect').hidden; }",
+        arg=[lo, hi],
+        timeout=30_000,
+    )
+    page.wait_for_function(
+        f"([lo, hi]) => Object.values(({X_LABELS_JS})()).every((l) => l.length >= 3"
+        " && l.every((t) => Number(t.replace(/,/g, '')) >= lo"
+        " && Number(t.replace(/,/g, '')) <= hi))",
+        arg=[lo, hi],
+        timeout=30_000,
+    )
+    zoomed = labels(page)
+    assert zoomed["saw"] == zoomed["loss"], zoomed  # one step axis for all charts
+    # Every step of the range is a point of the line (the whole run drew ~2,000 for
+    # 10^5 steps: some 30 in this range).
+    page.wait_for_function(
+        f"(n) => ({STATE_JS})('saw ·').points === n", arg=hi - lo + 1, timeout=30_000
+    )
+    assert whole_points <= 2000
+    # The loss axis fits the range (about 0.22), not the whole run's 1.
+    assert max(float(t) for t in page.evaluate(Y_LABELS_JS)["loss"]) < 0.5 * loss_top
 
-            # The hover read-out reads the zoomed line: the step under the pointer, its value.
-            _, shown = hover_until_read_out(page, "saw ·", 0.5)
-            step = int(shown["step"])
-            assert lo <= step <= hi and abs(float(shown["value"]) - saw(step)) < 1e-6, shown
+    # The hover read-out reads the zoomed line: the step under the pointer, its value.
+    _, shown = hover_until_read_out(page, "saw ·", 0.5)
+    step = int(shown["step"])
+    assert lo <= step <= hi and abs(float(shown["value"]) - saw(step)) < 1e-6, shown
 
-            # A second drag over the zoomed chart (the screenshot), then Escape: no zoom.
-            drag(page, area, 0.4, 0.6)
-            page.wait_for_function(
-                "() => !document.querySelector('.jhw-zoom-rect').hidden", timeout=10_000
-            )
-            shot = save_screenshot(view, tmp_path, f"zoom-{slug}-{key}")
-            page.keyboard.press("Escape")
-            page.mouse.up()
-            assert state(page)["rect"] is None
-            assert (int(state(page)["chip"]["lo"]), int(state(page)["chip"]["hi"])) == (lo, hi)
+    # A second drag over the zoomed chart (the screenshot), then Escape: no zoom.
+    drag(page, area, 0.4, 0.6)
+    page.wait_for_function("() => !document.querySelector('.jhw-zoom-rect').hidden", timeout=10_000)
+    shot = save_screenshot(view, tmp_path, f"zoom-{slug}-{key}")
+    page.keyboard.press("Escape")
+    page.mouse.up()
+    assert state(page)["rect"] is None
+    assert (int(state(page)["chip"]["lo"]), int(state(page)["chip"]["hi"])) == (lo, hi)
 
-            # Shift+drag pans: the lines dragged a quarter of the plot left show later steps.
-            drag(page, area, 0.6, 0.35, shift=True)
-            assert state(page)["rect"]["kind"] == "pan"
-            page.mouse.up()
-            page.keyboard.up("Shift")
-            span = hi - lo
-            page.wait_for_function(
-                "([lo, span]) => { const c = document.querySelector('.jhw-zoom');"
-                " const l = Number(c.dataset.lo), h = Number(c.dataset.hi);"
-                " return c.dataset.waiting === 'false'"
-                " && Math.abs(l - (lo + span / 4)) <= span / 20 && Math.abs(h - l - span) <= 2; }",
-                arg=[lo, span],
-                timeout=30_000,
-            )
-            panned = state(page)["chip"]
-            page.wait_for_function(
-                f"(lo) => Object.values(({X_LABELS_JS})()).every((l) =>"
-                " Number(l[0].replace(/,/g, '')) >= lo)",
-                arg=int(panned["lo"]),
-                timeout=30_000,
-            )
-            assert state(page)["rect"] is None
+    # Shift+drag pans: the lines dragged a quarter of the plot left show later steps.
+    drag(page, area, 0.6, 0.35, shift=True)
+    assert state(page)["rect"]["kind"] == "pan"
+    page.mouse.up()
+    page.keyboard.up("Shift")
+    span = hi - lo
+    page.wait_for_function(
+        "([lo, span]) => { const c = document.querySelector('.jhw-zoom');"
+        " const l = Number(c.dataset.lo), h = Number(c.dataset.hi);"
+        " return c.dataset.waiting === 'false'"
+        " && Math.abs(l - (lo + span / 4)) <= span / 20 && Math.abs(h - l - span) <= 2; }",
+        arg=[lo, span],
+        timeout=30_000,
+    )
+    panned = state(page)["chip"]
+    page.wait_for_function(
+        f"(lo) => Object.values(({X_LABELS_JS})()).every((l) =>"
+        " Number(l[0].replace(/,/g, '')) >= lo)",
+        arg=int(panned["lo"]),
+        timeout=30_000,
+    )
+    assert state(page)["rect"] is None
 
-            # A double-click zooms back out: every step again, the whole-run lines.
-            page.mouse.dblclick((area["left"] + area["right"]) / 2, area["top"] + 20)
-            page.wait_for_function(
-                "() => document.querySelector('.jhw-zoom').hidden", timeout=30_000
-            )
-            page.wait_for_function(
-                f"(last) => Object.values(({X_LABELS_JS})()).every((l) =>"
-                " Number(l[l.length - 1].replace(/,/g, '')) === last)",
-                arg=N,
-                timeout=30_000,
-            )
-            # (as many ticks as each chart's width holds: the width the view reported while the
-            # cell held the kernel has been applied since)
-            assert all(t[0] == 0 for t in labels(page).values()), labels(page)
-            assert state(page)["points"] == whole_points
-            if os.environ.get("JHW_UPDATE_SCREENSHOT") == "1":
-                DOCS.mkdir(exist_ok=True)
-                shutil.copyfile(shot, DOCS / f"zoom-{slug}-{key}.png")
-    finally:
-        (jupyter_server.root_dir / flag).touch()  # never leave the cell holding the kernel
-        set_theme(page, "JupyterLab Light")
-    assert browser_log.errors() == []
+    # A double-click zooms back out: every step again, the whole-run lines.
+    page.mouse.dblclick((area["left"] + area["right"]) / 2, area["top"] + 20)
+    page.wait_for_function("() => document.querySelector('.jhw-zoom').hidden", timeout=30_000)
+    page.wait_for_function(
+        f"(last) => Object.values(({X_LABELS_JS})()).every((l) =>"
+        " Number(l[l.length - 1].replace(/,/g, '')) === last)",
+        arg=N,
+        timeout=30_000,
+    )
+    # (as many ticks as each chart's width holds: the width the view reported while the
+    # cell held the kernel has been applied since)
+    assert all(t[0] == 0 for t in labels(page).values()), labels(page)
+    assert state(page)["points"] == whole_points
+    if os.environ.get("JHW_UPDATE_SCREENSHOT") == "1":
+        DOCS.mkdir(exist_ok=True)
+        shutil.copyfile(shot, DOCS / f"zoom-{slug}-{key}.png")
+    assert notebook.errors() == []

@@ -1,0 +1,29 @@
+"""The live figure: the charts a `LivePlot` shows (bqplot), their marks and their legend row.
+
+`ChartGrid` holds one chart per plotted metric (`LiveFigure`; `PathFigure` for a series against
+another) in a grid that reflows; each chart owns the marks of the runs it is told about (lines,
+and a vector's band or heatmap, a path's ends: ``_extras``) and places its axes (``_axes``).
+It computes no data (the series are `..series`'s) and draws with the look's colours, sizes and
+ticks (`..look`).
+"""
+
+from __future__ import annotations
+
+from ._chart import Extent, Lines, LiveFigure
+from ._extras import BandExtra, HeatmapExtra, PathEnds
+from ._grid import CHART_MODES, MAX_CHARTS, ChartGrid, check_charts
+from ._path_chart import PathFigure
+
+__all__ = [
+    "CHART_MODES",
+    "MAX_CHARTS",
+    "BandExtra",
+    "ChartGrid",
+    "Extent",
+    "HeatmapExtra",
+    "Lines",
+    "LiveFigure",
+    "PathEnds",
+    "PathFigure",
+    "check_charts",
+]

@@ -1,0 +1,394 @@
+"""`LiveFigure`: the bqplot figure of a `LivePlot`: its scales, axes, line marks and legend.
+
+This module only draws. It owns the marks of every run it is told about (one
+`Lines` mark per plotted series, one line per vmap lane inside it, and the extras drawn with
+them: a vector's band or heatmap, a path's ends, `._extras`) and keeps, per run, what it needs
+to place the axes: where the run's steps start and end and the extent of its values. It
+computes no data (`jaxhist_widget.ui.series` does); its axes (limits, ticks, margins) are its
+base `._axes.FigureAxes`, axis arithmetic and colours are the look's (`..look`), the legend's
+HTML `._legend`'s.
+
+A `LivePlot` talks to it by run number: `add_run`, `add_marks`, `add_extra`, `set_lines`,
+`restyle`, `drop_runs`, `set_hidden`, `set_smoothing` / `set_smoothed_lines`, `update_scales`,
+`set_log`. What it holds per run and the styling rule are in `._run_marks`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import bqplot
+import ipywidgets
+import numpy as np
+
+from ..look import (
+    BOTTOM_PX,
+    LEFT_PX,
+    LINE_WIDTH,
+    PALETTE,
+    RAW_OPACITY,
+    RIGHT_MARGIN_PX,
+    TITLED_TOP_PX,
+    TOP_PX,
+    LegendLine,
+    field_colors,
+)
+from ..reduce import robust_extent
+from ._axes import AXIS_TEXT, Extent, FigureAxes, Lines
+from ._extras import extra_colors
+from ._legend import legend_html
+from ._run_marks import (
+    RunMarks,
+    joint_extent,
+    lanes_named,
+    legend_lines,
+    set_points,
+    set_traits,
+    styles,
+)
+
+__all__ = ["Extent", "Lines", "LiveFigure"]
+
+
+class LiveFigure(FigureAxes):
+    """The figure widgets of one `LivePlot` and the marks of the runs it draws.
+
+    Attributes
+    ----------
+    figure
+        The bqplot `Figure` (axes and the marks of every drawn run).
+    legend
+        An HTML row under the figure: one entry per field (and kept run), plus the lanes.
+    x_scale, y_lin, y_log
+        The step scale and the two y scales; the y axis and the marks use `y_scale`.
+    """
+
+    def __init__(
+        self,
+        log_y: bool,
+        title: str = "",
+        height: int = 320,
+        titled: bool | None = None,
+        x_scale: bqplot.LinearScale | None = None,
+    ) -> None:
+        self.log = log_y
+        self._runs: dict[int, RunMarks] = {}  # by run number, oldest first
+        self.smoothing = False  # whether each line has a smoothed twin (`set_smoothing`)
+        self.ignore_outliers = False  # the y range leaves the extreme points out
+        self._width: float | None = None  # of the figure in a view, once one reported it
+        # Charts of one grid share their step scale (one message per update, not one each).
+        self.x_scale = x_scale if x_scale is not None else bqplot.LinearScale(min=0.0, max=1.0)
+        self._own_x = x_scale is None
+        # Limits from the start: fixed tick values on a scale without a domain sit at NaN.
+        self.y_lin = bqplot.LinearScale(min=0.0, max=1.0)
+        self.y_log = bqplot.LogScale(min=0.1, max=10.0)
+        self.log_x = False  # the step axis is logarithmic (`set_x_scale`)
+        self.x_axis = self._new_x_axis()
+        self._extent: Extent = (math.inf, -math.inf, math.inf)  # of every shown line
+        self.y_axis = self._new_y_axis()
+        self.figure = bqplot.Figure(
+            marks=[],
+            axes=[self.x_axis, self.y_axis],
+            animation_duration=0,  # transitions would lag behind 20 updates per second
+            display_toolbar=False,  # its PanZoom would fight the zoom (a drag: js/zoom.js)
+            # The right margin holds half of the last x label (`_update_ticks` sizes it).
+            fig_margin={
+                # A chart titled later (``titled``) has the title's room from the start: a
+                # margin changed after a view drew the figure is one more relayout to race.
+                "top": TITLED_TOP_PX if (bool(title) if titled is None else titled) else TOP_PX,
+                "bottom": BOTTOM_PX,
+                "left": LEFT_PX,
+                "right": RIGHT_MARGIN_PX,
+            },
+            title=title,
+            title_style={"fill": AXIS_TEXT, "font-size": "13px", "font-weight": "600"},
+            layout=ipywidgets.Layout(width="100%", height=f"{height}px", min_width="0"),
+        )
+        self.figure.add_class("jhw-figure")
+        # The legend is a row of HTML under the figure, never inside the plot: it cannot cover
+        # a line or be covered by bqplot's toolbar, and it wraps instead of running off.
+        self.legend = ipywidgets.HTML(layout=ipywidgets.Layout(width="auto"))
+        self.legend.add_class("jhw-legend")
+        # No bqplot tooltip: the panel's view shows the hover read-out (field, lane, run, step
+        # and value of the point under the pointer) from these lines' points and `labels`.
+
+    # ------------------------------------------------------------------ runs
+    def add_run(self, number: int, x0: int = 0, name: str = "", color: str = PALETTE[0]) -> None:
+        """Draw run ``number`` (no marks until `add_marks`), its steps starting at ``x0``,
+        called ``name`` (``run N`` when empty) and drawn in ``color``."""
+        self._runs[number] = RunMarks(number, x0, name or f"run {number}", color)
+
+    def add_marks(
+        self,
+        number: int,
+        fields: Sequence[str],
+        lane_names: Sequence[str] | None = None,
+        lanes: int = 0,
+        colors: Sequence[str] | None = None,
+    ) -> None:
+        """Create run ``number``'s marks: one per field, with one line per name in
+        ``lane_names`` (the drawn vmap lanes of a run of ``lanes``) or a single line when the
+        run is unbatched (None). ``colors``: one per field, for a chart that colours its series
+        (default: the palette in order; see `._run_marks.styles`)."""
+        r = self._runs[number]
+        r.fields, r.lanes = list(fields), lanes
+        r.lane_names = list(lane_names or [])
+        r.series_colors = list(colors) if colors is not None else field_colors(r.fields)
+        r.marks = [self._new_line(labels=r.labels(i)) for i in range(len(r.fields))]
+        r.extents = [(math.inf, -math.inf, math.inf)] * len(r.marks)
+        r.smoothed = self._smoothed_lines(r) if self.smoothing else []
+        self.restyle()
+
+    def add_extra(self, number: int, extra: Any) -> None:
+        """Draw ``extra`` (a band, a heatmap, a path's ends: `._extras`) for run ``number``,
+        under its lines (over them when ``extra.above``)."""
+        r = self._runs[number]
+        extra.make(self.x_scale, self.y_scale)
+        r.extras.append(extra)
+        self.restyle()
+
+    def set_lines(self, number: int, lines: Lines, last_step: int) -> None:
+        """Set the points of run ``number``'s marks, one ``(xs, ys, extent)`` per mark (one x
+        and one y array per lane), and the run's last step. Scales follow at `update_scales`."""
+        r = self._runs[number]
+        r.last_step = last_step
+        r.points = [(xs, ys) for xs, ys, _ in lines]  # as given: a log step axis hides step 0
+        for i, (mark, (xs, ys, extent)) in enumerate(zip(r.marks, lines, strict=True)):
+            r.extents[i] = extent
+            set_points(mark, xs, ys, r.batched, log_x=self.log_x)
+
+    def set_smoothed_lines(
+        self, number: int, lines: Sequence[tuple[list[np.ndarray], list[np.ndarray], Any]]
+    ) -> None:
+        """Set the points of run ``number``'s smoothed lines (as `set_lines`; the extents stay
+        the raw lines': the smoothed line lies within them)."""
+        r = self._runs[number]
+        r.smoothed_points = [(xs, ys) for xs, ys, _ in lines]
+        for mark, (xs, ys, _) in zip(r.smoothed, lines, strict=False):
+            set_points(mark, xs, ys, r.batched, log_x=self.log_x)
+
+    def restyle(self) -> None:
+        """Colour and dash every run's lines by `._run_marks.styles` (the raw ones faint under
+        smoothed twins), and list the marks."""
+        runs = [r for r in self._runs.values() if r.marks]
+        looks = styles(runs)
+        faint = RAW_OPACITY if self.smoothing else 1.0
+        for r in runs:
+            n = max(1, len(r.lane_names))
+            for i, (colors, style) in enumerate(looks[r.number]):
+                for mark, alpha in [(r.marks[i], faint)] + [
+                    (m, 1.0) for m in r.smoothed[i : i + 1]
+                ]:
+                    opacities = [alpha] * n
+                    visible = not r.hidden
+                    set_traits(
+                        mark, colors=colors, line_style=style, opacities=opacities, visible=visible
+                    )
+            for extra in r.extras:  # a band or a path's ends in the colours of its lines
+                extra.set_colors(extra_colors(extra, r, looks[r.number]))
+        self._show()
+        self._update_legend()
+
+    def set_hidden(self, numbers: Iterable[int]) -> None:
+        """Hide exactly the runs ``numbers`` (the run list's toggles): their lines are not
+        drawn and leave the axes' ranges."""
+        numbers = set(numbers)
+        for r in self._runs.values():
+            r.hidden = r.number in numbers
+        self.restyle()
+
+    def set_smoothing(self, on: bool) -> None:
+        """Give every line a smoothed twin (drawn over it, the raw line faint), or drop them.
+        Their points come with `set_smoothed_lines`."""
+        self.smoothing = bool(on)
+        old = []
+        for r in self._runs.values():
+            old += r.smoothed
+            r.smoothed = self._smoothed_lines(r) if on else []
+            r.smoothed_points = []
+        self.restyle()
+        for mark in old:
+            mark.close()
+
+    def drop_runs(self, numbers: Iterable[int]) -> None:
+        """Stop drawing runs ``numbers`` and close their marks.
+
+        A widget lives, with its data, until closed (the kernel's widget registry holds it), so
+        unclosed marks of replaced runs would grow by one widget per field and run. They are
+        closed only once the figure no longer lists them.
+        """
+        dropped = [self._runs.pop(n) for n in list(numbers) if n in self._runs]
+        if not dropped:
+            return
+        self.restyle()
+        for r in dropped:
+            for mark in r.marks + r.smoothed:
+                mark.close()
+            for extra in r.extras:
+                extra.close()
+
+    def set_log(self, log: bool) -> None:
+        """Switch the y axis to a log (or linear) scale, rebuilding the marks on it.
+
+        bqplot views do not follow a mark's or an axis's scale being swapped (seen in
+        JupyterLab 4.6: the Python side changed, the drawing stayed linear), so the marks and the
+        y axis are rebuilt on the other scale; their data is at most max_points.
+        """
+        self.log = log
+        self._set_y_limits()  # the scale now in use was not kept up to date
+        old = [self.y_axis]
+        self.y_axis = self._new_y_axis()
+        self._rebuild(old, replot=False)
+
+    def set_x_scale(self, scale: bqplot.Scale, log: bool) -> None:
+        """Put the step axis on ``scale`` (the grid's shared linear or log step scale),
+        rebuilding the marks on it (as `set_log` does for y). On a log axis the points of
+        step 0, which it cannot place, are gaps."""
+        self.x_scale, self.log_x = scale, log
+        old = [self.x_axis]
+        self.x_axis = self._new_x_axis()
+        self._rebuild(old, replot=True)
+
+    def _rebuild(self, old: list[Any], replot: bool) -> None:
+        """Make every mark anew on the scales now in use (``replot``: from the points last
+        set, which a log step axis places differently), show them with the axes, and close
+        ``old`` and the marks replaced."""
+        for r in self._runs.values():
+            old += r.marks + r.smoothed
+            r.marks = [self._copy_line(m) for m in r.marks]
+            r.smoothed = [self._copy_line(m) for m in r.smoothed]
+            if replot:
+                marks, points = r.marks + r.smoothed, r.points + r.smoothed_points
+                for mark, xy in zip(marks, points, strict=False):
+                    set_points(mark, *xy, r.batched, log_x=self.log_x)
+            old += [m for extra in r.extras for m in extra.make(self.x_scale, self.y_scale)]
+        with self.figure.hold_sync():
+            self._show()
+            self.figure.axes = [self.x_axis, self.y_axis]
+        for w in old:
+            w.close()
+        self._draw_extras()
+        self._update_ticks()
+
+    # ------------------------------------------------------------ scales, ticks
+    def _shown_runs(self) -> list[RunMarks]:
+        """The runs whose lines are shown (all of them when every one is hidden: the axes
+        then stay where they were)."""
+        runs = list(self._runs.values())
+        return [r for r in runs if not r.hidden] or runs
+
+    def step_range(self) -> tuple[int, int]:
+        """The first and last step of the shown runs (> 0 first: continued, earlier dropped)."""
+        runs = self._shown_runs()
+        first = min((r.x0 for r in runs), default=0)
+        return first, max((r.x0 + r.last_step for r in runs), default=first)
+
+    def update_scales(self, steps: tuple[int, int] | None = None, exact: bool = False) -> None:
+        """Scales from the shown runs' steps (or ``steps``, shared by several charts; ``exact``:
+        a zoom's, not rounded out) and extents (or, ignoring outliers, the drawn points' central
+        range), then the ticks."""
+        runs = self._shown_runs()
+        self._set_x_limits(*(steps if steps is not None else self.step_range()), exact=exact)
+        if self.ignore_outliers:
+            self._extent = robust_extent(m.y for r in runs for m in r.marks)
+        else:
+            extras = [extra.extent(steps) for r in runs for extra in r.extras]
+            self._extent = joint_extent([e for r in runs for e in r.extents] + extras)
+        self._set_y_limits()
+        self._draw_extras()
+        self._update_ticks()
+
+    def _draw_extras(self) -> None:
+        """Draw the runs' extras for the y limits set (a band clipped to a log axis, a heatmap)."""
+        limits = (float(self.y_scale.min), float(self.y_scale.max))
+        for r in self._runs.values():
+            for extra in r.extras:
+                extra.draw(limits, self.log)
+
+    # ------------------------------------------------------------------ helpers
+    def _show(self) -> None:
+        """Make the figure list exactly the marks of the drawn runs: the extras under the
+        lines, the raw lines, the smoothed ones over them, then the extras over everything
+        (a hidden run's extras are not listed: they have no `visible` of their own)."""
+        runs = self._runs.values()
+        extras = [(e.above, m) for r in runs if not r.hidden for e in r.extras for m in e.marks]
+        marks = (
+            [m for above, m in extras if not above]
+            + [m for r in runs for m in r.marks]
+            + [m for r in runs for m in r.smoothed]
+            + [m for above, m in extras if above]
+        )
+        if list(self.figure.marks) != marks:
+            self.figure.marks = marks
+
+    def drawn(self) -> list[tuple[RunMarks, bqplot.Lines]]:
+        """Every shown line's mark with its run, in drawing order (the static picture's)."""
+        runs = [r for r in self._runs.values() if not r.hidden]
+        return [(r, m) for r in runs for m in r.marks] + [(r, m) for r in runs for m in r.smoothed]
+
+    def _update_legend(self) -> None:
+        """The legend row: one entry per field (and per kept run), plus the latest run's lanes."""
+        self.legend.value = legend_html(*self.legend_entries())
+
+    def legend_entries(self) -> tuple[list[LegendLine], list[str], int]:
+        """What the legend names: the series of a chart holding several (`legend_lines`),
+        then the drawn lane names and lane count of the batched run it draws alone."""
+        runs = list(self._runs.values())
+        named = lanes_named(runs)
+        names, lanes = (named.lane_names, named.lanes) if named is not None else ([], 0)
+        lines = legend_lines(runs)
+        for r in runs:  # a line drawn over a band or heatmap is named with it: it is a median
+            if r.hidden:
+                continue
+            for e in r.extras:
+                named = {line.label for line in lines}
+                if e.label in r.fields and e.label not in named:
+                    mark = r.marks[r.fields.index(e.label)]
+                    color = mark.colors[0] if len(mark.colors) == 1 else "currentColor"
+                    lines.append(LegendLine(e.label, 0, color, mark.line_style, 1.0))
+                lines += e.legend()
+        return lines, list(names), lanes
+
+    def has_marks(self) -> bool:
+        """Whether a drawn run has a mark in this figure."""
+        return any(r.marks for r in self._runs.values())
+
+    def close(self) -> None:
+        """Close every widget of this figure (a chart no longer shown)."""
+        self.drop_runs(list(self._runs))
+        for w in (self.figure, self.x_axis, self.y_axis, self.y_lin, self.y_log):
+            w.close()
+        if self._own_x:
+            self.x_scale.close()
+        self.legend.close()
+
+    def _smoothed_lines(self, r: RunMarks) -> list[bqplot.Lines]:
+        return [self._new_line(labels=r.labels(i, " · smoothed")) for i in range(len(r.marks))]
+
+    def _copy_line(self, m: bqplot.Lines) -> bqplot.Lines:
+        """A new line on the current scales with ``m``'s look and points."""
+        return self._new_line(
+            labels=list(m.labels),
+            colors=list(m.colors),
+            opacities=list(m.opacities),
+            line_style=m.line_style,
+            visible=m.visible,
+            x=m.x,
+            y=m.y,
+        )
+
+    def _new_line(self, **traits: Any) -> bqplot.Lines:
+        traits.setdefault("x", np.zeros(0))
+        traits.setdefault("y", np.zeros(0))
+        return bqplot.Lines(
+            scales={"x": self.x_scale, "y": self.y_scale},
+            stroke_width=LINE_WIDTH,
+            display_legend=False,  # the legend is the HTML row under the figure
+            # The scales' limits are always set here (`update_scales`), so a mark's own data
+            # range never decides them: without this the browser recomputes every line's min
+            # and max at each update only to find the limits unchanged.
+            preserve_domain={"x": True, "y": True},
+            **traits,
+        )

@@ -1,0 +1,373 @@
+"""`ChartGrid`: the charts of a `LivePlot`, one per plotted metric, in a grid that reflows.
+
+With ``charts="per_field"`` (the default) every plotted field gets its own
+chart (a `LiveFigure`: its own auto-scaled y axis, titled with the field's name); the components
+of one vector leaf share a chart; a run of more than `MAX_CHARTS` such charts is drawn on one.
+``charts="shared"`` draws every field on one chart. All charts show the same step range; each
+chart has its own log toggle (`set_log_charts`), the panel's sets all of them (`set_log`); one
+legend row under the grid names the fields, kept runs and lanes.
+
+It answers the calls a `LivePlot` makes of a single figure (`add_run`, `add_marks`,
+`set_lines`, `restyle`, `drop_runs`, `set_hidden`, `set_smoothing`, `update_scales`, `set_log`,
+`set_width`) and hands each chart its share of the fields; a run has one name and one colour
+(the plot's), in every chart.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+import bqplot
+import ipywidgets
+import numpy as np
+
+from ..look import (
+    CHART_GAP_PX,
+    CHART_HEIGHT_PX,
+    CHART_MIN_PX,
+    LegendLine,
+    chart_columns,
+    field_colors,
+)
+from ._chart import Lines, LiveFigure
+from ._extras import make_extra, notes_html
+from ._legend import legend_html
+from ._path_chart import PathFigure
+
+__all__ = ["CHART_MODES", "MAX_CHARTS", "ChartGrid", "check_charts"]
+
+#: Values of ``LivePlot(charts=...)``.
+CHART_MODES = ("per_field", "shared")
+#: Most charts a run's fields get: a run plotting more metrics draws them all on one chart (a
+#: grid of dozens of small charts reads worse than one busy chart with a legend).
+MAX_CHARTS = 12
+
+
+def check_charts(charts: object) -> str:
+    """``charts`` if it is one of `CHART_MODES`, else a ValueError naming them."""
+    if not isinstance(charts, str) or charts not in CHART_MODES:
+        raise ValueError(
+            f"charts must be 'per_field' (one chart per plotted field, the default) or "
+            f"'shared' (every field on one chart), got {charts!r}."
+        )
+    return charts
+
+
+class ChartGrid:
+    """The charts of one `LivePlot` and what they draw.
+
+    Attributes
+    ----------
+    box
+        The grid widget holding the shown charts' figures (a CSS grid: as many columns of at
+        least `CHART_MIN_PX` as the width allows).
+    legend
+        One HTML row under the grid: the fields (with their colors), kept runs and lanes.
+    charts
+        The charts, by key (a field's label, a vector leaf's name, or ``""`` when shared).
+    """
+
+    def __init__(self, log_y: bool, charts: str = "per_field") -> None:
+        self.mode = check_charts(charts)
+        self.log = log_y
+        self.charts: dict[str, LiveFigure] = {}
+        self._x_scale = bqplot.LinearScale(min=0.0, max=1.0)  # every chart's steps
+        self._x_log = bqplot.LogScale(min=1.0, max=10.0)  # the same, on a log step axis
+        self.log_x = False
+        self._runs: dict[int, int] = {}  # run number -> its first step (x0)
+        self._looks: dict[int, tuple[str, str]] = {}  # run number -> its name and colour
+        self.smoothing = False
+        self.ignore_outliers = False
+        #: The steps shown, first and last, while a window is on (else None); ``zoomed``: it is
+        #: a zoom, which the step axis spans exactly (a "last N steps" one is rounded out).
+        self.window: tuple[int, int] | None = None
+        self.zoomed = False
+        self._groups: dict[int, list[tuple[str, list[int]]]] = {}  # run -> (key, field indices)
+        self._order: list[str] = []  # every label seen, in first-seen order (legend order)
+        self._fields: dict[int, list[str]] = {}  # run -> its marks' labels
+        self._chart_labels: dict[str, list[str]] = {}  # chart key -> its labels, first seen first
+        self._paths: dict[str, str] = {}  # path chart key -> the label of its x series
+        self._notes: dict[int, tuple[str, ...]] = {}  # run -> what it does not draw as asked
+        self._width: float | None = None
+        self.box = ipywidgets.GridBox(
+            layout=ipywidgets.Layout(
+                width="100%",
+                grid_template_columns=f"repeat(auto-fit, minmax(min({CHART_MIN_PX}px, 100%), 1fr))",
+                grid_gap=f"0 {CHART_GAP_PX}px",
+            )
+        )
+        self.box.add_class("jhw-charts")
+        self.legend = ipywidgets.HTML(layout=ipywidgets.Layout(width="auto"))
+        self.legend.add_class("jhw-legend")
+        # Before any run one empty chart holds the place (and reports the width of a chart).
+        self._blank = self._new_chart("")
+        self._show()
+
+    # ------------------------------------------------------------------ views
+    @property
+    def figures(self) -> list[bqplot.Figure]:
+        """The figures shown, in grid order."""
+        return list(self.box.children)
+
+    @property
+    def shown(self) -> list[LiveFigure]:
+        """The charts shown, in grid order."""
+        shown = [c for c in self.charts.values() if c.has_marks()]
+        return shown or [self._blank if not self.charts else next(iter(self.charts.values()))]
+
+    # ------------------------------------------------------------------ runs
+    def add_run(self, number: int, x0: int, name: str, color: str) -> None:
+        """Draw run ``number`` (no marks until `add_marks`), its steps starting at ``x0``,
+        called ``name`` and drawn in ``color`` in every chart (the plot names and colours its
+        runs: the run list shows the same)."""
+        self._looks[number] = (name, color)
+        self._runs[number] = x0
+        for chart in self._all():
+            chart.add_run(number, x0, name, color)
+
+    def add_marks(
+        self,
+        number: int,
+        fields: Sequence[str],
+        lane_names: Sequence[str] | None = None,
+        lanes: int = 0,
+        *,
+        keys: Sequence[str] | None = None,
+        paths: Mapping[str, str] | None = None,
+    ) -> None:
+        """Create run ``number``'s marks: field ``fields[i]`` on chart ``keys[i]`` (default: its
+        own label; every field on one chart when shared). ``paths``: the keys of path charts
+        (a series against another, never shared), with the label of their x series."""
+        fields = list(fields)
+        for label in fields:
+            if label not in self._order:
+                self._order.append(label)
+        paths = dict(paths or {})
+        self._paths.update(paths)
+        keys = list(fields if keys is None else keys)
+        steps = [k for k in keys if k not in paths]
+        if self.mode == "shared" or len(set(steps)) > MAX_CHARTS:
+            keys = [k if k in paths else "" for k in keys]
+        self._fields[number] = fields
+        groups: dict[str, list[int]] = {}
+        for i, key in enumerate(keys):
+            groups.setdefault(key, []).append(i)
+        self._groups[number] = list(groups.items())
+        for key, idx in groups.items():
+            seen = self._chart_labels.setdefault(key, [])
+            seen += [fields[i] for i in idx if fields[i] not in seen]
+        for key, idx in groups.items():
+            chart = self._chart(key)
+            sub = [fields[i] for i in idx]
+            chart.add_marks(
+                number, sub, lane_names, lanes, colors=[self._color(key, f) for f in sub]
+            )
+        self._show()
+
+    def _color(self, key: str, label: str) -> str:
+        """The colour of series ``label`` on chart ``key``: the chart's (by the charts' order)
+        when it shows one series, else the series' by its order on the chart, so that the
+        components of a vector get the palette's colours, each its own."""
+        labels = self._chart_labels[key]
+        if len(labels) == 1:
+            keys = list(self._chart_labels)
+            return field_colors(keys)[keys.index(key)]
+        return field_colors(labels)[labels.index(label)]
+
+    def add_extras(self, number: int, extras: Mapping[str, object], x0: int = 0) -> None:
+        """Draw what run ``number``'s vector medians are drawn over (``extras``: by the
+        median's label, a `BandSeries` or `HistogramBuckets`), on the median's chart and in
+        its color."""
+        fields = self._fields.get(number, [])
+        for key, idx in self._groups.get(number, []):
+            for i in idx:
+                label = fields[i]
+                if label in extras:
+                    extra = make_extra(extras[label], label, number, self._color(key, label), x0)
+                    self.charts[key].add_extra(number, extra)
+        self._show()
+
+    def set_notes(self, number: int, notes: Sequence[str]) -> None:
+        """What run ``number`` does not draw as asked, said under the charts."""
+        self._notes[number] = tuple(notes)
+        self._update_legend()
+
+    @property
+    def notes(self) -> list[str]:
+        """The notes of the drawn runs, each once."""
+        return list(dict.fromkeys(n for notes in self._notes.values() for n in notes))
+
+    def set_lines(self, number: int, lines: Lines, last_step: int) -> None:
+        """Set the points of run ``number``'s marks, one ``(xs, ys, extent)`` per field in the
+        order `add_marks` was given them."""
+        lines = list(lines)
+        for key, idx in self._groups.get(number, []):
+            self.charts[key].set_lines(number, [lines[i] for i in idx], last_step)
+        for chart in self._all():  # the charts without a field of this run still count its steps
+            if number in chart._runs:
+                chart._runs[number].last_step = last_step
+
+    def restyle(self) -> None:
+        """Colour every run's lines anew (a run came or went), on every chart."""
+        for chart in self._all():
+            chart.restyle()
+        self._update_legend()
+
+    def set_hidden(self, numbers: Iterable[int]) -> None:
+        """Hide exactly the runs ``numbers`` on every chart (scales follow at `update_scales`)."""
+        numbers = set(numbers)
+        for chart in self._all():
+            chart.set_hidden(numbers)
+        self._update_legend()
+
+    def set_smoothing(self, on: bool) -> None:
+        """Give every line a smoothed twin (`LiveFigure.set_smoothing`), or drop them."""
+        self.smoothing = bool(on)
+        for chart in self._all():
+            chart.set_smoothing(self.smoothing)
+
+    def set_smoothed_lines(
+        self, number: int, lines: Sequence[tuple[list[np.ndarray], list[np.ndarray], object]]
+    ) -> None:
+        """The smoothed points of run ``number``'s fields, in `add_marks` order."""
+        lines = list(lines)
+        for key, idx in self._groups.get(number, []):
+            self.charts[key].set_smoothed_lines(number, [lines[i] for i in idx])
+
+    def set_ignore_outliers(self, on: bool) -> None:
+        """Fit each chart's y range to its drawn points without the extreme few percent
+        (`..reduce.robust_extent`), or to all of them; scales follow at `update_scales`."""
+        self.ignore_outliers = bool(on)
+        for chart in self._all():
+            chart.ignore_outliers = self.ignore_outliers
+
+    def drop_runs(self, numbers: Iterable[int]) -> None:
+        """Stop drawing runs ``numbers``; a chart left without marks is hidden (kept for reuse)."""
+        numbers = [n for n in numbers if n in self._runs]
+        if not numbers:
+            return
+        for n in numbers:
+            self._runs.pop(n)
+            self._looks.pop(n, None)
+            self._groups.pop(n, None)
+            self._fields.pop(n, None)
+            self._notes.pop(n, None)
+        for chart in self._all():
+            chart.drop_runs(numbers)
+        self._show()
+
+    def set_log(self, log: bool) -> None:
+        """Switch every chart's y axis (and the charts made later) to a log (or linear) scale."""
+        self.log = log
+        for chart in self._all():
+            if chart.log != log:
+                chart.set_log(log)
+        self._show()
+
+    def set_log_x(self, log: bool) -> None:
+        """Put every chart's step axis on a log (or linear) scale; scales follow at
+        `update_scales`."""
+        self.log_x = bool(log)
+        for chart in self._all():
+            if chart.log_x != self.log_x and not isinstance(chart, PathFigure):
+                chart.set_x_scale(self._x_log if self.log_x else self._x_scale, self.log_x)
+
+    def set_log_charts(self, keys: Iterable[str]) -> None:
+        """Put exactly the charts ``keys`` (titles, see `log_charts`) on a log y axis, the
+        others on a linear one: each chart's own log toggle."""
+        keys = set(keys)
+        for key, chart in self.charts.items():
+            if chart.log != (key in keys):
+                chart.set_log(key in keys)
+        self._show()
+
+    @property
+    def log_charts(self) -> list[str]:
+        """The keys (titles) of the charts on a log y axis, in grid order."""
+        return [k for k, c in self.charts.items() if c.log]
+
+    def update_scales(self) -> None:
+        """Every chart's scales: one step range for all (a window's, if on), each its y range."""
+        ranges = [c.step_range() for c in self._all() if c._runs]
+        steps = (min(r[0] for r in ranges), max(r[1] for r in ranges)) if ranges else (0, 0)
+        for chart in self._all():
+            chart.update_scales(self.window or steps, exact=self.zoomed)
+
+    def set_width(self, pixels: float) -> None:
+        """The grid's width in a view (0: unknown): each chart's width follows from the
+        columns it is laid out in, and its number of x ticks from that."""
+        self._width = float(pixels) if pixels and pixels > 0 else None
+        self._set_chart_widths()
+
+    # ------------------------------------------------------------------ helpers
+    def _all(self) -> list[LiveFigure]:
+        return list(self.charts.values()) or [self._blank]
+
+    def _new_chart(self, key: str) -> LiveFigure:
+        if key in self._paths:  # its own x axis: the x series, not the steps
+            chart: LiveFigure = PathFigure(
+                self.log, title=key, height=CHART_HEIGHT_PX, x_label=self._paths[key]
+            )
+        else:
+            title = key if self.mode == "per_field" else ""
+            titled = self.mode == "per_field"
+            chart = LiveFigure(
+                self.log, title=title, height=CHART_HEIGHT_PX, titled=titled, x_scale=self._x_scale
+            )
+            if self.log_x:
+                chart.set_x_scale(self._x_log, True)
+        chart.smoothing, chart.ignore_outliers = self.smoothing, self.ignore_outliers
+        for number, x0 in self._runs.items():
+            chart.add_run(number, x0, *self._looks[number])
+        return chart
+
+    def _chart(self, key: str) -> LiveFigure:
+        """The chart of ``key``: the blank placeholder becomes the first one."""
+        if key not in self.charts:
+            if not self.charts and not self._blank.has_marks() and key not in self._paths:
+                chart = self._blank
+                chart.figure.title = key if self.mode == "per_field" else ""
+                for number, x0 in self._runs.items():
+                    if number not in chart._runs:
+                        chart.add_run(number, x0, *self._looks[number])
+            else:
+                chart = self._new_chart(key)
+            self.charts[key] = chart
+        return self.charts[key]
+
+    def _show(self) -> None:
+        """List the shown charts' figures in the grid, size them, and redo the legend."""
+        figures = [c.figure for c in self.shown]
+        if list(self.box.children) != figures:
+            self.box.children = figures
+        self._set_chart_widths()
+        self._update_legend()
+
+    def _set_chart_widths(self) -> None:
+        shown = self.shown
+        width = None
+        if self._width is not None:
+            cols = chart_columns(self._width, len(shown))
+            width = (self._width - CHART_GAP_PX * (cols - 1)) / cols
+        for chart in shown:
+            chart.set_width(math.floor(width) if width else 0)
+
+    def _update_legend(self) -> None:
+        self.legend.value = legend_html(*self.legend_entries()) + notes_html(self.notes)
+
+    def legend_entries(self) -> tuple[list[LegendLine], list[str], int]:
+        """One legend for all charts: the series that share a chart, once each, in the fields'
+        order, then the latest shown batched run's lanes (runs: the panel's run list)."""
+        lines: dict[str, LegendLine] = {}
+        names: list[str] = []
+        lanes = 0
+        for chart in self._all():
+            chart_lines, chart_names, chart_lanes = chart.legend_entries()
+            for line in chart_lines:
+                lines.setdefault(line.label, line)
+            if chart_names:
+                names, lanes = chart_names, chart_lanes
+        order = {label: i for i, label in enumerate(self._order)}
+        ordered = sorted(lines.values(), key=lambda line: order.get(line.label, len(order)))
+        return ordered, names, lanes

@@ -1,0 +1,71 @@
+"""The legend row under the live charts, as HTML: its entries (`LegendLine`: what the chart
+draws), then the lanes of the latest batched run.
+
+Pure (no widgets): the grid (`._grid.ChartGrid`) puts the HTML into its legend widget. The
+static picture draws the same entries itself (`jaxhist_widget.ui.picture`).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from ..look import DASHES, LANE_RAMP, LEGEND_LANES, LegendLine, lane_colors
+
+__all__ = ["legend_html"]
+
+
+def legend_html(lines: Sequence[LegendLine], lane_names: Sequence[str] = (), lanes: int = 0) -> str:
+    """The legend row: one entry per line (named with its run when several runs are drawn),
+    then the lanes of the latest batched run: ``lane_names`` are its drawn lanes, ``lanes`` its
+    lane count (more than drawn above the lane cap). Empty when there is nothing to name."""
+    several = len({line.run for line in lines}) > 1
+    items = [
+        f'<span class="jhw-legend-item" data-run="{line.run}" style="white-space:nowrap">'
+        f"{_swatch(line.color, line.style, line.opacity)} "
+        f"{html.escape(line.label + (f' (run {line.run})' if several else ''))}</span>"
+        for line in lines
+    ]
+    n = len(lane_names)
+    colors = lane_colors(n)
+    if 0 < n <= LEGEND_LANES:
+        items += [
+            f'<span class="jhw-legend-lane" style="white-space:nowrap">'
+            f"{_swatch(colors[k], 'solid', 1.0)} {html.escape(lane_names[k])}</span>"
+            for k in range(n)
+        ]
+    elif n:
+        more = f" (first {n} of {lanes})" if lanes > n else ""
+        ramp = ", ".join(LANE_RAMP)
+        items.append(
+            f'<span class="jhw-legend-lanes" style="white-space:nowrap">'
+            f"{html.escape(lane_names[0])} "
+            f'<span style="display:inline-block;width:72px;height:8px;'
+            f'vertical-align:middle;background:linear-gradient(to right, {ramp})">'
+            f"</span> {html.escape(lane_names[n - 1])}{more}</span>"
+        )
+    if not items:
+        return ""
+    return (
+        '<div class="jhw-legend-items" style="display:flex;flex-wrap:wrap;'
+        "gap:2px 14px;align-items:center;padding:0 8px 4px 8px;"
+        "font-size:var(--jp-ui-font-size1, 12px);"
+        'color:var(--jp-ui-font-color1, inherit)">' + "".join(items) + "</div>"
+    )
+
+
+def _swatch(color: str, line_style: str, opacity: float) -> str:
+    """A short line in the legend, drawn like the plotted line (a band: a filled bar)."""
+    if line_style == "band":
+        return (
+            f'<svg width="22" height="10" style="vertical-align:middle" aria-hidden="true">'
+            f'<rect x="1" y="1" width="20" height="8" fill="{color}" '
+            f'fill-opacity="{0.35 * opacity:.2f}"/></svg>'
+        )
+    dash = DASHES.get(line_style, "")
+    dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+    return (
+        f'<svg width="22" height="10" style="vertical-align:middle" aria-hidden="true">'
+        f'<line x1="1" y1="5" x2="21" y2="5" stroke="{color}" stroke-width="2.5" '
+        f'stroke-opacity="{opacity:.2f}"{dash_attr}/></svg>'
+    )

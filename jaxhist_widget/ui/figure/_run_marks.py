@@ -1,0 +1,184 @@
+"""What one chart (`._chart.LiveFigure`) holds for one run, and how its lines are styled.
+
+The marks are bqplot widgets, but this module only reads and writes
+their traits. `styles` is the one rule for line colours, dashes and opacities in a chart:
+
+- every run is drawn in its own colour (`..look.next_color`), in every chart, once a chart
+  draws several runs;
+- a chart that draws one run alone colours that run's series instead, when it has several:
+  the fields of a chart shared by every field, a vector's components, a vmap run's lanes (the
+  palette, a ramp above ten); with several runs those are told apart by dash style (fields) or
+  not at all (lanes: the hover names them);
+- with smoothing on, the raw line is drawn faint (`..look.RAW_OPACITY`) under the smoothed one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import bqplot
+import numpy as np
+
+from ..look import LINE_STYLES, PALETTE, LegendLine, lane_colors
+
+__all__ = [
+    "RunMarks",
+    "joint_extent",
+    "lanes_named",
+    "legend_lines",
+    "pad",
+    "set_points",
+    "set_traits",
+    "step_array",
+    "styles",
+]
+
+
+@dataclass
+class RunMarks:
+    """What a chart holds for one run: its marks and where its data lies."""
+
+    number: int
+    x0: int  # the step its line starts at (> 0 for a run continuing the previous one)
+    name: str = ""  # what the plot calls it
+    color: str = PALETTE[0]  # its own colour (`..look.next_color`)
+    fields: list[str] = field(default_factory=list)  # one label per mark
+    series_colors: list[str] = field(default_factory=list)  # per mark: its field's colour
+    lane_names: list[str] = field(default_factory=list)  # of the drawn lanes; [] unbatched
+    lanes: int = 0  # the run's lane count (more than drawn above the lane cap)
+    marks: list[bqplot.Lines] = field(default_factory=list)
+    smoothed: list[bqplot.Lines] = field(default_factory=list)  # one per mark while smoothing
+    extras: list[Any] = field(default_factory=list)  # bands, heatmaps, path ends (`._extras`)
+    extents: list[tuple[float, float, float]] = field(default_factory=list)
+    # The points last set, per mark, as given (`set_points` may hide some on a log step axis).
+    points: list[tuple[list[np.ndarray], list[np.ndarray]]] = field(default_factory=list)
+    smoothed_points: list[tuple[list[np.ndarray], list[np.ndarray]]] = field(default_factory=list)
+    last_step: int = 0
+    hidden: bool = False  # hidden from the run list: its marks are not shown
+
+    @property
+    def batched(self) -> bool:
+        return bool(self.lane_names)
+
+    def labels(self, i: int, suffix: str = "") -> list[str]:
+        """The hover labels of mark ``i``'s lines: field, lane, run."""
+        label = self.fields[i]
+        if self.batched:
+            return [f"{label} · {lane} · {self.name}{suffix}" for lane in self.lane_names]
+        return [f"{label} · {self.name}{suffix}"]
+
+
+def styles(runs: Sequence[RunMarks]) -> dict[int, list[tuple[list[str], str]]]:
+    """Per run number, per mark: its line colours (cycled over the mark's lines) and dash
+    style (see the module docstring). ``runs``: the chart's runs with marks."""
+    several = len(runs) > 1
+    out = {}
+    for r in runs:
+        dashes = len(r.marks) > 1
+        if r.batched and not several:
+            colors = [lane_colors(len(r.lane_names))] * len(r.marks)
+        elif dashes and not several:
+            colors, dashes = [[c] for c in r.series_colors], False
+        else:
+            colors = [[r.color]] * len(r.marks)
+        looks = [
+            (c, LINE_STYLES[i % len(LINE_STYLES)] if dashes else "solid")
+            for i, c in enumerate(colors)
+        ]
+        out[r.number] = looks
+    return out
+
+
+def legend_lines(runs: Sequence[RunMarks]) -> list[LegendLine]:
+    """What the legend names of one chart's lines: each series of a chart that holds several
+    (in its colour while it draws one unbatched run, else by its dash style), once. Runs are
+    named by the panel's run list, lanes by the legend row (`lanes_named`)."""
+    drawn = [r for r in runs if r.marks]
+    out: dict[str, LegendLine] = {}
+    for r in drawn:
+        if r.hidden or len(r.marks) < 2:  # one series: the chart's title names it
+            continue
+        by_series = not r.batched and len(drawn) == 1
+        for label, mark in zip(r.fields, r.marks, strict=False):
+            color = mark.colors[0] if by_series and len(mark.colors) else "currentColor"
+            out.setdefault(label, LegendLine(label, 0, color, mark.line_style, 1.0))
+    return list(out.values())
+
+
+def lanes_named(runs: Sequence[RunMarks]) -> RunMarks | None:
+    """The batched run whose lanes the legend names: the one a chart draws alone (with several
+    runs the lanes take their run's colour; a hidden run still counts, so that hiding one
+    recolours nothing)."""
+    drawn = [r for r in runs if r.marks]
+    alone = drawn[0] if len(drawn) == 1 else None
+    return alone if alone is not None and alone.batched and not alone.hidden else None
+
+
+def pad(arrays: list[np.ndarray], empty: float) -> np.ndarray:
+    """Stack lines of unequal length into one 2-d array, each padded with its own last point.
+
+    Not NaN: bqplot places each line's label at its last point, and NaN there is an invalid
+    SVG transform. Repeating the last point draws nothing extra. A line with no point at all is
+    filled with ``empty``.
+    """
+    dtype = np.result_type(*arrays)
+    out = np.full((len(arrays), max(len(a) for a in arrays)), empty, dtype=dtype)
+    for k, a in enumerate(arrays):
+        out[k, : len(a)] = a
+        if len(a):
+            out[k, len(a) :] = a[-1]
+    return out
+
+
+def step_array(x: np.ndarray) -> np.ndarray:
+    """Steps as int32 when they fit (4 bytes a point on the wire instead of 8)."""
+    if x.dtype.kind in "iu" and (not x.size or int(x.max()) < 2**31):
+        return x.astype(np.int32, copy=False)
+    return x
+
+
+def joint_extent(extents: Sequence[tuple[float, float, float]]) -> tuple[float, float, float]:
+    """The extent (min, max, smallest positive) of several."""
+    return (
+        min((e[0] for e in extents), default=math.inf),
+        max((e[1] for e in extents), default=-math.inf),
+        min((e[2] for e in extents), default=math.inf),
+    )
+
+
+def set_points(
+    mark: bqplot.Lines,
+    xs: list[np.ndarray],
+    ys: list[np.ndarray],
+    batched: bool,
+    log_x: bool = False,
+) -> None:
+    """One mark's points: one x and one y array per lane (stacked, each padded, under vmap).
+
+    On a log step axis a point at step 0 (or below), which it cannot place, becomes a gap at
+    step 1 (a NaN position would be an invalid SVG path, an error per update).
+    """
+    x, y = (pad(xs, 0), pad(ys, np.nan)) if batched else (xs[0], ys[0])
+    if log_x and x.size and (x <= 0).any():
+        y = np.where(x > 0, y, np.nan)
+        x = np.where(x > 0, x, 1)
+    with mark.hold_sync():  # x and y in one message, so a view never sees them mismatched
+        mark.x, mark.y = step_array(x), y
+
+
+def set_traits(widget: Any, **traits: Any) -> None:
+    """Set the traits that differ (an unchanged value would still cost a message)."""
+    changed = {k: v for k, v in traits.items() if _differs(getattr(widget, k), v)}
+    if changed:
+        with widget.hold_sync():
+            for k, v in changed.items():
+                setattr(widget, k, v)
+
+
+def _differs(old: Any, new: Any) -> bool:
+    if isinstance(old, np.ndarray) or isinstance(new, (list, tuple)):
+        return list(old) != list(new)
+    return old != new

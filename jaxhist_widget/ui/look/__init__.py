@@ -1,0 +1,91 @@
+"""The plot's one look: colours, dash styles, opacities, sizes, tick choice, number formats and
+status words, shared by the live figure (`..figure`), the static picture (`..picture`) and the
+panel's JavaScript (``js/look.js``).
+
+Pure: no widgets. The data is one table, ``look.json`` (`LOOK`), which both sides read and whose
+examples both test suites check; the rules that read it are here (``ticks`` is the axes'
+arithmetic).
+"""
+
+from __future__ import annotations
+
+from . import _ticks as ticks
+from ._colors import (
+    BAND_OPACITY,
+    DASHES,
+    LANE_RAMP,
+    LEGEND_LANES,
+    LINE_STYLES,
+    LINE_WIDTH,
+    PALETTE,
+    RAW_OPACITY,
+    LegendLine,
+    field_colors,
+    lane_colors,
+    next_color,
+)
+from ._numbers import d3_format, format_count, format_duration, format_value, si_label
+from ._sizes import (
+    BOTTOM_PX,
+    CHART_GAP_PX,
+    CHART_HEIGHT_PX,
+    CHART_MIN_PX,
+    LEFT_PX,
+    PICTURE_WIDTH,
+    RIGHT_MARGIN_PX,
+    TICK_CHAR_PX,
+    TITLED_TOP_PX,
+    TOP_PX,
+    chart_columns,
+)
+from ._table import LOOK, TABLE_PATH
+from ._words import (
+    BADGE_COLORS,
+    CAN_DIVERGE,
+    COMPILING_TEXT,
+    STATUS_LABELS,
+    lane_summary,
+    shown_status,
+    status_word,
+)
+
+__all__ = [
+    "BADGE_COLORS",
+    "BAND_OPACITY",
+    "BOTTOM_PX",
+    "CAN_DIVERGE",
+    "CHART_GAP_PX",
+    "CHART_HEIGHT_PX",
+    "CHART_MIN_PX",
+    "COMPILING_TEXT",
+    "DASHES",
+    "LANE_RAMP",
+    "LEFT_PX",
+    "LEGEND_LANES",
+    "LINE_STYLES",
+    "LINE_WIDTH",
+    "LOOK",
+    "PALETTE",
+    "PICTURE_WIDTH",
+    "RAW_OPACITY",
+    "RIGHT_MARGIN_PX",
+    "STATUS_LABELS",
+    "TABLE_PATH",
+    "TICK_CHAR_PX",
+    "TITLED_TOP_PX",
+    "TOP_PX",
+    "LegendLine",
+    "chart_columns",
+    "d3_format",
+    "field_colors",
+    "format_count",
+    "format_duration",
+    "format_value",
+    "lane_colors",
+    "lane_summary",
+    "next_color",
+    "shown_status",
+    "si_label",
+    "status_word",
+    "ticks",
+]

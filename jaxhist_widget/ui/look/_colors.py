@@ -1,0 +1,108 @@
+"""Colours, dash styles and opacities of the plot's lines, and a legend entry.
+
+Pure (no widgets), from the look table (``look.json``). The live figure, the static picture and
+the legends draw with these; which line gets which colour and dash in a chart is the figure's
+rule (`jaxhist_widget.ui.figure`), applied the same way to the picture it copies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._table import LOOK
+
+__all__ = [
+    "BAND_OPACITY",
+    "DASHES",
+    "LANE_RAMP",
+    "LEGEND_LANES",
+    "LINE_STYLES",
+    "LINE_WIDTH",
+    "PALETTE",
+    "RAW_OPACITY",
+    "LegendLine",
+    "field_colors",
+    "lane_colors",
+    "next_color",
+]
+
+#: Categorical colors for up to ``len(PALETTE)`` fields or lanes, in this order. Every one has a
+#: contrast of at least 3:1 (WCAG, for graphics) on JupyterLab's light (``#ffffff``) and dark
+#: (``#111111``) backgrounds, so no line fades into either theme; none is a pure red or green,
+#: which would read as error / success. Blue first: the first (often only) plotted field.
+PALETTE: tuple[str, ...] = tuple(LOOK["palette"])
+#: More lines than `PALETTE` holds are colored along this sequential ramp (lane 0 first), whose
+#: colors, in between included, keep the same contrast in both themes.
+LANE_RAMP: tuple[str, ...] = tuple(LOOK["lane_ramp"])
+#: SVG ``stroke-dasharray`` of each line style ("" for a solid line).
+DASHES: dict[str, str] = dict(LOOK["dashes"])
+#: Under vmap color tells lanes apart, so fields are told apart by dash style.
+LINE_STYLES: tuple[str, ...] = tuple(DASHES)
+#: Up to this many lanes the legend names each lane (each has its `PALETTE` color); above it
+#: shows the lane color ramp.
+LEGEND_LANES = len(PALETTE)
+#: Opacity of a raw line under its smoothed one (TensorBoard keeps it faint too).
+RAW_OPACITY: float = LOOK["opacity"]["raw_under_smoothed"]
+#: Fill opacity of a vector's bands: the outer (min–max) one and the inner (quartiles) one.
+BAND_OPACITY: tuple[float, float] = (LOOK["opacity"]["band_outer"], LOOK["opacity"]["band_inner"])
+#: Width of a drawn line, in pixels.
+LINE_WIDTH: float = LOOK["line_width"]
+
+
+@dataclass(frozen=True)
+class LegendLine:
+    """One legend entry: a plotted field of one run, drawn as its lines are."""
+
+    label: str
+    run: int  #: the run's number (named in the entry when several runs are drawn)
+    color: str  #: ``currentColor`` under vmap, where the lanes' colors tell them apart
+    style: str  #: one of `LINE_STYLES`, or ``"band"`` (a filled area: a band, a heatmap)
+    opacity: float
+
+
+def field_colors(labels: Sequence[str]) -> list[str]:
+    """A color per field, by position: the `PALETTE` in order, the sequential ramp beyond it.
+
+    By position, not hashed from the name: a hash gave the first plot of a notebook olive or red
+    (which reads as an error) by chance.
+
+    >>> field_colors(["loss", "lr"]) == list(PALETTE[:2])
+    True
+    """
+    return lane_colors(len(labels))
+
+
+def lane_colors(n: int) -> list[str]:
+    """``n`` line colors: the categorical `PALETTE` for up to ``len(PALETTE)`` lines, else ``n``
+    colors along the sequential `LANE_RAMP` (lane 0 first).
+
+    >>> lane_colors(2) == list(PALETTE[:2])
+    True
+    >>> lane_colors(20)[0] == LANE_RAMP[0] and lane_colors(20)[-1] == LANE_RAMP[-1]
+    True
+    """
+    if n <= len(PALETTE):
+        return list(PALETTE[:n])
+    ramp = np.array([[int(c[i : i + 2], 16) for i in (1, 3, 5)] for c in LANE_RAMP], float)
+    out = []
+    for k in range(n):
+        t = k / (n - 1) * (len(ramp) - 1)
+        j = min(int(t), len(ramp) - 2)
+        rgb = ramp[j] + (t - j) * (ramp[j + 1] - ramp[j])
+        out.append("#" + "".join(f"{round(v):02x}" for v in rgb))
+    return out
+
+
+def next_color(used: Iterable[str]) -> str:
+    """The colour of a new run: the first `PALETTE` colour no drawn run has (so a plot that
+    keeps one run draws it blue every time); past ten runs the palette repeats.
+
+    >>> next_color([]) == PALETTE[0], next_color([PALETTE[0]]) == PALETTE[1]
+    (True, True)
+    """
+    used = list(used)
+    free = [c for c in PALETTE if c not in used]
+    return free[0] if free else PALETTE[len(used) % len(PALETTE)]

@@ -1,0 +1,64 @@
+"""Status words: what the panel's badge and the run list say for a run's status, from the look
+table (the panel's JavaScript reads the same words). Pure functions of plain values.
+
+The ``status`` values are the run's own (`Run.status`: ``converged`` means "``cond`` became
+False", whatever the condition encodes, so it reads "finished") plus the panel's ``idle``,
+``compiling`` and ``error``; ``diverged`` is a word, not a status: a run whose latest value of a
+plotted field is NaN or infinite, and that did not fail, reads so (a warning: the computation
+itself succeeded).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._numbers import format_count
+from ._table import LOOK
+
+__all__ = [
+    "BADGE_COLORS",
+    "CAN_DIVERGE",
+    "COMPILING_TEXT",
+    "STATUS_LABELS",
+    "lane_summary",
+    "shown_status",
+    "status_word",
+]
+
+_STATUS = LOOK["status"]
+#: The word of each status (``converged`` reads "finished"); an unknown one reads as it is.
+STATUS_LABELS: Mapping[str, str] = _STATUS["words"]
+#: The badge's text while a plot is attached and its loop is traced and compiled.
+COMPILING_TEXT: str = _STATUS["compiling_badge"]
+#: Run statuses that a NaN or inf latest value turns into "diverged" (not "error").
+CAN_DIVERGE: tuple[str, ...] = tuple(_STATUS["can_diverge"])
+#: The badge's fill and ink per shown status (``unknown``: any other), on a white background:
+#: the panel's CSS defaults (``js/panel.css``), which JupyterLab's theme overrides.
+BADGE_COLORS: Mapping[str, tuple[str, str]] = _STATUS["badge_colors"]
+
+
+def shown_status(state: Mapping[str, Any]) -> str:
+    """The status the panel's badge shows for ``state`` (the panel's traits): ``"diverged"``
+    while a plotted field's latest value is NaN or infinite in a run that did not fail, else
+    the ``status`` trait (as ``shownStatus`` in ``js/format.js``)."""
+    status = str(state.get("status", "idle"))
+    return "diverged" if state.get("diverged") and status in CAN_DIVERGE else status
+
+
+def status_word(state: Mapping[str, Any]) -> str:
+    """The badge's text for ``state``: ``finished``, ``max steps``, ``diverged``, ..."""
+    shown = shown_status(state)
+    return COMPILING_TEXT if shown == "compiling" else STATUS_LABELS.get(shown, shown)
+
+
+def lane_summary(counts: Mapping[str, int], names: Mapping[str, Sequence[str]]) -> str:
+    """``"61 finished · 3 max steps"``, most frequent first; a status of at most two lanes
+    names them, as the panel does."""
+    entries = sorted(((k, n) for k, n in counts.items() if n > 0), key=lambda e: (-e[1], e[0]))
+    out = []
+    for status, n in entries:
+        who = list(names.get(status) or [])
+        named = f" ({', '.join(who)})" if who and len(who) <= 2 and n <= 2 else ""
+        out.append(f"{format_count(n)} {STATUS_LABELS.get(status, status)}{named}")
+    return " · ".join(out)

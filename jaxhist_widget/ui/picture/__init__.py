@@ -1,0 +1,29 @@
+"""The static picture of a `LivePlot`: an SVG and a one-line text summary, drawn in the kernel,
+for every reader without the live widget (an exported notebook, GitHub, nbviewer, a saved file).
+
+Plain data in (`Picture`: what the widget shows, copied by the plot), SVG out (`render_svg`);
+numpy only, no widgets, and nothing of the live figure: both draw with the look (`..look`).
+"""
+
+from __future__ import annotations
+
+from ._files import PNG_HINT, png_from_svg, save_svg
+from ._picture import ChartPicture, Picture, StaticImage, StaticLine
+from ._run_list import run_texts
+from ._summary import first_line, latest_values, summary
+from ._svg import render_svg
+
+__all__ = [
+    "PNG_HINT",
+    "ChartPicture",
+    "Picture",
+    "StaticImage",
+    "StaticLine",
+    "first_line",
+    "latest_values",
+    "png_from_svg",
+    "render_svg",
+    "run_texts",
+    "save_svg",
+    "summary",
+]

@@ -1,0 +1,207 @@
+"""The charts of the static picture as SVG: each one's axes, grid, tick labels, lines, bands,
+heatmap images and a path's ends, in a grid laid out as the widget's grid lays out its
+figures (the look's sizes: `..look.chart_columns`).
+
+Numpy only.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+import numpy as np
+
+from ..look import (
+    BOTTOM_PX,
+    CHART_GAP_PX,
+    CHART_HEIGHT_PX,
+    DASHES,
+    LINE_WIDTH,
+    RIGHT_MARGIN_PX,
+    TITLED_TOP_PX,
+    chart_columns,
+    d3_format,
+    ticks,
+)
+from ._picture import ChartPicture, StaticImage, StaticLine
+
+__all__ = ["draw_charts", "svg_text"]
+
+_TEXT, _GRID, _AXIS = "#212121", "#e0e0e0", "#9e9e9e"
+
+
+def draw_charts(
+    out: list[str],
+    charts: tuple[ChartPicture, ...],
+    x_limits: tuple[float, float],
+    top: float,
+    width: int,
+) -> tuple[float, str]:
+    """Draw ``charts`` in a grid from ``top`` (as many columns of at least `CHART_MIN_PX` as
+    ``width`` holds); return the bottom of the grid and the charts' clip paths."""
+    n = max(1, len(charts))
+    cols = chart_columns(width, n)
+    cell = (width - CHART_GAP_PX * (cols - 1)) / cols
+    height = CHART_HEIGHT_PX
+    clips = []
+    for i, chart in enumerate(charts):
+        ox, oy = (i % cols) * (cell + CHART_GAP_PX), top + (i // cols) * height
+        out.append(f'<g class="jhw-chart" data-title={quoteattr(chart.title)}>')
+        margin_top = max(chart.top, TITLED_TOP_PX if chart.title else 0)
+        x0, x1 = ox + float(chart.left), ox + cell - RIGHT_MARGIN_PX
+        y1, y0 = oy + margin_top, oy + height - BOTTOM_PX
+        if chart.title:
+            out.append(
+                svg_text(
+                    (x0 + x1) / 2,
+                    oy + 18,
+                    chart.title,
+                    size=13,
+                    anchor="middle",
+                    weight="600",
+                    cls="jhw-chart-title",
+                )
+            )
+        fx = _scale(chart.x_limits or x_limits, (x0, x1), chart.log_x)
+        fy = _scale(chart.y_limits, (y0, y1), chart.log_y)
+        _axes(out, chart, fx, fy, (x0, x1, y0, y1))
+        clip = "jhw-plot" if i == 0 else f"jhw-plot-{i}"
+        clips.append(
+            f'<clipPath id="{clip}"><rect x="{x0:.1f}" y="{y1 - 1:.1f}" width="{x1 - x0:.1f}" '
+            f'height="{y0 - y1 + 2:.1f}"/></clipPath>'
+        )
+        out.append(f'<g clip-path="url(#{clip})" fill="none" stroke-width="{LINE_WIDTH}">')
+        out += [_image(image, fx, fy) for image in chart.images]
+        out += [_dots(line, fx, fy) if line.dots else _path(line, fx, fy) for line in chart.lines]
+        out.append("</g></g>")
+    rows = math.ceil(n / cols)
+    return top + rows * height, "".join(clips)
+
+
+def _scale(limits: tuple[float, float], pixels: tuple[float, float], log: bool) -> Any:
+    """Data -> pixel as the widget's bqplot scale maps it (NaN for what cannot be drawn)."""
+    lo, hi = limits
+    if log:
+        lo, hi = math.log10(max(lo, 1e-300)), math.log10(max(hi, 1e-300))
+    span = (hi - lo) or 1.0
+    a, b = pixels
+
+    def f(v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v, float)
+        if log:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                v = np.where(v > 0, np.log10(np.where(v > 0, v, 1.0)), np.nan)
+        return a + (v - lo) / span * (b - a)
+
+    return f
+
+
+def _axes(out: list[str], p: ChartPicture, fx: Any, fy: Any, box: tuple[float, ...]) -> None:
+    x0, x1, y0, y1 = box
+    out.append(f'<g class="jhw-axes" font-size="11" fill="{_TEXT}">')
+    for t in p.x_ticks:
+        px = float(fx(t))
+        if x0 - 0.5 <= px <= x1 + 0.5:
+            out.append(_grid(px, y1, px, y0))
+            out.append(svg_text(px, y0 + 16, _label(p.x_format, t), anchor="middle", cls="x"))
+    for t in p.y_ticks:
+        py = float(fy(t))
+        if math.isfinite(py) and y1 - 0.5 <= py <= y0 + 0.5:
+            out.append(_grid(x0, py, x1, py))
+            out.append(svg_text(x0 - 6, py + 4, _label(p.y_format, t), anchor="end", cls="y"))
+    out.append(
+        f'<path d="M{x0},{y1}V{y0}H{x1}" fill="none" stroke="{_AXIS}"/>'
+        + svg_text((x0 + x1) / 2, y0 + 34, p.x_label, anchor="middle", cls="x-label")
+        + "</g>"
+    )
+
+
+def _grid(a: float, b: float, c: float, d: float) -> str:
+    return (
+        f'<line x1="{a:.1f}" y1="{b:.1f}" x2="{c:.1f}" y2="{d:.1f}" stroke="{_GRID}" '
+        'stroke-dasharray="4,3"/>'
+    )
+
+
+def _path(line: StaticLine, fx: Any, fy: Any) -> str:
+    """One line as an SVG path; a NaN (or, on a log axis, a value <= 0) leaves a gap."""
+    px, py = fx(line.x), fy(line.y)
+    ok = np.isfinite(px) & np.isfinite(py)
+    parts = []
+    start = True
+    for x, y, good in zip(px.tolist(), py.tolist(), ok.tolist(), strict=True):
+        if not good:
+            start = True
+            continue
+        parts.append(f"{'M' if start else 'L'}{x:.2f} {y:.2f}")
+        start = False
+    if line.fill:  # a band: one closed polygon, filled, no outline
+        return (
+            f'<path class="jhw-band" data-label={quoteattr(line.label)} d="{"".join(parts)}Z" '
+            f'fill="{line.color}" fill-opacity="{line.fill * line.opacity:.2f}" stroke="none"/>'
+        )
+    dash = DASHES.get(line.style, "")
+    return (
+        f'<path class="jhw-line" data-label={quoteattr(line.label)} d="{"".join(parts)}" '
+        f'stroke="{line.color}" stroke-opacity="{line.opacity:.2f}"'
+        + (f' stroke-dasharray="{dash}"' if dash else "")
+        + "/>"
+    )
+
+
+def _dots(line: StaticLine, fx: Any, fy: Any) -> str:
+    """A path's starts (rings) or latest points (dots), as the widget's scatter marks."""
+    fill = line.color if line.dots == "dot" else "none"
+    circles = "".join(
+        f'<circle cx="{x:.2f}" cy="{y:.2f}" r="3.5"/>'
+        for x, y in zip(fx(line.x).tolist(), fy(line.y).tolist(), strict=True)
+        if math.isfinite(x) and math.isfinite(y)
+    )
+    return (
+        f'<g class="jhw-path-{line.dots}" fill="{fill}" stroke="{line.color}" stroke-width="2" '
+        f'opacity="{line.opacity:.2f}">{circles}</g>'
+    )
+
+
+def _image(image: StaticImage, fx: Any, fy: Any) -> str:
+    """A heatmap's PNG over its steps and values, its cells kept sharp."""
+    (xa, xb), (ya, yb) = fx(np.array(image.x)), fy(np.array(image.y))
+    if not all(map(math.isfinite, (xa, xb, ya, yb))):
+        return ""
+    data = base64.b64encode(image.png).decode()
+    return (
+        f'<image class="jhw-heatmap" x="{xa:.2f}" y="{yb:.2f}" width="{xb - xa:.2f}" '
+        f'height="{ya - yb:.2f}" preserveAspectRatio="none" style="image-rendering:pixelated" '
+        f'href="data:image/png;base64,{data}"/>'
+    )
+
+
+def svg_text(
+    x: float,
+    y: float,
+    text: str,
+    size: int | None = None,
+    fill: str | None = None,
+    anchor: str | None = None,
+    weight: str | None = None,
+    cls: str | None = None,
+) -> str:
+    attrs = [f'x="{x:.1f}"', f'y="{y:.1f}"']
+    for name, value in (
+        ("font-size", size),
+        ("fill", fill),
+        ("text-anchor", anchor),
+        ("font-weight", weight),
+        ("class", cls),
+    ):
+        if value is not None:
+            attrs.append(f'{name}="{value}"')
+    return f"<text {' '.join(attrs)}>{escape(str(text))}</text>"
+
+
+def _label(fmt: str, value: float) -> str:
+    """A tick's label as the widget's axis writes it (its format, and `ticks.zero_labels`)."""
+    return ticks.zero_labels(fmt, [value]).get("0") or d3_format(fmt, value)

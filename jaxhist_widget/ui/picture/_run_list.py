@@ -1,0 +1,74 @@
+"""The run list of the static picture (`._svg`): the panel's run list (``js/runs.js``) as
+SVG rows, one per run once the plot draws two or more: colour, name, status, steps, time and
+latest values; a hidden run's row dimmed and marked hidden, as in the widget.
+
+No widgets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+from xml.sax.saxutils import quoteattr
+
+from ..look import STATUS_LABELS, format_count, format_duration, format_value, shown_status
+from ._charts import svg_text
+
+__all__ = ["draw_run_list", "run_texts"]
+
+_MUTED = "#616161"
+_CHAR_PX = 7.0
+
+
+def run_texts(run: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    """The status word, steps, time and latest values of one run list entry (as the panel)."""
+    shown = shown_status({"status": run.get("status", ""), "diverged": run.get("diverged")})
+    steps = f"{format_count(run.get('step', 0))}"
+    if run.get("max_steps"):
+        steps += f" / {format_count(run['max_steps'])}"
+    steps += " steps" + (f" · {format_count(run['lanes'])} lanes" if run.get("lanes") else "")
+    values = " · ".join(f"{k} {format_value(v)}" for k, v in (run.get("latest") or {}).items())
+    if run.get("lanes") and values:
+        values = f"median {values}"
+    word = STATUS_LABELS.get(shown, shown)
+    return word, steps, format_duration(run.get("elapsed", 0.0)), values
+
+
+def draw_run_list(out: list[str], runs: Sequence[Mapping[str, Any]], y: float, width: int) -> float:
+    """Rows for ``runs`` from ``y`` (nothing below two runs); returns the y under them."""
+    if len(runs) < 2:
+        return y
+    rows = [run_texts(r) for r in runs]
+    name_w = min(200.0, max(_CHAR_PX * len(str(r.get("name", ""))) for r in runs) + 8)
+    status_w = max(_CHAR_PX * len(t[0]) for t in rows) + 14
+    steps_w = max(_CHAR_PX * len(t[1]) for t in rows) + 10
+    time_w = max(_CHAR_PX * len(t[2]) for t in rows) + 10
+    for run, (word, steps, time, values) in zip(runs, rows, strict=True):
+        y += 18
+        hidden = bool(run.get("hidden"))
+        name = str(run.get("name", ""))
+        alpha = ' opacity="0.45"' if hidden else ""
+        x = 12.0
+        parts = [
+            f'<rect x="{x:.1f}" y="{y - 6:.1f}" width="16" height="4" rx="2" '
+            f"fill={quoteattr(str(run.get('color', '#757575')))}/>",
+        ]
+        x += 24
+        label = name if len(name) * _CHAR_PX <= name_w else name[: int(name_w / _CHAR_PX) - 1] + "…"
+        parts.append(svg_text(x, y, label, size=12, weight="600", cls="jhw-run-name"))
+        x += name_w
+        parts.append(svg_text(x, y, word, size=11, cls="jhw-run-status"))
+        x += status_w
+        parts.append(svg_text(x, y, steps, size=12, fill=_MUTED))
+        x += steps_w
+        parts.append(svg_text(x, y, time, size=12, fill=_MUTED))
+        x += time_w
+        room = max(0, int((width - 12 - x) / _CHAR_PX))
+        text = f"hidden · {values}" if hidden else values
+        text = text if len(text) <= room else text[: max(0, room - 1)] + "…"
+        parts.append(svg_text(x, y, text, size=12))
+        out.append(
+            f'<g class="jhw-run" data-name={quoteattr(name)} data-hidden="{str(hidden).lower()}"'
+            f"{alpha}>" + "".join(parts) + "</g>"
+        )
+    return y + 6

@@ -1,0 +1,174 @@
+"""The static picture as one SVG document: a header (title, status badge, steps, time, latest
+values, the run list), the charts (`._charts`), the legend rows and the notes, drawn in the
+kernel from a `Picture` (plain data: no widgets, no browser).
+
+A notebook read without its kernel (exported by nbconvert, shown by GitHub / nbviewer / docs
+builders, or saved without widget state) has no widget to draw, so the LivePlot's output also
+carries this picture, copied from what the widget draws. SVG rather than PNG: it needs no
+rasterizer (no new dependency), its text stays crisp at any zoom, and a browser shows it
+offline (nbconvert embeds it as a ``data:`` image).
+"""
+
+from __future__ import annotations
+
+import math
+from xml.sax.saxutils import escape
+
+from ..look import (
+    BADGE_COLORS,
+    DASHES,
+    LANE_RAMP,
+    LEGEND_LANES,
+    PICTURE_WIDTH,
+    format_count,
+    lane_colors,
+    lane_summary,
+    shown_status,
+    status_word,
+)
+from ._charts import draw_charts
+from ._charts import svg_text as _text
+from ._picture import Picture
+from ._run_list import draw_run_list
+from ._summary import first_line, latest_values, summary
+
+__all__ = ["render_svg"]
+
+_FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
+_TEXT, _MUTED = "#212121", "#616161"
+_CHAR_PX = 7.0  # rough advance of one 12 px character, for wrapping the legend
+
+
+def render_svg(p: Picture, width: int = PICTURE_WIDTH) -> str:
+    """The picture as a standalone SVG document: a header (title, status badge, steps, time,
+    latest values), the figure (grid, tick labels, the lines clipped to the plot area, log or
+    linear y) and the legend rows under it, on a white background."""
+    out: list[str] = []
+    y = 8.0
+    if p.title:
+        y += 18
+        out.append(_text(12, y, p.title, size=15, weight="bold"))
+    y = _header(out, p, y + 24)
+    bottom, clips = draw_charts(out, p.charts, p.x_limits, y, width)
+    y = _legend(out, p, bottom + 4, width)
+    y = _notes(out, p.notes, y, width)
+    height = math.ceil(y + 8)
+    head = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="{_FONT}" class="jhw-static">'
+        f"<title>{escape(summary(p.title, p.state))}</title>"
+        f"<defs>{clips}</defs>"
+        f'<rect width="100%" height="100%" fill="#fff"/>'
+    )
+    return head + "".join(out) + "</svg>"
+
+
+def _header(out: list[str], p: Picture, y: float) -> float:
+    """The panel's facts: badge, the latest run's name, steps, time, rate; then the latest
+    values; then the run list (two runs or more)."""
+    s = p.state
+    status, shown = str(s.get("status", "idle")), shown_status(s)
+    label = status_word(s)
+    fill, ink = BADGE_COLORS.get(shown, BADGE_COLORS["unknown"])
+    w = 12 + _CHAR_PX * len(label)
+    out.append(
+        f'<g class="jhw-status" data-status="{escape(status)}">'
+        f'<rect x="12" y="{y - 13}" width="{w:.0f}" height="18" rx="9" fill="{fill}"/>'
+        + _text(12 + w / 2, y, label, size=12, fill=ink, anchor="middle")
+        + "</g>"
+    )
+    facts = []
+    runs = list(s.get("runs") or [])
+    if runs:
+        facts.append(str(runs[-1].get("name", "")))
+    if s.get("max_steps"):
+        facts.append(f"{format_count(s.get('step', 0))} / {format_count(s['max_steps'])} steps")
+        if s.get("elapsed"):
+            facts.append(f"elapsed {float(s['elapsed']):.2f} s")
+        if s.get("lanes"):
+            lanes = lane_summary(s.get("lane_statuses") or {}, s.get("lane_names") or {})
+            facts.append(f"{s['lanes']} lanes" + (f": {lanes}" if lanes else ""))
+    elif status == "idle":
+        facts.append("no run yet")
+    out.append(_text(20 + w, y, "  ·  ".join(facts), size=12, fill=_MUTED, cls="jhw-facts"))
+    values = "  ·  ".join(f"{k} {v}" for k, v in latest_values(s))
+    if values:
+        y += 20
+        out.append(_text(12, y, values, size=12, cls="jhw-values"))
+    if s.get("error"):
+        y += 18
+        out.append(_text(12, y, first_line(s["error"])[:110], size=12, fill="#d32f2f"))
+    y = draw_run_list(out, runs, y, PICTURE_WIDTH)
+    if s.get("smoothing"):
+        y += 18
+        weight = f"smoothing {float(s['smoothing']):g} (raw lines faint)"
+        out.append(_text(12, y, weight, size=11, fill=_MUTED, cls="jhw-smoothing"))
+    return y + 4
+
+
+def _legend(out: list[str], p: Picture, y: float, width: int) -> float:
+    """Legend entries in rows under the figure, wrapped like the widget's legend row."""
+    several = len({line.run for line in p.legend}) > 1
+    items = [
+        (
+            line.label + (f" (run {line.run})" if several else ""),
+            line.color,
+            line.style,
+            line.opacity,
+        )
+        for line in p.legend
+    ]
+    n = len(p.lane_names)
+    if 0 < n <= LEGEND_LANES:
+        items += [
+            (name, c, "solid", 1.0) for name, c in zip(p.lane_names, lane_colors(n), strict=True)
+        ]
+    elif n:
+        more = f" (first {n} of {p.lanes})" if p.lanes > n else ""
+        items.append((f"{p.lane_names[0]} … {p.lane_names[-1]}{more}", "ramp", "solid", 1.0))
+    x, row = 12.0, y + 14
+    for label, color, style, opacity in items:
+        w = 30 + _CHAR_PX * len(label)
+        if x > 12 and x + w > width - 12:
+            x, row = 12.0, row + 20
+        if color == "ramp":  # the lanes' color scale, as a gradient bar
+            stops = "".join(
+                f'<stop offset="{k / (len(LANE_RAMP) - 1):.2f}" stop-color="{c}"/>'
+                for k, c in enumerate(LANE_RAMP)
+            )
+            swatch = (
+                f'<defs><linearGradient id="jhw-ramp">{stops}</linearGradient></defs>'
+                f'<rect x="{x:.1f}" y="{row - 8}" width="22" height="8" fill="url(#jhw-ramp)"/>'
+            )
+        elif style == "band":
+            swatch = (
+                f'<rect x="{x:.1f}" y="{row - 8}" width="22" height="8" fill="{color}" '
+                f'fill-opacity="{0.35 * opacity:.2f}"/>'
+            )
+        else:
+            dash = DASHES.get(style, "")
+            ink = _TEXT if color == "currentColor" else color
+            swatch = (
+                f'<line x1="{x:.1f}" y1="{row - 4}" x2="{x + 22:.1f}" y2="{row - 4}" '
+                f'stroke="{ink}" stroke-width="2.5" stroke-opacity="{opacity:.2f}"'
+                + (f' stroke-dasharray="{dash}"' if dash else "")
+                + "/>"
+            )
+        out.append(f'<g class="jhw-legend-item">{swatch}{_text(x + 27, row, label, size=12)}</g>')
+        x += w + 14
+    return row + 6 if items else y
+
+
+def _notes(out: list[str], notes: tuple[str, ...], y: float, width: int) -> float:
+    """The notes under the legend, wrapped to the width, as the widget's legend row ends."""
+    per_line = max(20, int((width - 24) / _CHAR_PX))
+    for note in notes:
+        words, line = f"Note: {note}".split(), ""
+        for word in [*words, None]:
+            if word is not None and len(line) + len(word) + 1 <= per_line:
+                line = f"{line} {word}" if line else word
+                continue
+            y += 16
+            out.append(_text(12, y, line, size=12, fill=_MUTED, cls="jhw-note"))
+            line = word or ""
+    return y + (6 if notes else 0)

@@ -1,0 +1,230 @@
+"""What a `LivePlot`'s panel controls and view options do (`Controls`), and the options as the
+plot's properties (`option`).
+
+The panel's view sends its controls as messages, which set the panel's traits (`LivePanel`);
+a `LivePlot` option set in Python sets the same trait. `Controls` observes those traits and
+applies each to the plot: Stop, Clear, log y (all charts and each chart's own), log x, the last
+N steps, the zoom (a drag across a chart), keep runs, the smoothing weight, ignore outliers, the
+run list's show/hide toggles, and the width a view reports. Every trait write holds the plot's
+lock (the panel's), so a control is applied under it, whatever thread set it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..._host import Sink
+from ..figure import ChartGrid
+from ..panel import LivePanel
+from ..reduce import check_weight
+from ..series import check_last_steps, check_step_range
+from ._options import check_flag
+from ._updates import Updates
+
+__all__ = [
+    "Controls",
+    "ignore_outliers",
+    "keep_runs",
+    "last_steps",
+    "log_x",
+    "log_y",
+    "option",
+    "smoothing",
+    "step_range",
+]
+
+
+def option(
+    name: str, check: Callable[[Any], Any], doc: str, read: Callable[[Any], Any] | None = None
+) -> property:
+    """A `LivePlot` property synced with the panel's control trait ``name``: it reads the trait
+    (through ``read``), and writes ``check(value)`` through the panel's one writer."""
+
+    def get(plot: Any) -> Any:
+        value = getattr(plot.panel, name)
+        return read(value) if read is not None else value
+
+    def set_(plot: Any, value: Any) -> None:
+        plot.panel.write(**{name: check(value)})
+
+    return property(get, set_, doc=doc)
+
+
+def _step_range(value: Any) -> list[int]:
+    steps = check_step_range(value)
+    return list(steps) if steps is not None else []
+
+
+# The options a `LivePlot` shares with its panel's controls, as its properties.
+log_y = option("log_y", bool, "Whether the y axis is logarithmic (synced with the panel's toggle).")
+log_x = option(
+    "log_x",
+    lambda v: check_flag("log_x", v),
+    "Whether the step axis is logarithmic (synced with the panel's toggle).",
+)
+keep_runs = option(
+    "keep_runs",
+    bool,
+    "Whether previous runs stay on the plot and in `runs` (synced with the toggle).",
+)
+smoothing = option(
+    "smoothing", check_weight, "The smoothing weight (0: off; synced with the panel's slider)."
+)
+ignore_outliers = option(
+    "ignore_outliers",
+    lambda v: check_flag("ignore_outliers", v),
+    "Whether the y ranges leave the extreme 2% of points out (synced with the toggle).",
+)
+last_steps = option(
+    "last_steps",
+    check_last_steps,
+    "Steps shown: the last ``last_steps`` only (0: every step; synced with the panel).",
+)
+step_range = option(
+    "step_range",
+    _step_range,
+    """The zoom: the ``(first, last)`` steps every chart shows, or None (every step, or the
+        `last_steps`). Synced with the charts: a drag across one sets it, a double-click resets
+        it. It wins over `last_steps` until reset; setting `last_steps` resets it.""",
+    read=lambda steps: (steps[0], steps[1]) if steps else None,
+)
+
+
+class Controls:
+    """Applies the panel's control traits to the plot (observing them from its making on).
+
+    Parameters
+    ----------
+    panel, fig, updates
+        The plot's parts.
+    sink
+        The plot itself, as the sink its runs stream to: Stop asks them to stop.
+    redraw_picture
+        Redraw the plot's static picture (the saved picture shows what the widget shows).
+    """
+
+    def __init__(
+        self,
+        panel: LivePanel,
+        fig: ChartGrid,
+        updates: Updates,
+        *,
+        sink: Sink,
+        redraw_picture: Callable[[], None],
+    ) -> None:
+        self.panel, self.fig, self.updates = panel, fig, updates
+        self._sink, self._picture = sink, redraw_picture
+        self._async_runs = 0  # run_async calls in progress (their Stop is a message)
+        for handler, name in (
+            (self._on_stop_click, "stop_clicks"),
+            (self._on_clear_click, "clear_clicks"),
+            (self._on_log_y, "log_y"),
+            (self._on_log_x, "log_x"),
+            (self._on_log_charts, "log_charts"),
+            (self._on_keep_runs, "keep_runs"),
+            (self._on_smoothing, "smoothing"),
+            (self._on_ignore_outliers, "ignore_outliers"),
+            (self._on_last_steps, "last_steps"),
+            (self._on_step_range, "step_range"),
+            (self._on_hidden_runs, "hidden_runs"),
+            (self._on_plot_width, "plot_width"),
+        ):
+            panel.observe(handler, name)
+
+    def show_run(self, run: int | str, visible: bool) -> None:
+        """Show or hide run ``run`` (its index or name), as its toggle in the run list does."""
+        with self.updates.lock:
+            number = self.updates.state.number_of(run)
+            hidden = [n for n in self.panel.hidden_runs if n != number]
+            self.panel.write(hidden_runs=hidden if visible else [*hidden, number])
+
+    def clear(self) -> None:
+        """Forget the ended runs and their lines, and reset the panel (the Clear button)."""
+        self.updates.forget_ended()
+        self.sync_hidden_trait()
+        self._picture()
+
+    # The view sends a Stop click as a widget message, which a kernel handles only while a cell
+    # awaits (run_async); a normal cell (`with live:`, `run`) holds the kernel until it ends.
+    # There the view asks for a kernel interrupt instead, which the interrupt bridge turns into
+    # a stop of the armed sink's run: `stop_mode` tells the view which applies.
+    def sync_stop_mode(self, armed: bool) -> None:
+        """Whether a Stop click interrupts the kernel: only while the plot is armed (in the
+        main thread, where an interrupt reaches the run) and no async run awaits."""
+        interrupt = armed and self._async_runs == 0
+        self.panel.write(stop_mode="interrupt" if interrupt else "message")
+
+    @contextlib.contextmanager
+    def async_run(self, sync: Callable[[], None]) -> Iterator[None]:
+        """An async run in progress (its Stop is a message); ``sync`` syncs the stop mode."""
+        self._async_runs += 1
+        sync()
+        try:
+            yield
+        finally:
+            self._async_runs -= 1
+            sync()
+
+    def sync_hidden_trait(self) -> None:
+        """List as hidden only the runs still drawn (the run list's toggles)."""
+        with self.updates.lock:
+            hidden = sorted(self.updates.state.hidden)
+            if list(self.panel.hidden_runs) != hidden:
+                self.panel.write(hidden_runs=hidden)
+
+    # Each handler runs in the thread that set its trait, under the plot's lock.
+    def _on_stop_click(self, change: dict[str, Any]) -> None:
+        # A click that arrives after the run ended must not stop the next run.
+        if self._sink.running:
+            self._sink.stop()
+
+    def _on_clear_click(self, change: dict[str, Any]) -> None:
+        self.clear()
+
+    def _on_log_y(self, change: dict[str, Any]) -> None:
+        self.updates.set_log(bool(change["new"]))
+        self.panel.write(log_charts=self.fig.log_charts)
+        self._picture()
+
+    def _on_log_x(self, change: dict[str, Any]) -> None:
+        self.updates.set_log_x(bool(change["new"]))
+        self._picture()
+
+    def _on_log_charts(self, change: dict[str, Any]) -> None:
+        with self.updates.lock:
+            self.fig.set_log_charts(change["new"])
+        self._picture()
+
+    def _on_keep_runs(self, change: dict[str, Any]) -> None:
+        if not change["new"]:
+            self.updates.keep_latest_only()
+            self.sync_hidden_trait()
+
+    def _on_smoothing(self, change: dict[str, Any]) -> None:
+        self.updates.set_smoothing(float(change["new"]))
+        self._picture()
+
+    def _on_ignore_outliers(self, change: dict[str, Any]) -> None:
+        self.updates.set_ignore_outliers(bool(change["new"]))
+        self._picture()
+
+    def _on_last_steps(self, change: dict[str, Any]) -> None:
+        self.updates.set_last_steps(int(change["new"]))
+        if self.panel.step_range:  # the window asked for now replaces the zoom
+            self.panel.write(step_range=[])
+        self._picture()
+
+    def _on_step_range(self, change: dict[str, Any]) -> None:
+        steps = change["new"]
+        self.updates.set_step_range((steps[0], steps[1]) if steps else None)
+        self._picture()
+
+    def _on_hidden_runs(self, change: dict[str, Any]) -> None:
+        self.updates.set_hidden(set(change["new"]))
+        self._picture()
+
+    def _on_plot_width(self, change: dict[str, Any]) -> None:
+        # The number of x ticks follows the figure's width, which only a view knows.
+        self.updates.set_width(change["new"])

@@ -1,0 +1,168 @@
+"""Getting a `LivePlot`'s data and picture out: a table per run (pandas, CSV), the PNG, and a
+copy of every run it draws in a store (``LivePlot(store=...)``).
+
+The tables need only numpy (pandas when asked for a DataFrame). The PNG is the static picture
+rasterized in the kernel (`..picture.png_from_svg`); without cairosvg, a plot shown in a live
+frontend falls back to bqplot's PNG of its first chart, which the browser renders.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import csv
+import os
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..._host import Run, Store
+from ..._host._report import report
+from ..picture import PNG_HINT, png_from_svg
+
+if TYPE_CHECKING:
+    import bqplot
+    import ipywidgets
+
+__all__ = [
+    "StoreCopy",
+    "has_kernel_comm",
+    "save_picture_png",
+    "save_png",
+    "table",
+    "to_csv",
+    "to_pandas",
+]
+
+
+class StoreCopy:
+    """Files every run a plot draws into ``store`` (a `Store`, a path, or None: nothing).
+
+    Handed the plot's hooks (the store is not attached itself), it files exactly the runs drawn
+    there, whether the plot is attached or fed by a cell of %jaxhist auto mode; each hook reaches
+    the store first, so a chunk is on disk before it is drawn. A failure is reported (once per
+    run and hook) and never stops the drawing or the run.
+    """
+
+    def __init__(self, store: str | os.PathLike[str] | Store | None) -> None:
+        self.store = store if isinstance(store, Store) or store is None else Store(store)
+
+    def __call__(self, hook: str, run: Run, *args: Any) -> None:
+        if self.store is None:
+            return
+        try:
+            getattr(self.store, hook)(run, *args)
+        except Exception as e:
+            report(e, f"Store.{hook.lstrip('_')}", once=(id(self.store), run.id, hook))
+
+
+def table(run: Run) -> dict[str, np.ndarray]:
+    """Columns of ``run``: ``step`` (and ``lane`` under vmap), then one per scalar leaf and per
+    component of other leaves (``x[0]``, ...); lanes one after the other."""
+    lanes = [None] if run.lanes is None else list(range(run.lanes))
+    parts: list[dict[str, np.ndarray]] = []
+    for lane in lanes:
+        rows = run.lane_rows(lane or 0)
+        n = len(rows[0]) if rows else 0
+        cols: dict[str, np.ndarray] = {"step": np.arange(n)}
+        if lane is not None:
+            cols["lane"] = np.full(n, lane)
+        for name, shape, leaf in zip(run.layout.names, run.layout.shapes, rows, strict=True):
+            if name in ("step", "lane"):  # never overwrite the index columns
+                name = f"{name}_value"
+            if shape == ():
+                cols[name] = leaf
+                continue
+            flat = leaf.reshape(n, -1)
+            for j in range(flat.shape[1]):
+                idx = ",".join(map(str, np.unravel_index(j, shape)))
+                cols[f"{name}[{idx}]"] = flat[:, j]
+        parts.append(cols)
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def to_pandas(run: Run) -> Any:
+    """``run`` as a `pandas.DataFrame` with the columns of `table`."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError(
+            "LivePlot.to_pandas needs pandas (pip install pandas); "
+            "live.history() and live.to_csv(path) work without it."
+        ) from None
+    return pd.DataFrame(table(run))
+
+
+def to_csv(run: Run, path: str | Path) -> Path:
+    """Write ``run`` as CSV (the columns of `table`; no pandas needed)."""
+    columns = table(run)
+    path = Path(path)
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(list(columns))
+        writer.writerows(zip(*(col.tolist() for col in columns.values()), strict=True))
+    return path
+
+
+def save_picture_png(
+    svg: str, figure: bqplot.Figure, displayed: bool, path: str | Path, scale: float | None
+) -> concurrent.futures.Future:
+    """`LivePlot.save_png`: the complete picture ``svg`` rasterized here; without cairosvg,
+    bqplot's PNG of ``figure`` from a frontend showing it, with a warning naming the fix."""
+    try:
+        return save_png(figure, displayed, path, scale, svg=svg)
+    except ImportError:
+        if not displayed or not has_kernel_comm(figure):
+            raise
+        warnings.warn(f"{PNG_HINT} Writing bqplot's PNG of the first chart instead.", stacklevel=3)
+        return save_png(figure, displayed, path, scale)
+
+
+def save_png(
+    figure: bqplot.Figure,
+    displayed: bool,
+    path: str | Path,
+    scale: float | None,
+    svg: str | None = None,
+) -> concurrent.futures.Future:
+    """Write a PNG of the plot to ``path``; a future resolving to the `Path`.
+
+    With ``svg`` (the plot's complete static picture): rasterized here and now
+    (`png_from_svg`), no frontend needed, the future already resolved; ImportError naming the
+    fix without ``cairosvg``. Without: the frontend showing ``figure`` is asked for bqplot's
+    PNG of the figure alone, written on arrival; RuntimeError, naming what to do instead, when
+    no frontend shows it (``displayed`` is False or the figure has no kernel comm).
+    """
+    if svg is not None:
+        done: concurrent.futures.Future = concurrent.futures.Future()
+        data = png_from_svg(svg, scale)  # raises before anything is written
+        path = Path(path)
+        path.write_bytes(data)
+        done.set_result(path)
+        return done
+    if not displayed or not has_kernel_comm(figure):
+        raise RuntimeError(
+            "LivePlot.save_png needs a Jupyter frontend showing this plot (the browser "
+            "renders the PNG): display(live) in a notebook first. Without a frontend, "
+            "live.save_svg(path) writes the complete picture, and live.to_csv(path) / "
+            "live.history() export the data."
+        )
+    path = Path(path)
+    future: concurrent.futures.Future = concurrent.futures.Future()
+
+    def write(data: Any) -> None:
+        try:
+            path.write_bytes(bytes(data))
+            future.set_result(path)
+        except Exception as e:  # an unwritable path: report through the future
+            future.set_exception(e)
+
+    figure.get_png_data(write, scale=scale)
+    return future
+
+
+def has_kernel_comm(widget: ipywidgets.Widget) -> bool:
+    """True when the widget talks to a kernel's comm (a frontend may be listening)."""
+    comm = getattr(widget, "comm", None)
+    return comm is not None and type(comm).__name__ != "DummyComm"

@@ -1,0 +1,123 @@
+"""`LivePlot`'s options: their names and the checks that name the fix for a bad one
+(`checked`), in the order the plot's constructor meets them.
+
+The checks of options with a module of their own (``fields``, ``vectors``, ``paths``,
+``lane_labels``, the windows of steps: `..series`; ``smoothing``: `..reduce`; ``charts``:
+`..figure`) stay there; these are the plain ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..figure import check_charts
+from ..reduce import check_weight
+from ..series import (
+    PlotChoice,
+    check_fields,
+    check_lane_labels,
+    check_last_steps,
+    check_paths,
+    check_step_range,
+    check_vectors,
+)
+
+__all__ = ["MAX_POINTS_LIMIT", "OPTIONS", "Options", "check_flag", "check_options", "checked"]
+
+#: Upper bound on ``max_points``.
+MAX_POINTS_LIMIT = 4000
+
+#: The keyword arguments of `LivePlot`.
+OPTIONS = (
+    "fields",
+    "log_y",
+    "keep_runs",
+    "title",
+    "max_points",
+    "lane_labels",
+    "continue_steps",
+    "store",
+    "charts",
+    "vectors",
+    "paths",
+    "smoothing",
+    "ignore_outliers",
+    "log_x",
+    "last_steps",
+    "step_range",
+)
+
+
+def check_options(
+    unknown: dict[str, Any], max_points: Any, title: Any, continue_steps: Any
+) -> None:
+    """Raise TypeError / ValueError naming the option and what it accepts."""
+    if unknown:
+        raise TypeError(
+            f"LivePlot() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
+            f"allowed: {', '.join(OPTIONS)}."
+        )
+    if not isinstance(max_points, int) or isinstance(max_points, bool):
+        raise TypeError(f"max_points must be an int, got {max_points!r}.")
+    if not 5 <= max_points <= MAX_POINTS_LIMIT:
+        raise ValueError(
+            f"max_points must be in 5..{MAX_POINTS_LIMIT} (points per line per update), "
+            f"got {max_points}."
+        )
+    if title is not None and not isinstance(title, str):
+        raise TypeError(f"title must be a str or None, got {title!r}.")
+    if not isinstance(continue_steps, bool):
+        raise TypeError(f"continue_steps must be True or False, got {continue_steps!r}.")
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """``value`` if it is True or False, else a TypeError naming the option."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r}.")
+    return value
+
+
+@dataclass(frozen=True)
+class Options:
+    """`LivePlot`'s options, checked (``store`` aside: the plot opens it)."""
+
+    choice: PlotChoice
+    log_y: bool
+    keep_runs: bool
+    title: str
+    max_points: int
+    lane_labels: tuple[str, ...] | None
+    continue_steps: bool
+    charts: str
+    smoothing: float
+    ignore_outliers: bool
+    log_x: bool
+    last_steps: int
+    step_range: tuple[int, int] | None
+
+
+def checked(unknown: dict[str, Any], **options: Any) -> Options:
+    """``options`` (every keyword of `LivePlot` but ``store``) checked; ``unknown``: the
+    keywords it does not take. Raises TypeError / ValueError naming the option and its fix."""
+    o = options
+    check_options(unknown, o["max_points"], o["title"], o["continue_steps"])
+    choice = PlotChoice(
+        check_fields(o["fields"]), check_vectors(o["vectors"]), check_paths(o["paths"])
+    )
+    smoothing = check_weight(o["smoothing"])
+    return Options(
+        choice=choice,
+        log_y=bool(o["log_y"]),
+        keep_runs=bool(o["keep_runs"]),
+        title=o["title"] or "",
+        max_points=o["max_points"],
+        continue_steps=o["continue_steps"],
+        smoothing=smoothing,
+        ignore_outliers=check_flag("ignore_outliers", o["ignore_outliers"]),
+        log_x=check_flag("log_x", o["log_x"]),
+        last_steps=check_last_steps(o["last_steps"]),
+        step_range=check_step_range(o["step_range"]),
+        lane_labels=check_lane_labels(o["lane_labels"]),
+        charts=check_charts(o["charts"]),
+    )

@@ -1,0 +1,180 @@
+"""The outputs that show a `LivePlot` in a notebook, and how they are kept current.
+
+In a kernel a plot shows as two outputs: the widget's view, then a static picture of it
+(`..picture`: an SVG as an image, a text summary) that CSS hides where the live
+view is drawn and shows everywhere else (nbconvert / GitHub / nbviewer, an export offline, a
+reopened notebook whose widget model is gone: JupyterLab then writes "model not found" and
+never falls back to another mimetype). Only the picture's output carries a display id and is
+replaced when a run ends: updating the widget's output would make JupyterLab create a second
+view of the live widget. Outside a kernel (a terminal) one output: the picture and summary.
+
+Threads: a run ends on a callback or worker thread. ipykernel sends a display from a thread
+without the cell's context under the latest request's header; JupyterLab / Notebook 7 route an
+``update_display_data`` by its display id alone, nbclient by display id within the cell it is
+running. So the update reaches the plot's outputs whichever thread sends it.
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+import uuid
+import warnings
+from typing import Any
+from xml.sax.saxutils import quoteattr
+
+import ipywidgets
+
+from ..picture import render_svg, summary
+from ._snapshot import snapshot, synced_state
+
+__all__ = ["Outputs", "fallback_html", "in_kernel", "picture_bundle", "summary_line"]
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def in_kernel() -> bool:
+    """True in a Jupyter kernel (a display can be updated there; a terminal would print it)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    return getattr(get_ipython(), "kernel", None) is not None
+
+
+def picture_bundle(fig: Any, panel: Any, lock: threading.RLock) -> dict[str, str]:
+    """The picture of what ``fig`` and ``panel`` show now: ``image/svg+xml``, ``text/plain``."""
+    with lock:  # the plot's update lock: a consistent copy of its lines and panel
+        picture = snapshot(fig, panel)
+    return {
+        "image/svg+xml": render_svg(picture),
+        "text/plain": summary(picture.title, picture.state),
+    }
+
+
+def summary_line(panel: Any) -> str:
+    """The picture's ``text/plain``, from the panel alone (no lock, no drawing)."""
+    return summary(panel.title, synced_state(panel))
+
+
+class Outputs:
+    """How one plot shows in a notebook: its widget (the panel above the charts and the legend
+    row), its outputs (the widget's view, then the picture's, whose display id this keeps) and
+    the picture, redrawn when asked (a run ended, a control changed what is drawn).
+
+    Parameters
+    ----------
+    panel, fig
+        The plot's `LivePanel` and `ChartGrid`.
+    lock
+        The plot's lock: the picture is a consistent copy of the two.
+    """
+
+    def __init__(self, panel: Any, fig: Any, lock: threading.RLock) -> None:
+        self.id = f"jhw-liveplot-{uuid.uuid4().hex}"
+        self._panel, self._fig, self._lock = panel, fig, lock
+        self._box: ipywidgets.VBox | None = None
+        #: Whether a frontend was handed the plot (its picture is then kept current).
+        self.displayed = False
+
+    @property
+    def widget(self) -> ipywidgets.VBox:
+        """The panel above the charts and the legend row (made on first use)."""
+        if self._box is None:
+            box = [self._panel, self._fig.box, self._fig.legend]
+            self._box = ipywidgets.VBox(box, layout=ipywidgets.Layout(width="100%"))
+            self._box.add_class("jhw-liveplot")
+        return self._box
+
+    def link_figures(self) -> None:
+        """Hand the panel the charts' figures, now and whenever they change: its view reads
+        them out on hover (in the browser), and a new chart follows the log toggle."""
+
+        def link(_: Any = None) -> None:
+            figures = self._fig.figures
+            self._panel.write(
+                figures=figures,
+                figure=figures[0] if figures else None,
+                log_charts=self._fig.log_charts,
+            )
+
+        link()
+        self._fig.box.observe(link, "children")
+
+    def picture(self) -> dict[str, str]:
+        """The picture of what the plot shows now: ``image/svg+xml``, ``text/plain``."""
+        return picture_bundle(self._fig, self._panel, self._lock)
+
+    def bundle(self, **kwargs: Any) -> dict[str, Any]:
+        """The widget's view and the picture, as one mimebundle (the plot is now displayed)."""
+        self.displayed = True
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        bundle.update(self.picture())
+        return bundle
+
+    def show(self) -> None:
+        """Display the plot: in a kernel as the widget's output and the picture's; elsewhere
+        (a terminal) as one output."""
+        from IPython.display import display
+
+        bundle = self.bundle()
+        if not in_kernel() or WIDGET_VIEW not in bundle:
+            display(bundle, raw=True)
+            return
+        display({WIDGET_VIEW: bundle[WIDGET_VIEW]}, raw=True)
+        display(fallback(bundle), raw=True, display_id=self.id)
+
+    def update(self) -> None:
+        """Replace the picture wherever the plot is shown (in a kernel). Never raises: a failed
+        picture must not fail the run (this runs on the run's thread when it ends)."""
+        if not self.displayed or not in_kernel():
+            return
+        try:
+            from IPython.display import update_display
+
+            update_display(fallback(self.bundle()), raw=True, display_id=self.id)
+        except Exception as e:
+            warnings.warn(f"LivePlot: the static picture was not updated: {e!r}", stacklevel=3)
+
+
+def fallback(bundle: dict[str, Any]) -> dict[str, str]:
+    """The picture's output of ``bundle``: the image (HTML, with the CSS that hides it beside a
+    live view), the SVG itself for renderers that take no HTML, and the summary."""
+    html = fallback_html(bundle["image/svg+xml"], bundle["text/plain"])
+    return {
+        "text/html": html,
+        "image/svg+xml": bundle["image/svg+xml"],
+        "text/plain": bundle["text/plain"],
+    }
+
+
+#: The picture's output follows the widget's. It hides where the output before it holds a live
+#: LivePlot view (JupyterLab / Notebook 7 with the kernel, an export whose widget manager
+#: loaded), and shows everywhere else: a reopened notebook whose widget model is gone (where
+#: the widget output's "model not found" text is hidden instead), an export offline, a renderer
+#: without widgets. The last rule is for a view whose kernel connection is gone (a restarted
+#: kernel, a view restored from saved widget state): ipywidgets marks each of its widgets with a
+#: broken-link icon, a ``::before`` flex item that, inside the bqplot figure, pushes the marks'
+#: SVG (in the flow) right of the axes' SVG (absolutely placed): lines off their axes. The panel
+#: already says "kernel restarted"; the icons go.
+_FALLBACK_CSS = (
+    ".jp-OutputArea-child:has(.jhw-liveplot) + .jp-OutputArea-child:has(img.jhw-static)"
+    "{display:none}"
+    ".jp-OutputArea-child:has(+ .jp-OutputArea-child img.jhw-static)"
+    ":has(:is(.jupyter-widgets,[data-mime-type*=widget-view])):not(:has(.jhw-liveplot))"
+    "{display:none}"
+    ".jhw-liveplot.jupyter-widgets-disconnected::before,"
+    ".jhw-liveplot .jupyter-widgets-disconnected::before{display:none}"
+)
+
+
+def fallback_html(svg: str, text: str) -> str:
+    """The picture as an image, for the output that follows the widget's: shown wherever the
+    live widget is not (see `_FALLBACK_CSS`). It is the one output a run's end updates, so a
+    live widget view is never re-rendered (JupyterLab would create a new view)."""
+    data = base64.b64encode(svg.encode()).decode()
+    return (
+        f"<style>{_FALLBACK_CSS}</style>"
+        f'<img class="jhw-static" style="max-width:100%" alt={quoteattr(text)} '
+        f'src="data:image/svg+xml;base64,{data}">'
+    )

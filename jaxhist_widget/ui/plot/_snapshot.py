@@ -1,0 +1,108 @@
+"""What a `LivePlot` shows now, copied into the static picture's plain data (`snapshot`): the
+charts' decimated lines, colours, dash styles, scale limits, tick values and formats, the
+bands, heatmap images and path ends, the legend entries, and the panel's run state.
+
+The one place that reads the live figure for the picture: the picture (`..picture`) draws from
+the copy alone and never imports the live figure, nor the figure the picture.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..figure import BandExtra, HeatmapExtra, PathEnds
+from ..look import BAND_OPACITY, LEFT_PX, PALETTE, TOP_PX
+from ..picture import ChartPicture, Picture, StaticImage, StaticLine
+
+__all__ = ["snapshot", "synced_state"]
+
+
+def snapshot(grid: Any, panel: Any) -> Picture:
+    """Copy what a `ChartGrid` and its `LivePanel` show now (the caller holds the plot's lock).
+
+    Reads their attributes only: the marks' points, colors, styles and opacities, the scales'
+    limits, the axes' tick values and formats, the legend's entries and the panel's synced
+    traits.
+    """
+    charts = tuple(_chart(c) for c in grid.shown)
+    lines, names, lanes = grid.legend_entries()
+    first = grid.shown[0]
+    return Picture(
+        title=panel.title,
+        state=synced_state(panel),
+        log_y=all(c.log for c in grid.shown),
+        x_limits=(float(first.x_scale.min), float(first.x_scale.max)),
+        charts=charts,
+        legend=tuple(lines),
+        lane_names=tuple(names),
+        lanes=lanes,
+        notes=tuple(grid.notes),
+    )
+
+
+def synced_state(panel: Any) -> dict[str, Any]:
+    """The panel's run state (`panel_state`'s keys): its synced traits but the widget
+    plumbing."""
+    keys = [k for k, t in panel.traits().items() if t.metadata.get("sync") and k[0] != "_"]
+    plumbing = ("figure", "figures", "layout", "tooltip")
+    return {k: getattr(panel, k) for k in keys if k not in plumbing}
+
+
+def _chart(fig: Any) -> ChartPicture:
+    """One chart's copy: its title, scales, ticks, margin, shown lines (a hidden run's are not;
+    a smoothed line over its faint raw one), each with its colour, dash and opacity, and the
+    shown runs' extras (bands, heatmap images, a path's ends)."""
+    lines, images, over = [], [], []
+    for r in fig._runs.values():
+        if r.hidden:
+            continue
+        for extra in r.extras:
+            if isinstance(extra, BandExtra):
+                for mark, fill in zip(extra.marks, BAND_OPACITY, strict=True):
+                    x, y = np.asarray(mark.x, float), np.asarray(mark.y, float)
+                    lines.append(StaticLine(x, y, extra.color, "solid", 1.0, mark.labels[0], fill))
+            elif isinstance(extra, HeatmapExtra) and extra.png:
+                images.append(StaticImage(extra.png, extra.x_limits, extra.y_limits))
+            elif isinstance(extra, PathEnds):
+                for xy, kind in ((extra.starts, "ring"), (extra.ends, "dot")):
+                    for k, (x, y) in enumerate(np.asarray(xy, float).reshape(-1, 2)):
+                        color = extra.colors[k % len(extra.colors)]
+                        point = StaticLine(
+                            np.array([x]), np.array([y]), color, "solid", 1.0, "", dots=kind
+                        )
+                        over.append(point)
+    for _run, mark in fig.drawn():
+        xs, ys = np.atleast_2d(mark.x), np.atleast_2d(mark.y)
+        labels = list(mark.labels)
+        for k in range(min(len(xs), len(ys), len(labels))):
+            x, y = _unpad(np.asarray(xs[k], float), np.asarray(ys[k], float))
+            color = mark.colors[k % len(mark.colors)] if len(mark.colors) else PALETTE[0]
+            alpha = float(mark.opacities[k % len(mark.opacities)]) if len(mark.opacities) else 1.0
+            lines.append(StaticLine(x, y, color, mark.line_style, alpha, labels[k]))
+    return ChartPicture(
+        title=str(fig.figure.title or ""),
+        y_limits=(float(fig.y_scale.min), float(fig.y_scale.max)),
+        x_ticks=tuple(float(t) for t in fig.x_axis.tick_values),
+        x_format=str(fig.x_axis.tick_format),
+        y_ticks=tuple(float(t) for t in fig.y_axis.tick_values),
+        y_format=str(fig.y_axis.tick_format),
+        left=int(fig.figure.fig_margin.get("left", LEFT_PX)),
+        top=int(fig.figure.fig_margin.get("top", TOP_PX)),
+        log_y=bool(fig.log),
+        log_x=bool(fig.log_x),
+        lines=tuple(lines + over),
+        images=tuple(images),
+        x_limits=(float(fig.x_scale.min), float(fig.x_scale.max)),
+        x_label=str(fig.x_axis.label or ""),
+    )
+
+
+def _unpad(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A vmap lane's own points: the figure pads shorter lanes by repeating their last point
+    (steps only grow, so a repeated step is padding)."""
+    end = len(x)
+    while end > 1 and x[end - 1] == x[end - 2] and (y[end - 1] == y[end - 2]):
+        end -= 1
+    return x[:end], y[:end]

@@ -1,0 +1,193 @@
+"""`PlotState`: what a `LivePlot` draws and shows, as plain data: the runs it draws (a
+`RunDrawing` each, named and coloured), the error it hit, whether it waits for a loop, the rate,
+and the view options that decide what is drawn (smoothing, hidden runs, the window of steps).
+
+No widgets: the figure and the panel are drawn from this state (`._updates`), under the plot's
+lock, which every change here is made under too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..._host import Run
+from ..look import next_color
+from ..panel import RateWindow, panel_state, run_entry
+from ..series import LaneNames, PlotChoice, RunDrawing, RunSmoothing, StepWindow
+
+__all__ = ["PlotState", "display_name"]
+
+
+def display_name(name: str | None, number: int, taken: Iterable[str]) -> str:
+    """What the plot calls run ``number`` named ``name`` (None: ``run N``), distinct from the
+    names ``taken`` by the runs it draws: ``adam``, then ``adam (2)``.
+
+    >>> display_name("adam", 3, ["adam", "sgd"]), display_name(None, 3, [])
+    ('adam (2)', 'run 3')
+    """
+    base = name if name else f"run {number}"
+    taken = set(taken)
+    if base not in taken:
+        return base
+    k = 2
+    while f"{base} ({k})" in taken:
+        k += 1
+    return f"{base} ({k})"
+
+
+class PlotState:
+    """The runs a plot draws, oldest first (the last one is the panel's), and its view of them.
+
+    Parameters
+    ----------
+    choice
+        What to draw of each run (``fields=``, ``vectors=``, ``paths=``).
+    max_points
+        Points per line per update.
+    lane_labels
+        Names of the vmap lanes (``LivePlot(lane_labels=...)``).
+    continue_steps
+        Draw each run from the step where the previous one ended.
+    """
+
+    def __init__(
+        self,
+        choice: PlotChoice,
+        max_points: int,
+        lane_labels: Sequence[str] | None,
+        continue_steps: bool,
+    ) -> None:
+        self.choice = choice
+        self.max_points = max_points
+        self.continue_steps = continue_steps
+        #: Names of the vmap lanes (checked against each vmapped run's lane count).
+        self.lane_names = LaneNames(lane_labels)
+        self.drawn: list[RunDrawing] = []
+        self.runs_seen = 0
+        # An error this plot hit (a failed update) and the run it is about: the panel says
+        # "error" for that run until the next run starts. (What fields= names that a run does
+        # not have is a note under the charts, not an error: the run succeeded.)
+        self.error: tuple[Run | None, str] | None = None
+        #: Attached and no run started since: the panel says "compiling", not "idle".
+        self.waiting = False
+        self.rate = RateWindow()
+        self.smoothing = 0.0  # the EMA weight (0: off)
+        self.smoothed: dict[int, RunSmoothing] = {}  # by run number, while smoothing
+        self.hidden: set[int] = set()  # run numbers hidden from the run list
+        self.window = StepWindow()  # the "last N steps" and the zoom
+
+    @property
+    def latest(self) -> RunDrawing | None:
+        """The run the panel shows: the latest one started."""
+        return self.drawn[-1] if self.drawn else None
+
+    @property
+    def running(self) -> bool:
+        """Whether the latest run has not ended."""
+        return bool(self.drawn) and self.drawn[-1].run.ended is None
+
+    def start(self, run: Run, keep_runs: bool, now: float) -> tuple[RunDrawing, list[int]]:
+        """A run starts: its drawing (numbered, named, coloured, from the step it continues)
+        and the numbers of the ended runs it replaces (without ``keep_runs``)."""
+        self.waiting = False
+        self.runs_seen += 1
+        # A resumed run's row 0 is the previous run's last row: continue from its step (known
+        # before the previous run may be dropped just below).
+        prev = self.latest if self.continue_steps else None
+        x0 = prev.x0 + prev.last_step if prev is not None else 0
+        dropped = [] if keep_runs else [d.number for d in self.drawn if d.run.ended is not None]
+        self._keep(lambda d: d.number not in dropped)
+        number = self.runs_seen
+        drawing = RunDrawing(run, number, self.choice, x0=x0)
+        drawing.name = display_name(run.name, number, [d.name for d in self.drawn])
+        drawing.color = next_color(d.color for d in self.drawn)
+        self.drawn.append(drawing)
+        self.error = None
+        self.rate.restart(now)
+        return drawing, dropped
+
+    def forget_ended(self) -> list[int]:
+        """Drop the runs that ended (a running one stays); their numbers."""
+        ended = [d.number for d in self.drawn if d.run.ended is not None]
+        self._keep(lambda d: d.number not in ended)
+        if not self.drawn:
+            self.error = None
+        return ended
+
+    def keep_latest(self) -> list[int]:
+        """Drop every run but the latest; their numbers."""
+        dropped = [d.number for d in self.drawn[:-1]]
+        self._keep(lambda d: d.number not in dropped)
+        return dropped
+
+    def _keep(self, keep: Any) -> None:
+        self.drawn = [d for d in self.drawn if keep(d)]
+        numbers = {d.number for d in self.drawn}
+        self.smoothed = {n: s for n, s in self.smoothed.items() if n in numbers}
+        self.hidden &= numbers
+
+    def hide(self, numbers: Iterable[int]) -> None:
+        """Hide exactly the drawn runs ``numbers`` (the run list's toggles)."""
+        self.hidden = set(numbers) & {d.number for d in self.drawn}
+
+    def smoothed_of(self, d: RunDrawing) -> RunSmoothing | None:
+        """The smoothed series of ``d`` while smoothing is on (made on first use, from all of
+        its rows)."""
+        if not self.smoothing or not d.series:
+            return None
+        smoothed = self.smoothed.get(d.number)
+        if smoothed is None:
+            smoothed = self.smoothed[d.number] = RunSmoothing(d, self.smoothing)
+        return smoothed
+
+    def run(self, index: int) -> Run:
+        """Drawn run ``index`` (``-1``: the latest); a LookupError saying how to get one."""
+        runs = [d.run for d in self.drawn]
+        if not runs:
+            raise LookupError(
+                "This LivePlot has received no run yet: call a jhw.while_loop inside "
+                "`with live:` or via live.run(fn, ...)."
+            )
+        return runs[index]
+
+    def number_of(self, run: int | str) -> int:
+        """The number of a drawn run: ``run`` is its index (``-1``: the latest) or its name."""
+        if isinstance(run, str):
+            names = [d.name for d in self.drawn]
+            if run not in names:
+                raise LookupError(f"no run named {run!r} on this plot; its runs: {names}.")
+            return self.drawn[names.index(run)].number
+        return self.drawn[run].number
+
+    def panel_state(self, now: float, attached: bool) -> dict[str, Any]:
+        """Every run-state trait of the panel (`..panel.panel_state`) and its run list."""
+        d = self.latest
+        run = d.run if d is not None else None
+        error = self.error[1] if self.error is not None and self.error[0] is run else ""
+        state = panel_state(
+            run,
+            now=now,
+            run_number=self.runs_seen,
+            fields=d.fields if d is not None else (),
+            last_values=d.last_values() if d is not None else (),
+            rate_samples=self.rate.samples,
+            lane_names=self.lane_names(run) if run is not None else (),
+            error=error,
+            waiting=self.waiting and attached,
+        )
+        state["runs"] = [self._run_entry(x, now) for x in self.drawn]
+        return state
+
+    def _run_entry(self, d: RunDrawing, now: float) -> dict[str, Any]:
+        return run_entry(
+            d.run,
+            number=d.number,
+            name=d.name,
+            color=d.color,
+            hidden=d.number in self.hidden,
+            now=now,
+            fields=d.fields,
+            last_values=d.last_values(),
+            lane_names=self.lane_names(d.run) if d.run.lanes else (),
+        )

@@ -1,0 +1,70 @@
+"""`Throttle`: when a `LivePlot` updates its widgets.
+
+At most `MAX_UPDATES_PER_SECOND` updates whatever the step rate, and slower when an update
+itself is costly (long runs, many lanes): drawing never takes more than about 1/`PUSH_BUDGET` of
+the loop's time. Rows that come too soon after an update are not lost: a trailing flush
+(`._flusher`) sends them shortly after, so a pause (a slow step) never hides the latest rows.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Hashable
+
+from ._flusher import Flusher
+
+__all__ = ["MAX_UPDATES_PER_SECOND", "PUSH_BUDGET", "Throttle"]
+
+#: Cap on frontend updates per second (each update: the panel, every line of the current run,
+#: and the scales, all at once).
+MAX_UPDATES_PER_SECOND = 20.0
+#: An update may take at most 1/PUSH_BUDGET of the time between updates.
+PUSH_BUDGET = 10.0
+
+
+class Throttle:
+    """Decides when to update, measures each update's cost, and owns the trailing flush, which
+    calls ``flush`` (on the host runtime's worker, as work of ``key``: draining ``key`` waits
+    for it) when rows were held back."""
+
+    def __init__(self, flush: Callable[[], None], key: Hashable) -> None:
+        self._flusher = Flusher(flush, key)
+        self._last = -math.inf  # when the last update ended
+        self._cost = 0.0  # smoothed seconds per update, for the adaptive interval
+        self._ingest_s = 0.0  # of the current update: reducing new rows (not counted)
+
+    def due(self, now: float) -> bool:
+        """Rows arrived at ``now``: True to update now; else a trailing flush is scheduled (if
+        none is) for when an update is due."""
+        interval = max(1.0 / MAX_UPDATES_PER_SECOND, PUSH_BUDGET * self._cost)
+        wait = self._last + interval - now
+        if wait <= 0:
+            self._flusher.cancel()
+            return True
+        if not self._flusher.pending:
+            self._flusher.schedule(wait)
+        return False
+
+    def cancel(self) -> None:
+        """Drop the trailing flush (an update that supersedes it is being made)."""
+        self._flusher.cancel()
+
+    def started(self) -> float:
+        """An update starts: its start time (hand it to `ended`)."""
+        self._ingest_s = 0.0
+        return time.perf_counter()
+
+    def ended(self, start: float) -> None:
+        """The update begun at ``start`` ended: its cost, less the time it spent reducing new
+        rows, spaces the next updates."""
+        self._last = time.perf_counter()
+        # Reducing the new rows is not counted: it is the same work per row whenever it is
+        # done, so spacing updates out would not save it (it would only make each update
+        # reduce more rows and look costlier, spacing them further: ever fewer updates).
+        cost = max(0.0, self._last - start - self._ingest_s)
+        self._cost = cost if self._cost == 0 else 0.7 * self._cost + 0.3 * cost
+
+    def ingested(self, start: float) -> None:
+        """Rows were reduced from ``start`` to now: left out of the update's cost."""
+        self._ingest_s += time.perf_counter() - start

@@ -1,0 +1,291 @@
+"""`Updates`: how a `LivePlot`'s state becomes its widgets, under the plot's lock.
+
+The state (`._state.PlotState`) says what is drawn; this draws it: the figure is told what to
+draw by run number (it owns its marks), and the panel's run-state traits come from one pure
+function (`..panel.panel_state`) written in one place (`sync_panel`), in one message. The host
+runtime calls the plot's hooks from its callback threads and the controls come from the main
+thread; every method here runs under the plot's one lock, which the panel's writes hold too.
+
+Each update reduces only the rows that arrived since the last one and sends at most
+``max_points`` points per line; when to update is the throttle's (`._throttle`). Any exception
+in this path is caught and shown in the panel (status ``"error"``); it never reaches the run.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+import warnings
+from collections.abc import Callable, Hashable
+
+from ..._host import Run
+from ..figure import ChartGrid
+from ..panel import LivePanel, run_step
+from ..series import RunDrawing, window_lines
+from ._state import PlotState
+from ._throttle import Throttle
+
+__all__ = ["Updates"]
+
+
+class Updates:
+    """Draws ``state`` into ``fig`` and ``panel`` (see the module docstring).
+
+    Parameters
+    ----------
+    state, fig, panel
+        The plot's parts. ``panel`` holds ``lock`` for every write.
+    lock
+        The plot's lock: every method takes it.
+    attached
+        Whether the plot is attached now (the panel says "compiling" only then).
+    key
+        The sink whose work the trailing flush is on the worker (`Hub.drain` of it waits).
+    """
+
+    def __init__(
+        self,
+        state: PlotState,
+        fig: ChartGrid,
+        panel: LivePanel,
+        lock: threading.RLock,
+        attached: Callable[[], bool],
+        key: Hashable,
+    ) -> None:
+        self.state, self.fig, self.panel, self.lock = state, fig, panel, lock
+        self._attached = attached
+        self.throttle = Throttle(self.flush, key)
+
+    # --------------------------------------------------------------------- runs
+    def start(self, run: Run, keep_runs: bool) -> None:
+        """A run starts: its lines (no marks until its first rows) and the panel."""
+        with self.lock:
+            self.throttle.cancel()
+            now = time.perf_counter()
+            drawing, dropped = self.state.start(run, keep_runs, now)
+            try:
+                self.fig.drop_runs(dropped)
+                self.fig.add_run(drawing.number, drawing.x0, drawing.name, drawing.color)
+                self.fig.restyle()
+                self.fig.update_scales()
+                self.sync_panel(now)
+            except Exception as e:
+                self.show_error(e, run)
+
+    def rows(self) -> None:
+        """Rows arrived: update now, or leave them to the trailing flush."""
+        with self.lock:
+            if self.throttle.due(time.perf_counter()):
+                self.push(final=False)
+
+    def end(self, run: Run) -> None:
+        """A run ended: its last rows always show (never throttled)."""
+        with self.lock:
+            self.throttle.cancel()
+            self.push(final=True, ended=run)
+
+    def flush(self) -> None:
+        """The trailing flush: the rows the throttle held back."""
+        with self.lock:
+            self.push(final=False)
+
+    def push(self, final: bool, ended: Run | None = None) -> None:
+        """Send the current state of every run with new rows, and the panel.
+
+        ``final`` marks the update that ends a run; the panel does not read it (it asks the run
+        whether it ended, so a trailing flush after the end shows the same). It stays in this
+        signature because ``benchmarks/`` call it (`LivePlot._push`).
+        """
+        with self.lock:
+            start = self.throttle.started()
+            current = self.state.latest.run if self.state.latest is not None else None
+            try:
+                for d in self.state.drawn:
+                    if d.run.ended is None or d.run is ended:
+                        self._draw(d)
+                if self.state.window.on:
+                    self._draw_window()
+                self.fig.update_scales()
+                if current is not None:
+                    now = time.perf_counter()
+                    if current.ended is None:
+                        self.state.rate.add(now, run_step(current))
+                    self.sync_panel(now)
+            except Exception as e:
+                self.show_error(e, current)
+            finally:
+                self.throttle.ended(start)
+
+    def _draw(self, d: RunDrawing) -> None:
+        if not d.started:  # the first rows: the lane count is known, plan and make the marks
+            if not d.start(self.state.max_points):
+                return
+            batched = d.run.lanes is not None
+            names = self.state.lane_names(d.run)[: d.lanes] if batched else None
+            self.fig.add_marks(
+                d.number, d.labels, names, d.run.lanes or 0, keys=d.keys, paths=d.paths
+            )
+            self.fig.add_extras(d.number, d.extras_by_label(), d.x0)
+            self.fig.set_notes(d.number, d.notes)
+            if self.state.hidden:  # a chart made now holds the hidden runs too
+                self.fig.set_hidden(self.state.hidden)
+        start = time.perf_counter()
+        d.ingest()
+        self.throttle.ingested(start)
+        if not self.state.window.on:  # (a window draws its own lines: `_draw_window`)
+            self._draw_whole(d)
+
+    def _draw_whole(self, d: RunDrawing) -> None:
+        """Draw run ``d`` over all of its steps (and its smoothed lines, while smoothing)."""
+        smoothed = self.state.smoothed_of(d)
+        if smoothed is not None:
+            start = time.perf_counter()
+            smoothed.ingest()
+            self.throttle.ingested(start)
+        self.fig.set_lines(d.number, d.lines(), d.last_step)
+        if smoothed is not None:
+            self.fig.set_smoothed_lines(d.number, smoothed.lines())
+
+    def _draw_window(self) -> None:
+        """Draw every run over the window's steps only (the zoom's, else the last N of the
+        shown runs), decimated afresh from those steps' rows, a run only when they changed."""
+        window, weight = self.state.window, self.state.smoothing
+        bounds = window.bounds(self.state.drawn, self.state.hidden)
+        self.fig.window, self.fig.zoomed = bounds, window.zoomed
+        for d in self.state.drawn:
+            if not d.series or not window.changed(d, bounds, weight):
+                continue
+            raw, smoothed = window_lines(d, bounds[0], weight, bounds[1] if window.zoomed else None)
+            self.fig.set_lines(d.number, raw, d.last_step)
+            if smoothed is not None:
+                self.fig.set_smoothed_lines(d.number, smoothed)
+
+    def redraw(self) -> None:
+        """Draw every run's lines anew, whole or in the window."""
+        with self.lock:
+            self.state.window.forget()
+            if self.state.window.on:
+                self._draw_window()
+            else:
+                self.fig.window, self.fig.zoomed = None, False
+                for d in self.state.drawn:
+                    if d.series:
+                        self._draw_whole(d)
+            self.fig.update_scales()
+
+    # -------------------------------------------------------------------- panel
+    def sync_panel(self, now: float | None = None) -> None:
+        """Write every run-state trait of the panel (`PlotState.panel_state`), in one message.
+
+        The title, the controls and ``stop_mode`` are not run state: the title is the user's
+        (constructor or ``panel.title``), the controls the view's, ``stop_mode`` the runner's.
+        """
+        with self.lock:
+            now = time.perf_counter() if now is None else now
+            self.panel.write(**self.state.panel_state(now, self._attached()))
+
+    def sync_panel_safely(self) -> None:
+        """`sync_panel`, showing (never raising) what fails: it runs in the user's block."""
+        with self.lock:
+            try:
+                self.sync_panel()
+            except Exception as e:
+                self.show_error(e, None)
+
+    def attached(self) -> None:
+        """The plot was attached: until a run starts, its loop is traced and compiled."""
+        with self.lock:
+            if not self.state.running:
+                self.state.waiting = True
+                self.sync_panel_safely()
+
+    def detached(self) -> None:
+        """The plot was detached: if no loop ran (the block raised first), it waits no more."""
+        with self.lock:
+            if self.state.waiting and not self._attached():
+                self.state.waiting = False
+                self.sync_panel_safely()
+
+    def show_error(self, error: BaseException, run: Run | None) -> None:
+        """Show ``error`` in the panel for ``run``: the update path never raises into the run."""
+        frames = traceback.format_exception(type(error), error, error.__traceback__, limit=-3)
+        text = f"{type(error).__name__}: {error}\n\n{''.join(frames)}"
+        with self.lock:
+            self.state.error = (run, text)
+            try:
+                self.sync_panel()
+            except Exception:  # even the panel failed; fall back to a warning
+                warnings.warn(f"LivePlot update failed: {text}", RuntimeWarning, stacklevel=2)
+
+    # ------------------------------------------------------------- what is shown
+    def forget_ended(self) -> None:
+        """Drop the runs that ended, their lines and, when none is left, the panel's run."""
+        with self.lock:
+            self.fig.drop_runs(self.state.forget_ended())
+            self.fig.update_scales()
+            self.sync_panel()
+
+    def keep_latest_only(self) -> None:
+        """Drop every run but the latest (``keep_runs`` turned off)."""
+        with self.lock:
+            self.fig.drop_runs(self.state.keep_latest())
+            self.fig.set_hidden(self.state.hidden)
+            self.fig.update_scales()
+            self.sync_panel()
+
+    def set_smoothing(self, weight: float) -> None:
+        """Smooth every line with the EMA weight ``weight`` (0: off), recomputing each drawn
+        run's smoothed series from all of its rows once."""
+        with self.lock:
+            if weight == self.state.smoothing:
+                return
+            self.state.smoothing, self.state.smoothed = weight, {}
+            self.fig.set_smoothing(weight > 0)
+            self.redraw()
+
+    def set_last_steps(self, steps: int) -> None:
+        """Show the last ``steps`` steps only (0: every step)."""
+        with self.lock:
+            if steps != self.state.window.last_steps:
+                self.state.window.last_steps = steps
+                self.redraw()
+
+    def set_step_range(self, steps: tuple[int, int] | None) -> None:
+        """Zoom every chart's step axis to ``steps`` (first, last), or back out (None)."""
+        with self.lock:
+            if steps != self.state.window.step_range:
+                self.state.window.step_range = steps
+                self.redraw()
+
+    def set_hidden(self, numbers: set[int]) -> None:
+        """Hide exactly the drawn runs ``numbers`` (the run list's toggles)."""
+        with self.lock:
+            self.state.hide(numbers)
+            self.fig.set_hidden(self.state.hidden)
+            self.fig.update_scales()
+            self.sync_panel()
+
+    def set_log(self, log: bool) -> None:
+        with self.lock:
+            self.fig.set_log(log)
+
+    def set_log_x(self, on: bool) -> None:
+        with self.lock:
+            self.fig.set_log_x(on)
+            self.fig.update_scales()
+
+    def set_ignore_outliers(self, on: bool) -> None:
+        with self.lock:
+            self.fig.set_ignore_outliers(on)
+            self.fig.update_scales()
+
+    def set_width(self, pixels: int) -> None:
+        """The figure's width in a view: its x ticks follow (a view's report never fails the
+        kernel side: an error shows in the panel)."""
+        with self.lock:
+            try:
+                self.fig.set_width(pixels)
+            except Exception as e:
+                latest = self.state.latest
+                self.show_error(e, latest.run if latest is not None else None)

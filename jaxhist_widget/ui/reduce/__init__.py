@@ -1,0 +1,49 @@
+"""The reductions a row goes through before it is drawn: numpy only, no widgets, no runs.
+
+Each keeps what a chart can show of a series that grows, at a cost per update of the new rows
+and the point budget, never of the length of the run:
+
+- ``_decimate``: min/max buckets of a line (`MinMaxBuckets`, `minmax_decimate`);
+- ``_lines``: one series of one lane as it grows (`LaneSeries`) and the extent a y axis fits;
+- ``_band``: a vector's quantile bands per step (`BandSeries`);
+- ``_histogram``: a vector's histogram per group of steps, a heatmap (`HistogramBuckets`);
+- ``_path``: a 2-D path kept where it moves (`PathSeries`);
+- ``_ema``: TensorBoard's debiased exponential moving average (`Ema`);
+- ``_outliers``: a y range without the extreme few percent (`robust_extent`);
+- ``_png``: a heatmap's pixels as a PNG file (`encode_png`).
+"""
+
+from __future__ import annotations
+
+from ._band import BAND_PERCENTILES, BandSeries, row_quantiles
+from ._decimate import MinMaxBuckets, minmax_decimate
+from ._ema import MAX_WEIGHT, Ema, check_weight, ema, smoothed_budget
+from ._histogram import HEATMAP_BINS, HEATMAP_COLUMNS, HEATMAP_ROWS, HistogramBuckets
+from ._lines import LaneSeries, finite_tail, values_extent
+from ._outliers import OUTLIER_FRACTION, robust_extent
+from ._path import PathSeries
+from ._png import encode_png
+
+__all__ = [
+    "BAND_PERCENTILES",
+    "HEATMAP_BINS",
+    "HEATMAP_COLUMNS",
+    "HEATMAP_ROWS",
+    "MAX_WEIGHT",
+    "OUTLIER_FRACTION",
+    "BandSeries",
+    "Ema",
+    "HistogramBuckets",
+    "LaneSeries",
+    "MinMaxBuckets",
+    "PathSeries",
+    "check_weight",
+    "ema",
+    "encode_png",
+    "finite_tail",
+    "minmax_decimate",
+    "robust_extent",
+    "row_quantiles",
+    "smoothed_budget",
+    "values_extent",
+]

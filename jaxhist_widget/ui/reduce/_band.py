@@ -1,0 +1,126 @@
+"""The band of a large vector leaf: per step, the spread of its components, reduced as it grows.
+
+Numpy only. A vector of 50 per-class losses is drawn as its median line (an ordinary
+`._lines.LaneSeries` of the ``median`` spec) over two bands: the middle half of the components
+(25th to 75th percentile) and all of them (min to max). Each band edge is the line of one
+percentile per step, reduced once as rows arrive into min/max buckets
+(`._decimate.MinMaxBuckets`) like any plotted line: a step's extreme component stays drawn
+however long the run, and an update costs the new rows and the point budget.
+
+A band is drawn as a closed polygon (its lower edge forward, its upper edge back), so both
+edges keep their own decimated points; a step where no component is finite is bridged.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from ._decimate import MinMaxBuckets
+
+__all__ = ["BAND_PERCENTILES", "BandSeries", "row_quantiles"]
+
+#: The band edges: the outer band is min–max, the inner one the quartiles.
+BAND_PERCENTILES = (0.0, 25.0, 75.0, 100.0)
+#: Above this many values a row's percentiles come from numpy's partition, not a sort.
+_SORT_MOST = 1000
+
+
+class BandSeries:
+    """The band of one vector leaf of one lane as it grows.
+
+    Parameters
+    ----------
+    budget
+        Points one band polygon may have (each of its two edges gets half).
+    """
+
+    def __init__(self, budget: int) -> None:
+        edge = max(5, budget // 2)
+        self._edges = [MinMaxBuckets(edge) for _ in BAND_PERCENTILES]
+        self._lo, self._hi, self._lo_pos = math.inf, -math.inf, math.inf
+
+    @property
+    def size(self) -> int:
+        """Rows received so far."""
+        return self._edges[0].n
+
+    @property
+    def work(self) -> int:
+        """Values reduced and buckets touched so far (see `MinMaxBuckets.work`)."""
+        return sum(e.work for e in self._edges)
+
+    @property
+    def extent(self) -> tuple[float, float, float]:
+        """Min, max and smallest positive value of the band (``inf`` / ``-inf``: none yet)."""
+        return self._lo, self._hi, self._lo_pos
+
+    def extend(self, components: np.ndarray) -> np.ndarray:
+        """Append the rows ``components`` (float64 ``(rows, components)``); return their
+        median (of the same sort), NaN where a component is not finite (as the median line
+        draws it: the panel flags such a value as diverged)."""
+        if not len(components):
+            return np.zeros(0)
+        q = row_quantiles(components, (*BAND_PERCENTILES[:2], 50.0, *BAND_PERCENTILES[2:]))
+        edges = (q[0], q[1], q[3], q[4])
+        lo, _ = self._edges[0].extend(edges[0])
+        for edge, values in zip(self._edges[1:-1], edges[1:-1], strict=True):
+            edge.extend(values)
+        _, hi = self._edges[-1].extend(edges[-1])
+        self._lo, self._hi = min(self._lo, lo), max(self._hi, hi)
+        positive = q[(q > 0) & np.isfinite(q)]
+        if positive.size:
+            self._lo_pos = min(self._lo_pos, float(positive.min()))
+        return np.where(np.isfinite(components).all(axis=1), q[2], np.nan)
+
+    def polygons(self, x0: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The outer (min–max) and the inner (quartiles) band as closed polygons: int64 steps
+        from ``x0`` and float64 values, the lower edge forward then the upper edge back."""
+        out = []
+        for lower, upper in ((0, 3), (1, 2)):
+            xl, yl = _finite(*self._edges[lower].points())
+            xu, yu = _finite(*self._edges[upper].points())
+            x = np.concatenate([xl, xu[::-1]]) + x0
+            y = np.concatenate([yl, yu[::-1]])
+            out.append((x, y))
+        return out
+
+
+def row_quantiles(components: np.ndarray, percentiles: tuple[float, ...]) -> np.ndarray:
+    """Per row, the ``percentiles`` of its finite values (linear between the two nearest, as
+    `numpy.percentile` by default), NaN for a row with none: ``(len(percentiles), rows)``.
+
+    One sort of each row: for rows of up to a thousand values quicker than `numpy.percentile`
+    (whose partition along the last axis goes row by row), which takes longer rows.
+
+    >>> row_quantiles(np.array([[4.0, 1, 3, 2], [np.nan, 5, np.inf, 1]]), (0, 50, 100)).tolist()
+    [[1.0, 1.0], [2.5, 3.0], [4.0, 5.0]]
+    """
+    finite = np.isfinite(components)
+    if components.shape[1] > _SORT_MOST:
+        if finite.all():
+            return np.percentile(components, percentiles, axis=1)
+        with warnings.catch_warnings():  # a row without a finite value: NaN, as documented
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return np.nanpercentile(np.where(finite, components, np.nan), percentiles, axis=1)
+    ordered = np.sort(np.where(finite, components, np.nan), axis=1)  # NaN last
+    count = finite.sum(axis=1)
+    out = np.empty((len(percentiles), len(components)))
+    top = np.maximum(count - 1, 0)
+    for k, q in enumerate(percentiles):
+        at = q / 100.0 * top
+        lo = np.floor(at).astype(np.int64)
+        hi = np.minimum(lo + 1, top)
+        a = np.take_along_axis(ordered, lo[:, None], axis=1)[:, 0]
+        b = np.take_along_axis(ordered, hi[:, None], axis=1)[:, 0]
+        out[k] = a + (at - lo) * (b - a)
+    out[:, count == 0] = np.nan
+    return out
+
+
+def _finite(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    # A NaN inside a closed path would split it into pieces each filled on its own.
+    keep = np.isfinite(y)
+    return x[keep], y[keep]

@@ -1,0 +1,83 @@
+"""A line as it grows: one series of one lane, reduced once as rows arrive (`LaneSeries`), and
+the extent of values a chart's y axis fits.
+
+Numpy only. `LaneSeries` keeps min/max buckets (`._decimate.MinMaxBuckets`), so an update costs
+the new rows and the point budget, not the length of the run.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._decimate import MinMaxBuckets
+
+__all__ = ["LaneSeries", "finite_tail", "values_extent"]
+
+
+class LaneSeries:
+    """One series of one lane as it grows: its min/max buckets and the extent of its values.
+
+    Each value is reduced once, when it arrives (`extend`); `points` then costs the point
+    budget, not the length of the run.
+    """
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self._line = MinMaxBuckets(budget)
+        # Extent of the finite values so far: min, max, smallest positive (for a log axis).
+        self._lo, self._hi, self._lo_pos = math.inf, -math.inf, math.inf
+
+    @property
+    def size(self) -> int:
+        """Rows received so far."""
+        return self._line.n
+
+    @property
+    def last(self) -> float:
+        """The latest value (NaN before the first row)."""
+        return self._line.last
+
+    @property
+    def work(self) -> int:
+        """Values reduced and buckets touched so far (see `MinMaxBuckets.work`)."""
+        return self._line.work
+
+    def extend(self, values: np.ndarray) -> None:
+        """Append the values of the new rows."""
+        lo, hi = self._line.extend(values)
+        self._lo, self._hi = min(self._lo, lo), max(self._hi, hi)
+        if lo > 0:  # (a loss) the smallest value is the smallest positive one
+            self._lo_pos = min(self._lo_pos, lo)
+        elif hi > 0:  # a sign change: one more pass, over the new values only
+            self._lo_pos = min(self._lo_pos, float(values[(values > 0) & (values <= hi)].min()))
+
+    def points(self, x0: int) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float]]:
+        """The points to draw (int64 steps from ``x0``, float64 values, NaN at gaps, never
+        ending in NaN) and the extent (min, max, smallest positive) of the finite values,
+        ``inf`` / ``-inf`` when there is none."""
+        steps, y = self._line.points()
+        x, y = finite_tail(steps + x0 if x0 else steps, y)
+        return x, y, (self._lo, self._hi, self._lo_pos)
+
+
+def finite_tail(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Drop trailing non-finite points: bqplot puts a line's label at its last point, and a NaN
+    there is an invalid SVG transform (a console error per update). Gaps inside stay."""
+    finite = np.flatnonzero(np.isfinite(y))
+    end = finite[-1] + 1 if finite.size else 0
+    return x[:end], y[:end]
+
+
+def values_extent(values: np.ndarray) -> tuple[float, float, float]:
+    """Min, max and smallest positive of the finite ``values`` (``inf`` / ``-inf``: none)."""
+    finite = values[np.isfinite(values)]
+    if not finite.size:
+        return math.inf, -math.inf, math.inf
+    positive = finite[finite > 0]
+    return (
+        float(finite.min()),
+        float(finite.max()),
+        float(positive.min()) if positive.size else math.inf,
+    )

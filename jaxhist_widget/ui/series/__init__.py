@@ -1,0 +1,65 @@
+"""What a plot draws of a run: the options that choose it (``fields=``, ``vectors=``,
+``paths=``), the series they make of a run's record (`plan`, `Spec`), and each run's series read
+from its rows as they arrive (`RunDrawing`), smoothed (`RunSmoothing`) or over a window of steps
+(`StepWindow`).
+
+Numpy only, no widgets: the reductions themselves are `..reduce`'s; the live figure and the
+static picture draw what these hand out.
+"""
+
+from __future__ import annotations
+
+from ._choice import (
+    AUTO_LINES,
+    AUTO_LINES_VMAP,
+    MAX_LINES,
+    VECTOR_MODES,
+    PathEntry,
+    PlotChoice,
+    VectorChoice,
+    check_fields,
+    check_paths,
+    check_vectors,
+    path_title,
+)
+from ._drawing import MARK_POINTS, MAX_LANES, LaneNames, RunDrawing, check_lane_labels
+from ._plan import Plan, Spec, component_label, plan
+from ._smoothing import RunSmoothing
+from ._window import (
+    EMA_FORGOTTEN,
+    StepWindow,
+    check_last_steps,
+    check_step_range,
+    window_lines,
+    window_range,
+)
+
+__all__ = [
+    "AUTO_LINES",
+    "AUTO_LINES_VMAP",
+    "EMA_FORGOTTEN",
+    "MARK_POINTS",
+    "MAX_LANES",
+    "MAX_LINES",
+    "VECTOR_MODES",
+    "LaneNames",
+    "PathEntry",
+    "Plan",
+    "PlotChoice",
+    "RunDrawing",
+    "RunSmoothing",
+    "Spec",
+    "StepWindow",
+    "VectorChoice",
+    "check_fields",
+    "check_lane_labels",
+    "check_last_steps",
+    "check_paths",
+    "check_step_range",
+    "check_vectors",
+    "component_label",
+    "path_title",
+    "plan",
+    "window_lines",
+    "window_range",
+]

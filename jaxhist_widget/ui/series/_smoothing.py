@@ -1,0 +1,61 @@
+"""A run's smoothed series: the debiased EMA (`..reduce.Ema`) of each series of each drawn lane,
+fed from the run's rows as they arrive and decimated like the raw lines.
+
+Numpy only. It exists only while smoothing is on; a new weight makes it afresh (every row is
+then read once more).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..reduce import Ema, LaneSeries, smoothed_budget
+
+__all__ = ["RunSmoothing"]
+
+
+class RunSmoothing:
+    """The smoothed series of one drawn run (`._drawing.RunDrawing`), fed from its rows.
+
+    It reads the run's rows itself (what arrived since it last did), so the drawing of the raw
+    series stays as it is; it exists only while smoothing is on.
+    """
+
+    def __init__(self, drawing: Any, weight: float) -> None:
+        self.drawing = drawing
+        self.weight = weight
+        self.series: dict[tuple[int, int], tuple[Ema, LaneSeries]] = {}
+
+    def ingest(self) -> None:
+        """Smooth the rows the run received since the last call (each row read once)."""
+        d = self.drawing
+        if not d.series:
+            return
+        for lane in range(d.lanes):
+            for i in range(len(d.specs)):
+                if (i, lane) not in self.series:
+                    budget = smoothed_budget(d.series[i, lane].budget)
+                    self.series[i, lane] = (Ema(self.weight), LaneSeries(budget))
+            rows = d.run.rows_since(lane, self.series[0, lane][1].size)
+            if len(rows[0]):
+                for i, spec in enumerate(d.specs):
+                    average, line = self.series[i, lane]
+                    # A path is drawn as it went (its chart has no smoothed line): its
+                    # smoothed series only counts the rows read.
+                    values = spec.values(rows) if spec.xy is None else np.zeros(len(rows[0]))
+                    line.extend(average.extend(values))
+
+    def lines(self) -> list[tuple[list[np.ndarray], list[np.ndarray], Any]]:
+        """Per field: the smoothed points of each drawn lane (as `RunDrawing.lines`)."""
+        d = self.drawing
+        out = []
+        for i in range(len(d.specs)):
+            xs, ys = [], []
+            for lane in range(d.lanes):
+                x, y, _ = self.series[i, lane][1].points(d.x0)
+                xs.append(x)
+                ys.append(y)
+            out.append((xs, ys, None))
+        return out

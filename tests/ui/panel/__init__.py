@@ -1,0 +1,1 @@
+"""Tests of jaxhist_widget.ui.panel: the panel's traits, state and front-end bundle."""

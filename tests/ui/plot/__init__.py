@@ -1,0 +1,1 @@
+"""Tests of jaxhist_widget.ui.plot: LivePlot and what joins its parts."""

@@ -1,0 +1,1 @@
+"""Tests of jaxhist_widget.ui.reduce: the reductions a row goes through (numpy only)."""

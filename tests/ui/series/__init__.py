@@ -1,0 +1,1 @@
+"""Tests of jaxhist_widget.ui.series: what a plot draws of a run (options, windows, smoothing)."""
