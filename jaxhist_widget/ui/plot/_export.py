@@ -1,5 +1,6 @@
 """Getting a `LivePlot`'s data and picture out: a table per run (pandas, CSV), the PNG, and a
-copy of every run it draws in a store (``LivePlot(store=...)``).
+copy of every run it draws in a store and as TensorBoard files (``LivePlot(store=...,
+tensorboard=...)``).
 
 The tables need only numpy (pandas when asked for a DataFrame). The PNG is the static picture
 rasterized in the kernel (`..picture.png_from_svg`); without cairosvg, a plot shown in a live
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..._host import Run, Store
+from ..._host import Run, Sink, Store, TensorBoard
 from ..._host._report import report
 from ..picture import PNG_HINT, png_from_svg
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     import ipywidgets
 
 __all__ = [
-    "StoreCopy",
+    "Copies",
     "has_kernel_comm",
     "save_picture_png",
     "save_png",
@@ -36,25 +37,45 @@ __all__ = [
 ]
 
 
-class StoreCopy:
-    """Files every run a plot draws into ``store`` (a `Store`, a path, or None: nothing).
+class Copies:
+    """Files every run a plot draws into ``store`` (a `Store`, a path, or None) and writes it
+    as TensorBoard event files under ``tensorboard`` (a `TensorBoard`, a directory, or None).
 
-    Handed the plot's hooks (the store is not attached itself), it files exactly the runs drawn
-    there, whether the plot is attached or fed by a cell of %jaxhist auto mode; each hook reaches
-    the store first, so a chunk is on disk before it is drawn. A failure is reported (once per
-    run and hook) and never stops the drawing or the run.
+    Handed the plot's hooks (the sinks are not attached themselves), they get exactly the runs
+    drawn there, whether the plot is attached or fed by a cell of %jaxhist auto mode; each hook
+    reaches them first, so a chunk is on disk before it is drawn. A failure is reported (once
+    per sink, run and hook) and never stops the drawing or the run.
     """
 
-    def __init__(self, store: str | os.PathLike[str] | Store | None) -> None:
+    def __init__(
+        self,
+        store: str | os.PathLike[str] | Store | None,
+        tensorboard: str | os.PathLike[str] | TensorBoard | None,
+    ) -> None:
         self.store = store if isinstance(store, Store) or store is None else Store(store)
+        self.tensorboard = (
+            tensorboard
+            if isinstance(tensorboard, TensorBoard) or tensorboard is None
+            else TensorBoard(tensorboard)
+        )
+        self._sinks: list[Sink] = [s for s in (self.store, self.tensorboard) if s is not None]
 
     def __call__(self, hook: str, run: Run, *args: Any) -> None:
-        if self.store is None:
-            return
-        try:
-            getattr(self.store, hook)(run, *args)
-        except Exception as e:
-            report(e, f"Store.{hook.lstrip('_')}", once=(id(self.store), run.id, hook))
+        for sink in self._sinks:
+            try:
+                getattr(sink, hook)(run, *args)
+            except Exception as e:
+                name = f"{type(sink).__name__}.{hook.lstrip('_')}"
+                report(e, name, once=(id(sink), run.id, hook))
+
+    def flush(self) -> None:
+        """Wait until the runs handed over so far are in the files, as leaving a block of the
+        sinks themselves does (a store at most its ``exit_wait``, then it warns and files on
+        in the background)."""
+        if self.store is not None:
+            self.store.flush(self.store.exit_wait, warn=True)
+        if self.tensorboard is not None:
+            self.tensorboard.flush()
 
 
 def table(run: Run) -> dict[str, np.ndarray]:

@@ -11,6 +11,7 @@ widgets' traits, so a view opened late, shown twice or after a page reload shows
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import os
 import threading
@@ -20,7 +21,7 @@ from typing import Any, TypeVar
 
 import ipywidgets
 
-from ..._host import Run, Sink, Store
+from ..._host import Run, Sink, Store, TensorBoard
 from ..figure import ChartGrid
 from ..panel import LivePanel
 from ..picture import save_svg
@@ -82,6 +83,11 @@ class LivePlot(Sink):
         Also append every run this plot draws to the SQLite store at this path (or this
         `jaxhist_widget.Store`), chunk by chunk, so a killed kernel keeps them; read them back
         with `jaxhist_widget.load_runs`.
+    tensorboard
+        Also write every run this plot draws as TensorBoard event files under this directory
+        (or through this `jaxhist_widget.TensorBoard`), chunk by chunk, for
+        ``tensorboard --logdir``. Leaving ``with live:`` (or `run_async`) waits until the runs
+        are in the files, as for ``store``.
     vectors
         How a leaf of more than one value is drawn, on one chart: ``"lines"`` (one per
         component), ``"band"`` (the median over quartile and min–max bands), ``"heatmap"`` (the
@@ -143,6 +149,7 @@ class LivePlot(Sink):
         lane_labels: Sequence[str] | None = None,
         continue_steps: bool = False,
         store: str | os.PathLike[str] | Store | None = None,
+        tensorboard: str | os.PathLike[str] | TensorBoard | None = None,
         charts: str = "per_field",
         vectors: str | dict[str, str] = "auto",
         paths: str | Sequence[str | tuple[str, str]] | None = None,
@@ -154,7 +161,7 @@ class LivePlot(Sink):
         **unknown: Any,
     ) -> None:
         given = locals()  # (the options by name, as `checked` takes them)
-        o = checked(unknown, **{k: given[k] for k in OPTIONS if k != "store"})
+        o = checked(unknown, **{k: given[k] for k in OPTIONS if k not in ("store", "tensorboard")})
         super().__init__()
         self.max_points, self.continue_steps = o.max_points, o.continue_steps
         # The one lock of the plot's state and widgets: the hooks (callback threads), the
@@ -171,7 +178,7 @@ class LivePlot(Sink):
         self._controls = controls.Controls(
             self.panel, self._fig, self._updates, sink=self, redraw_picture=self._update_static
         )
-        self._store = export.StoreCopy(store)
+        self._copies = export.Copies(store, tensorboard)
         #: The charts' grid (one bqplot figure per chart; see `figures`).
         self.charts = self._fig.box
         #: The legend row under the charts (HTML).
@@ -231,9 +238,9 @@ class LivePlot(Sink):
     # -------------------------------------------------------------- sink hooks
     # The host runtime calls these from its callback threads. The store (``store=``) gets each
     # hook first, so a chunk is on disk before it is drawn; its failure is reported and never
-    # stops the drawing or the run.
+    # stops the drawing or the run. So does ``tensorboard=``.
     def _start(self, run: Run) -> None:
-        self._store("_start", run)
+        self._copies("_start", run)
         super()._start(run)
 
     def on_start(self, run: Run) -> None:
@@ -246,11 +253,11 @@ class LivePlot(Sink):
     rows_can_wait = False
 
     def on_rows(self, run: Run, lanes: list[int]) -> None:
-        self._store("on_rows", run, lanes)
+        self._copies("on_rows", run, lanes)
         self._updates.rows()
 
     def _end(self, run: Run) -> None:
-        self._store("_end", run)
+        self._copies("_end", run)
         super()._end(run)
 
     def on_end(self, run: Run) -> None:
@@ -282,10 +289,14 @@ class LivePlot(Sink):
             super().__exit__(*exc)
         finally:
             self._sync_stop_mode()
+            self._copies.flush()
 
     async def run_async(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         with self._controls.async_run(self._sync_stop_mode):
-            return await super().run_async(fn, *args, **kwargs)
+            try:
+                return await super().run_async(fn, *args, **kwargs)
+            finally:
+                await asyncio.to_thread(self._copies.flush)
 
     run_async.__doc__ = Sink.run_async.__doc__
 

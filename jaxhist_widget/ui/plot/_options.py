@@ -38,6 +38,7 @@ OPTIONS = (
     "lane_labels",
     "continue_steps",
     "store",
+    "tensorboard",
     "charts",
     "vectors",
     "paths",
