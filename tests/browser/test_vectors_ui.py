@@ -283,11 +283,12 @@ def test_a_rosenbrock_path_is_drawn_live(
     ]
     notebook.open(cells, name=f"path-{slug}.ipynb", theme=theme)
     samples = sample_while_running(page, PATH_JS, timeout=240, interval=0.2)
-    # while the run streams: the path's line changes, and the dot (drawn apart from
-    # it) sits on its last point (a sample may fall between the two drawings)
-    live = [s for s in samples if s and s["status"] == "running" and _dot_at_end(s)]
-    grown = {s["tail"] for s in live if s["points"] >= 2}  # the line got new points
-    assert len(grown) >= 2, [(s["points"], s["status"]) for s in samples if s]
+    # while the run streams: the path's line changes, and the dot (drawn apart from it, so a
+    # sample may fall between the two drawings) sits on its last point
+    live = [s for s in samples if s and s["status"] == "running" and s["points"] >= 2]
+    seen = [(s["points"], s["status"], _dot_at_end(s)) for s in samples if s][-40:]
+    assert len({s["tail"] for s in live}) >= 2, seen  # the line got new points
+    assert any(_dot_at_end(s) for s in live), seen
     notebook.idle(timeout=120)
     page.wait_for_function(
         f"() => ({PATH_JS})().status === 'converged'", timeout=30_000

@@ -336,7 +336,36 @@ def open_notebook(
         )
     else:  # pragma: no cover - guarded by the Literal type
         raise ValueError(f"unknown ui {ui!r}")
-    page.wait_for_function(_KERNEL_IDLE_JS, arg=name, timeout=timeout_ms, polling=100)
+    _wait_kernel_idle(page, name, timeout)
+
+
+_KERNEL_STATE_JS = """
+() => {
+  const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+  return k ? `${k.connectionStatus}/${k.status}` : 'no kernel';
+}
+"""
+
+
+def _wait_kernel_idle(page: Page, name: str, timeout: float) -> None:
+    """Wait until notebook ``name`` is open with its kernel connected and idle.
+
+    On a loaded CI machine the page has (rarely) missed its new kernel's first status and
+    waited the whole timeout on a kernel that was idle all along, before any cell ran: then
+    reload once (the workspace reopens the notebook, its kernel kept) and wait again.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+    first = min(timeout / 2, 60.0)
+    try:
+        page.wait_for_function(_KERNEL_IDLE_JS, arg=name, timeout=first * 1000, polling=100)
+        return
+    except PlaywrightTimeoutError:
+        state = page.evaluate(_KERNEL_STATE_JS)
+        print(f"kernel of {name} not idle after {first:.0f} s ({state}): reloading the page")
+    page.reload(wait_until="domcontentloaded", timeout=timeout * 1000)
+    page.wait_for_function(_KERNEL_IDLE_JS, arg=name, timeout=timeout * 1000, polling=100)
 
 
 _SAVE_JS = """

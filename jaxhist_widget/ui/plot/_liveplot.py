@@ -1,12 +1,11 @@
 """`LivePlot`: a sink that draws every streamed run live in Jupyter, and records it.
 
-What a user holds (the options, display, data access, exports, runners, and the sink hooks the
-host runtime calls from its callback threads), made of parts joined under one lock: the state
-(`._state`: the runs drawn and the view options, plain data), the throttle (`._throttle`), the
-figure (`..figure.ChartGrid`), the panel (`..panel.LivePanel`, whose every write holds that lock,
-whatever thread makes it); `._updates` draws the state into those two, `._controls` applies the
-panel's controls, `._outputs` shows the plot in a notebook. All drawn state lives in the
-widgets' traits, so a view opened late, shown twice or after a page reload shows everything.
+What a user holds (options, display, data access, exports, runners, and the sink hooks the host
+runtime calls from its callback threads), made of parts joined under one lock: the state
+(`._state`, plain data), the throttle (`._throttle`), the figure (`..figure.ChartGrid`), the panel
+(`..panel.LivePanel`, whose every write holds that lock, whatever thread makes it); `._updates`
+draws the state into those two, `._controls` applies the panel's controls, `._outputs` shows the
+plot. All drawn state lives in the widgets' traits (a view opened late or reloaded shows it all).
 """
 
 from __future__ import annotations
@@ -236,9 +235,8 @@ class LivePlot(Sink):
         self._outputs.update()
 
     # -------------------------------------------------------------- sink hooks
-    # The host runtime calls these from its callback threads. The store (``store=``) gets each
-    # hook first, so a chunk is on disk before it is drawn; its failure is reported and never
-    # stops the drawing or the run. So does ``tensorboard=``.
+    # Called from the host's callback threads. The copies (``store=``, ``tensorboard=``) get each
+    # hook first, so a chunk is on disk before it is drawn; their failures are only reported.
     def _start(self, run: Run) -> None:
         self._copies("_start", run)
         super()._start(run)
