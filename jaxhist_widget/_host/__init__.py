@@ -15,7 +15,7 @@ from ._recorder import Recorder
 from ._run import Run
 from ._sink import Sink
 from ._store import Store
-from ._stored import StoredRun, load_runs
+from ._stored import StoredRun, load_runs, table
 from ._tensorboard import TensorBoard, to_tensorboard
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "TensorBoard",
     "load_runs",
     "log",
+    "table",
     "to_tensorboard",
 ]
 

@@ -46,6 +46,7 @@ from ._words import (
     STATUS_LABELS,
     lane_summary,
     shown_status,
+    shown_text,
     status_word,
 )
 
@@ -85,6 +86,7 @@ __all__ = [
     "lane_summary",
     "next_color",
     "shown_status",
+    "shown_text",
     "si_label",
     "status_word",
     "ticks",

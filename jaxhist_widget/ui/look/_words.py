@@ -10,6 +10,7 @@ itself succeeded).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ __all__ = [
     "STATUS_LABELS",
     "lane_summary",
     "shown_status",
+    "shown_text",
     "status_word",
 ]
 
@@ -62,3 +64,23 @@ def lane_summary(counts: Mapping[str, int], names: Mapping[str, Sequence[str]]) 
         named = f" ({', '.join(who)})" if who and len(who) <= 2 and n <= 2 else ""
         out.append(f"{format_count(n)} {STATUS_LABELS.get(status, status)}{named}")
     return " · ".join(out)
+
+
+# Characters XML 1.0 cannot hold (C0 controls but tab, newline and carriage return; U+FFFE,
+# U+FFFF), C1 controls (invisible, and terminal escapes), and lone surrogates (what
+# `os.fsdecode` makes of a file name's undecodable bytes: UTF-8 cannot encode them, so a comm
+# message or a file holding one fails to be written).
+_UNSHOWABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def shown_text(text: str) -> str:
+    r"""``text`` as the plot shows it: each character a page, an SVG or a message cannot carry
+    written as its Python escape, so the picture stays valid XML, the widget's messages encode,
+    and names that differ only there stay apart. Idempotent; other text is returned as is.
+
+    >>> shown_text("\x1b[31mloss\x1b[0m"), shown_text("caf\udce9"), shown_text("loss · x")
+    ('\\x1b[31mloss\\x1b[0m', 'caf\\udce9', 'loss · x')
+    """
+    if not _UNSHOWABLE.search(text):
+        return text
+    return _UNSHOWABLE.sub(lambda m: repr(m.group())[1:-1], text)

@@ -24,11 +24,12 @@ from ..look import (
     TITLED_TOP_PX,
     chart_columns,
     d3_format,
+    shown_text,
     ticks,
 )
 from ._picture import ChartPicture, StaticImage, StaticLine
 
-__all__ = ["draw_charts", "svg_text"]
+__all__ = ["draw_charts", "svg_attr", "svg_text"]
 
 _TEXT, _GRID, _AXIS = "#212121", "#e0e0e0", "#9e9e9e"
 
@@ -49,7 +50,7 @@ def draw_charts(
     clips = []
     for i, chart in enumerate(charts):
         ox, oy = (i % cols) * (cell + CHART_GAP_PX), top + (i // cols) * height
-        out.append(f'<g class="jhw-chart" data-title={quoteattr(chart.title)}>')
+        out.append(f'<g class="jhw-chart" data-title={svg_attr(chart.title)}>')
         margin_top = max(chart.top, TITLED_TOP_PX if chart.title else 0)
         x0, x1 = ox + float(chart.left), ox + cell - RIGHT_MARGIN_PX
         y1, y0 = oy + margin_top, oy + height - BOTTOM_PX
@@ -140,12 +141,12 @@ def _path(line: StaticLine, fx: Any, fy: Any) -> str:
         start = False
     if line.fill:  # a band: one closed polygon, filled, no outline
         return (
-            f'<path class="jhw-band" data-label={quoteattr(line.label)} d="{"".join(parts)}Z" '
+            f'<path class="jhw-band" data-label={svg_attr(line.label)} d="{"".join(parts)}Z" '
             f'fill="{line.color}" fill-opacity="{line.fill * line.opacity:.2f}" stroke="none"/>'
         )
     dash = DASHES.get(line.style, "")
     return (
-        f'<path class="jhw-line" data-label={quoteattr(line.label)} d="{"".join(parts)}" '
+        f'<path class="jhw-line" data-label={svg_attr(line.label)} d="{"".join(parts)}" '
         f'stroke="{line.color}" stroke-opacity="{line.opacity:.2f}"'
         + (f' stroke-dasharray="{dash}"' if dash else "")
         + "/>"
@@ -199,7 +200,14 @@ def svg_text(
     ):
         if value is not None:
             attrs.append(f'{name}="{value}"')
-    return f"<text {' '.join(attrs)}>{escape(str(text))}</text>"
+    return f"<text {' '.join(attrs)}>{escape(shown_text(str(text)))}</text>"
+
+
+def svg_attr(value: object) -> str:
+    """``value`` as a quoted XML attribute value, each character XML cannot hold escaped
+    (`..look.shown_text`): names are any str, and one control character would make the whole
+    picture invalid (a broken image)."""
+    return quoteattr(shown_text(str(value)))
 
 
 def _label(fmt: str, value: float) -> str:

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
-from xml.sax.saxutils import quoteattr
 
 from ..look import STATUS_LABELS, format_count, format_duration, format_value, shown_status
-from ._charts import svg_text
+from ._charts import svg_attr, svg_text
 
 __all__ = ["draw_run_list", "run_texts"]
 
@@ -51,7 +50,7 @@ def draw_run_list(out: list[str], runs: Sequence[Mapping[str, Any]], y: float, w
         x = 12.0
         parts = [
             f'<rect x="{x:.1f}" y="{y - 6:.1f}" width="16" height="4" rx="2" '
-            f"fill={quoteattr(str(run.get('color', '#757575')))}/>",
+            f"fill={svg_attr(str(run.get('color', '#757575')))}/>",
         ]
         x += 24
         label = name if len(name) * _CHAR_PX <= name_w else name[: int(name_w / _CHAR_PX) - 1] + "…"
@@ -68,7 +67,7 @@ def draw_run_list(out: list[str], runs: Sequence[Mapping[str, Any]], y: float, w
         text = text if len(text) <= room else text[: max(0, room - 1)] + "…"
         parts.append(svg_text(x, y, text, size=12))
         out.append(
-            f'<g class="jhw-run" data-name={quoteattr(name)} data-hidden="{str(hidden).lower()}"'
+            f'<g class="jhw-run" data-name={svg_attr(name)} data-hidden="{str(hidden).lower()}"'
             f"{alpha}>" + "".join(parts) + "</g>"
         )
     return y + 6

@@ -24,9 +24,10 @@ from ..look import (
     lane_colors,
     lane_summary,
     shown_status,
+    shown_text,
     status_word,
 )
-from ._charts import draw_charts
+from ._charts import draw_charts, svg_attr
 from ._charts import svg_text as _text
 from ._picture import Picture
 from ._run_list import draw_run_list
@@ -56,7 +57,7 @@ def render_svg(p: Picture, width: int = PICTURE_WIDTH) -> str:
     head = (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="{_FONT}" class="jhw-static">'
-        f"<title>{escape(summary(p.title, p.state))}</title>"
+        f"<title>{escape(shown_text(summary(p.title, p.state)))}</title>"
         f"<defs>{clips}</defs>"
         f'<rect width="100%" height="100%" fill="#fff"/>'
     )
@@ -72,7 +73,7 @@ def _header(out: list[str], p: Picture, y: float) -> float:
     fill, ink = BADGE_COLORS.get(shown, BADGE_COLORS["unknown"])
     w = 12 + _CHAR_PX * len(label)
     out.append(
-        f'<g class="jhw-status" data-status="{escape(status)}">'
+        f'<g class="jhw-status" data-status={svg_attr(status)}>'
         f'<rect x="12" y="{y - 13}" width="{w:.0f}" height="18" rx="9" fill="{fill}"/>'
         + _text(12 + w / 2, y, label, size=12, fill=ink, anchor="middle")
         + "</g>"

@@ -16,9 +16,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from ..._host import Run, Sink, Store, TensorBoard
+from ..._host import Run, Sink, Store, TensorBoard, table
 from ..._host._report import report
 from ..picture import PNG_HINT, png_from_svg
 
@@ -76,31 +74,6 @@ class Copies:
             self.store.flush(self.store.exit_wait, warn=True)
         if self.tensorboard is not None:
             self.tensorboard.flush()
-
-
-def table(run: Run) -> dict[str, np.ndarray]:
-    """Columns of ``run``: ``step`` (and ``lane`` under vmap), then one per scalar leaf and per
-    component of other leaves (``x[0]``, ...); lanes one after the other."""
-    lanes = [None] if run.lanes is None else list(range(run.lanes))
-    parts: list[dict[str, np.ndarray]] = []
-    for lane in lanes:
-        rows = run.lane_rows(lane or 0)
-        n = len(rows[0]) if rows else 0
-        cols: dict[str, np.ndarray] = {"step": np.arange(n)}
-        if lane is not None:
-            cols["lane"] = np.full(n, lane)
-        for name, shape, leaf in zip(run.layout.names, run.layout.shapes, rows, strict=True):
-            if name in ("step", "lane"):  # never overwrite the index columns
-                name = f"{name}_value"
-            if shape == ():
-                cols[name] = leaf
-                continue
-            flat = leaf.reshape(n, -1)
-            for j in range(flat.shape[1]):
-                idx = ",".join(map(str, np.unravel_index(j, shape)))
-                cols[f"{name}[{idx}]"] = flat[:, j]
-        parts.append(cols)
-    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
 def to_pandas(run: Run) -> Any:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..figure import check_charts
+from ..look import shown_text
 from ..reduce import check_weight
 from ..series import (
     PlotChoice,
@@ -111,7 +112,7 @@ def checked(unknown: dict[str, Any], **options: Any) -> Options:
         choice=choice,
         log_y=bool(o["log_y"]),
         keep_runs=bool(o["keep_runs"]),
-        title=o["title"] or "",
+        title=shown_text(o["title"] or ""),  # any str, drawn as shown
         max_points=o["max_points"],
         continue_steps=o["continue_steps"],
         smoothing=smoothing,

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..._host import Run
-from ..look import next_color
+from ..look import next_color, shown_text
 from ..panel import RateWindow, panel_state, run_entry
 from ..series import LaneNames, PlotChoice, RunDrawing, RunSmoothing, StepWindow
 
@@ -26,7 +26,7 @@ def display_name(name: str | None, number: int, taken: Iterable[str]) -> str:
     >>> display_name("adam", 3, ["adam", "sgd"]), display_name(None, 3, [])
     ('adam (2)', 'run 3')
     """
-    base = name if name else f"run {number}"
+    base = shown_text(name) if name else f"run {number}"
     taken = set(taken)
     if base not in taken:
         return base

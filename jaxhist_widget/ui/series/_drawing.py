@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..._host import Run
+from ..look import shown_text
 from ..reduce import BandSeries, HistogramBuckets, LaneSeries, PathSeries
 from ._choice import PlotChoice
 from ._plan import Spec
@@ -228,4 +229,4 @@ def check_lane_labels(labels: Any) -> tuple[str, ...] | None:
         raise TypeError(
             f"lane_labels must hold str only, got {bad[0]!r}; e.g. [str(v) for v in values]."
         )
-    return tuple(labels)
+    return tuple(map(shown_text, labels))  # any str, drawn as shown

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..._wire import Layout
+from ..look import shown_text
 from ..reduce import row_quantiles
 from ._choice import PathEntry, PlotChoice, VectorChoice, path_title
 
@@ -88,11 +89,13 @@ def plan(layout: Layout, choice: PlotChoice, lanes: int | None) -> Plan:
     >>> p.notes[0][:40]
     "fields: no field 'lsos' in this run's re"
     """
-    names, shapes = layout.names, layout.shapes
+    # Drawn as shown (`..look.shown_text`): a name is any str; the entries are read alike.
+    names, shapes = tuple(map(shown_text, layout.names)), layout.shapes
     where = {n: i for i, n in enumerate(names)}
     specs: list[Spec] = []
     notes: list[str] = []
-    for f in choice.fields if choice.fields is not None else _default_fields(layout):
+    for f in choice.fields if choice.fields is not None else _default_fields(layout, names):
+        f = shown_text(f)
         if f in where:
             specs += _leaf(f, where[f], shapes[where[f]], choice.vectors, lanes, notes)
             continue
@@ -103,6 +106,7 @@ def plan(layout: Layout, choice: PlotChoice, lanes: int | None) -> Plan:
             notes.append(f"fields: {why}")
     titles = set()
     for entry in choice.paths:
+        entry = shown_text(entry) if isinstance(entry, str) else tuple(map(shown_text, entry))
         path, why = _path(entry, names, shapes)
         if path is None:
             notes.append(f"paths: {why}")
@@ -112,11 +116,12 @@ def plan(layout: Layout, choice: PlotChoice, lanes: int | None) -> Plan:
     return Plan(tuple(specs), tuple(notes))
 
 
-def _default_fields(layout: Layout) -> tuple[str, ...]:
-    """Every leaf but the step counters (the step axis shows them), unless that is all."""
+def _default_fields(layout: Layout, names: tuple[str, ...]) -> tuple[str, ...]:
+    """Every leaf (of ``names``) but the step counters (the step axis shows them), unless that
+    is all."""
     counters = set(layout.step_counters)
-    rest = tuple(n for i, n in enumerate(layout.names) if i not in counters)
-    return rest or layout.names
+    rest = tuple(n for i, n in enumerate(names) if i not in counters)
+    return rest or names
 
 
 def component_label(name: str, shape: tuple[int, ...], j: int) -> str:

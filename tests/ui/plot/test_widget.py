@@ -219,6 +219,26 @@ def test_a_leaf_named_step_does_not_replace_the_step_column():
     assert df["step_value"].tolist() == [0, 10]
 
 
+def test_every_leaf_keeps_a_column_when_names_collide(tmp_path):
+    # a leaf named as another's component (`x[0]`) or as the index (`step`, and `step_value`
+    # too): each keeps its own column, in the table, the DataFrame and the CSV alike
+    pd = pytest.importorskip("pandas")
+    live = LivePlot()
+    record = lambda c: {  # noqa: E731
+        "step": c * 10, "step_value": c + 0.5, "x": jnp.stack([c, -c]), "x[0]": c + 100.0
+    }  # fmt: skip
+    with live:
+        jhw.while_loop(lambda c: c < 2.0, lambda c: c + 1.0, 0.0, max_steps=4, record=record)
+    df = live.to_pandas()
+    assert df["step"].tolist() == [0, 1, 2]
+    assert df["step_value"].tolist() == [0, 10, 20]
+    assert df["step_value_value"].tolist() == [0.5, 1.5, 2.5]
+    assert df["x[0]"].tolist() == [0, 1, 2] and df["x[1]"].tolist() == [0, -1, -2]
+    assert df["x[0]_value"].tolist() == [100, 101, 102]
+    back = pd.read_csv(live.to_csv(tmp_path / "run.csv"))
+    assert list(back.columns) == list(df.columns)
+
+
 def test_history_without_runs_is_a_clear_error():
     with pytest.raises(LookupError, match="no run yet"):
         LivePlot().history()
