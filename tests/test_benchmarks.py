@@ -29,6 +29,7 @@ pytestmark = pytest.mark.slow
         ("zoom.py", ["--quick"], "its cost follows w, not n"),
         ("lanes.py", ["--quick"], "streaming <= 1.5x the copy of its bytes"),
         ("loops.py", ["--quick"], "each watched solve: one run of its steps"),
+        ("picture.py", ["--quick"], "largest picture"),
     ],
 )
 def test_benchmark_script_runs(script, args, expect):

@@ -175,7 +175,7 @@ UI_ALLOWED = {
     "reduce": set(),
     "series": {"look", "reduce"},
     "figure": {"look", "reduce"},
-    "picture": {"look"},
+    "picture": {"look", "reduce"},
     "panel": {"look", "reduce"},
     "plot": {"look", "reduce", "series", "figure", "panel", "picture"},
     "face": {"panel", "plot"},

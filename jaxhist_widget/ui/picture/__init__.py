@@ -7,6 +7,7 @@ numpy only, no widgets, and nothing of the live figure: both draw with the look 
 
 from __future__ import annotations
 
+from ._budget import PICTURE_LINES, PICTURE_POINTS, within_budget
 from ._files import PNG_HINT, png_from_svg, save_svg
 from ._picture import ChartPicture, Picture, StaticImage, StaticLine
 from ._run_list import run_texts
@@ -14,6 +15,8 @@ from ._summary import first_line, latest_values, summary
 from ._svg import render_svg
 
 __all__ = [
+    "PICTURE_LINES",
+    "PICTURE_POINTS",
     "PNG_HINT",
     "ChartPicture",
     "Picture",
@@ -26,4 +29,5 @@ __all__ = [
     "run_texts",
     "save_svg",
     "summary",
+    "within_budget",
 ]

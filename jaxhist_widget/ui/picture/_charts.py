@@ -137,7 +137,7 @@ def _path(line: StaticLine, fx: Any, fy: Any) -> str:
         if not good:
             start = True
             continue
-        parts.append(f"{'M' if start else 'L'}{x:.2f} {y:.2f}")
+        parts.append(f"{'M' if start else 'L'}{x:.1f} {y:.1f}")
         start = False
     if line.fill:  # a band: one closed polygon, filled, no outline
         return (

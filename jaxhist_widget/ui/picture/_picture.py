@@ -60,6 +60,7 @@ class ChartPicture:
     images: tuple[StaticImage, ...] = ()  #: under the lines
     x_limits: tuple[float, float] | None = None  #: its own x axis (a path), else the steps'
     x_label: str = "step"
+    left_out: int = 0  #: older lines the copy left out (`._budget`: it draws the latest)
 
 
 @dataclass(frozen=True)

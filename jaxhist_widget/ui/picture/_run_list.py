@@ -13,7 +13,10 @@ from typing import Any
 from ..look import STATUS_LABELS, format_count, format_duration, format_value, shown_status
 from ._charts import svg_attr, svg_text
 
-__all__ = ["draw_run_list", "run_texts"]
+__all__ = ["PICTURE_RUN_ROWS", "draw_run_list", "run_texts"]
+
+#: Rows of the run list one picture shows at most: the latest.
+PICTURE_RUN_ROWS = 12
 
 _MUTED = "#616161"
 _CHAR_PX = 7.0
@@ -37,6 +40,12 @@ def draw_run_list(out: list[str], runs: Sequence[Mapping[str, Any]], y: float, w
     """Rows for ``runs`` from ``y`` (nothing below two runs); returns the y under them."""
     if len(runs) < 2:
         return y
+    earlier = max(0, len(runs) - PICTURE_RUN_ROWS)  # the latest rows: a sweep's list is long
+    runs = runs[earlier:]
+    if earlier:
+        y += 18
+        more = f"… {earlier} earlier run{'s' if earlier > 1 else ''} (the live plot lists them all)"
+        out.append(svg_text(12, y, more, size=12, fill=_MUTED, cls="jhw-runs-more"))
     rows = [run_texts(r) for r in runs]
     name_w = min(200.0, max(_CHAR_PX * len(str(r.get("name", ""))) for r in runs) + 8)
     status_w = max(_CHAR_PX * len(t[0]) for t in rows) + 14

@@ -27,6 +27,7 @@ from ..look import (
     shown_text,
     status_word,
 )
+from ._budget import within_budget
 from ._charts import draw_charts, svg_attr
 from ._charts import svg_text as _text
 from ._picture import Picture
@@ -44,6 +45,7 @@ def render_svg(p: Picture, width: int = PICTURE_WIDTH) -> str:
     """The picture as a standalone SVG document: a header (title, status badge, steps, time,
     latest values), the figure (grid, tick labels, the lines clipped to the plot area, log or
     linear y) and the legend rows under it, on a white background."""
+    p = within_budget(p)
     out: list[str] = []
     y = 8.0
     if p.title:

@@ -132,7 +132,9 @@ class Outputs:
         try:
             from IPython.display import update_display
 
-            update_display(fallback(self.bundle()), raw=True, display_id=self.id)
+            # The picture alone: the widget's own bundle is not sent again (ipywidgets builds
+            # its text/plain from a repr of every mark's arrays, slower than the picture)
+            update_display(fallback(self.picture()), raw=True, display_id=self.id)
         except Exception as e:
             warnings.warn(f"LivePlot: the static picture was not updated: {e!r}", stacklevel=3)
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..figure import BandExtra, HeatmapExtra, PathEnds
 from ..look import BAND_OPACITY, LEFT_PX, PALETTE, TOP_PX
-from ..picture import ChartPicture, Picture, StaticImage, StaticLine
+from ..picture import PICTURE_LINES, ChartPicture, Picture, StaticImage, StaticLine
 
 __all__ = ["snapshot", "synced_state"]
 
@@ -26,7 +26,8 @@ def snapshot(grid: Any, panel: Any) -> Picture:
     limits, the axes' tick values and formats, the legend's entries and the panel's synced
     traits.
     """
-    charts = tuple(_chart(c) for c in grid.shown)
+    most = -(-PICTURE_LINES // max(1, len(grid.shown)))  # a chart's share of the lines
+    charts = tuple(_chart(c, most) for c in grid.shown)
     lines, names, lanes = grid.legend_entries()
     first = grid.shown[0]
     return Picture(
@@ -50,14 +51,13 @@ def synced_state(panel: Any) -> dict[str, Any]:
     return {k: getattr(panel, k) for k in keys if k not in plumbing}
 
 
-def _chart(fig: Any) -> ChartPicture:
+def _chart(fig: Any, most: int) -> ChartPicture:
     """One chart's copy: its title, scales, ticks, margin, shown lines (a hidden run's are not;
     a smoothed line over its faint raw one), each with its colour, dash and opacity, and the
     shown runs' extras (bands, heatmap images, a path's ends)."""
     lines, images, over = [], [], []
-    for r in fig._runs.values():
-        if r.hidden:
-            continue
+    shown, left_out = _latest_runs([r for r in fig._runs.values() if not r.hidden], most)
+    for r in shown:
         for extra in r.extras:
             if isinstance(extra, BandExtra):
                 for mark, fill in zip(extra.marks, BAND_OPACITY, strict=True):
@@ -73,7 +73,9 @@ def _chart(fig: Any) -> ChartPicture:
                             np.array([x]), np.array([y]), color, "solid", 1.0, "", dots=kind
                         )
                         over.append(point)
-    for _run, mark in fig.drawn():
+    for run, mark in fig.drawn():
+        if left_out and all(run is not r for r in shown):
+            continue
         xs, ys = np.atleast_2d(mark.x), np.atleast_2d(mark.y)
         labels = list(mark.labels)
         for k in range(min(len(xs), len(ys), len(labels))):
@@ -96,7 +98,20 @@ def _chart(fig: Any) -> ChartPicture:
         images=tuple(images),
         x_limits=(float(fig.x_scale.min), float(fig.x_scale.max)),
         x_label=str(fig.x_axis.label or ""),
+        left_out=left_out,
     )
+
+
+def _latest_runs(runs: list[Any], most: int) -> tuple[list[Any], int]:
+    """The latest of ``runs`` whose marks hold at most ``most`` lines (the latest run whatever
+    it holds), and how many the older ones hold: a sweep's picture copies no more than it draws
+    (`..picture.PICTURE_LINES`)."""
+    sizes = [len(r.marks) + len(r.smoothed) + len(r.extras) for r in runs]
+    start, kept = len(runs), 0
+    while start > 0 and (kept + sizes[start - 1] <= most or start == len(runs)):
+        start -= 1
+        kept += sizes[start]
+    return runs[start:], sum(sizes) - kept
 
 
 def _unpad(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

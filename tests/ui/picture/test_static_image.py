@@ -89,8 +89,8 @@ def test_one_path_per_line_with_the_decimated_points() -> None:
     for path, (x, y) in zip(lines, expected, strict=True):
         (points,) = segments(path)
         assert len(points) == len(x) <= 100  # the decimated series, not the 5000 rows
-        np.testing.assert_allclose(fx(points[:, 0]), x, atol=0.02 * n / 600)
-        np.testing.assert_allclose(fy(points[:, 1]), y, atol=0.02)
+        np.testing.assert_allclose(fx(points[:, 0]), x, atol=0.06 * n / 600)
+        np.testing.assert_allclose(fy(points[:, 1]), y, atol=0.06)
 
 
 def test_tick_labels_are_the_widgets() -> None:
