@@ -90,6 +90,22 @@ def test_a_large_vector_is_a_median_over_a_quartile_and_a_min_max_band() -> None
     assert "class_loss median" in legend and "class_loss min–max" in legend
 
 
+def test_one_runs_vector_legend_names_components_and_no_run() -> None:
+    # The README's one-run example: a band (of run 1) beside component lines (of no one run)
+    # read as two runs, "(run 0)" and "(run 1)", in the legend and the picture.
+    live = jhw.LivePlot(keep_runs=True)
+    values = {"class_loss": class_losses(50), "xy": crossing_path()}
+    feed(live, values, shapes=[(50,), (2,)], max_steps=1000)
+    legend_text = html.unescape(live.legend.value)
+    assert "xy[0]" in legend_text and "xy[1]" in legend_text and "class_loss median" in legend_text
+    assert "(run" not in legend_text
+    texts = [t.text or "" for t in picture(live).iter(f"{SVG}text")]
+    assert "xy[0]" in texts and not [t for t in texts if "(run" in t]
+    feed(live, values, shapes=[(50,), (2,)], max_steps=1000)  # a second run: no "run 0" either
+    legend_text = html.unescape(live.legend.value)
+    assert "(run 0)" not in legend_text and "xy[0] (run" not in legend_text
+
+
 def test_under_vmap_a_large_vector_is_a_median_line_per_lane_and_few_components_lines() -> None:
     live = jhw.LivePlot()
     lanes = np.stack([class_losses(6) * (k + 1) for k in range(3)])
