@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,8 +76,15 @@ class Plan:
     notes: tuple[str, ...] = ()
 
 
-def plan(layout: Layout, choice: PlotChoice, lanes: int | None) -> Plan:
-    """The series to draw of a run of ``layout`` with ``lanes`` vmap lanes (None: unbatched).
+def plan(
+    layout: Layout,
+    choice: PlotChoice,
+    lanes: int | None,
+    counters: Collection[int] | None = None,
+) -> Plan:
+    """The series to draw of a run of ``layout`` with ``lanes`` vmap lanes (None: unbatched);
+    ``counters``: the leaves that count the steps drawn, left out by default (None: the
+    layout's `Layout.step_counters`).
 
     Examples
     --------
@@ -92,7 +100,8 @@ def plan(layout: Layout, choice: PlotChoice, lanes: int | None) -> Plan:
     where = {n: i for i, n in enumerate(names)}
     specs: list[Spec] = []
     notes: list[str] = []
-    for f in choice.fields if choice.fields is not None else _default_fields(layout):
+    counted = layout.step_counters if counters is None else counters
+    for f in choice.fields if choice.fields is not None else _default_fields(layout, counted):
         if f in where:
             specs += _leaf(f, where[f], shapes[where[f]], choice.vectors, lanes, notes)
             continue
@@ -112,9 +121,10 @@ def plan(layout: Layout, choice: PlotChoice, lanes: int | None) -> Plan:
     return Plan(tuple(specs), tuple(notes))
 
 
-def _default_fields(layout: Layout) -> tuple[str, ...]:
-    """Every leaf but the step counters (the step axis shows them), unless that is all."""
-    counters = set(layout.step_counters)
+def _default_fields(layout: Layout, counted: Collection[int]) -> tuple[str, ...]:
+    """Every leaf but the step counters ``counted`` (the step axis shows them), unless that is
+    all."""
+    counters = set(counted)
     rest = tuple(n for i, n in enumerate(layout.names) if i not in counters)
     return rest or layout.names
 
