@@ -110,6 +110,10 @@ def plan(
             specs.append(one)
         else:
             notes.append(f"fields: {why}")
+    # A misspelt leaf in vectors={...} would otherwise leave its leaf "auto" without a word.
+    for key, mode in choice.vectors.per_leaf.items():
+        if key not in where:
+            notes.append(f"vectors: {_no_leaf(key, names)}; {{{key!r}: {mode!r}}} applies to none.")
     titles = set()
     for entry in choice.paths:
         path, why = _path(entry, names, shapes)
@@ -180,11 +184,14 @@ def _named(f: str, names: tuple[str, ...], shapes: tuple[tuple[int, ...], ...]):
         except ValueError:
             return None, f"no component {f!r} of {leaf!r} (shape {shape}); not drawn."
         return Spec(f, i, "component", j, chart=leaf), ""
-    choices = ", ".join(repr(n) for n in names)
     return None, (
-        f"no field {f!r} in this run's record; its leaves are {choices} (also '|name|' for a "
-        "norm, 'name[i]' for a component); not drawn."
+        f"{_no_leaf(f, names)} (also '|name|' for a norm, 'name[i]' for a component); not drawn."
     )
+
+
+def _no_leaf(f: str, names: tuple[str, ...]) -> str:
+    """What a name that is no leaf of the run is told: the leaves there are."""
+    return f"no field {f!r} in this run's record; its leaves are {', '.join(map(repr, names))}"
 
 
 def _series(f: str, names: tuple[str, ...], shapes: tuple[tuple[int, ...], ...]):

@@ -174,6 +174,18 @@ def test_vectors_lines_beyond_the_limit_is_a_band_with_a_note() -> None:
     assert note in html.unescape(live.legend.value) and live.panel.status == "converged"
 
 
+def test_a_misspelt_vectors_key_gets_a_note_as_a_misspelt_field_does() -> None:
+    live = jhw.LivePlot(vectors={"xx": "band", "x": "lines"}, fields=["x", "lsos"])
+    feed(live, {"x": class_losses(3), "loss": STEPS}, shapes=[(3,), ()])
+    assert len(marks_of(chart(live, "x"))) == 3  # the key that is right still applies
+    field_note, vectors_note = live._fig.notes
+    assert field_note.startswith("fields: no field 'lsos' in this run's record; its leaves are")
+    assert vectors_note.startswith("vectors: no field 'xx' in this run's record; its leaves are")
+    assert "'x', 'loss'" in vectors_note
+    assert vectors_note.endswith("{'xx': 'band'} applies to none.")
+    assert vectors_note in html.unescape(live.legend.value) and live.panel.status == "converged"
+
+
 # ------------------------------------------------------------------------------------- paths
 def rosenbrock(steps: int = 400) -> np.ndarray:
     out, (x, y) = np.empty((steps, 2)), (-1.5, 2.0)
