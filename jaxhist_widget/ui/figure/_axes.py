@@ -49,13 +49,19 @@ class FigureAxes:
 
     def _x_limits(self, first: int, last: int, exact: bool = False) -> tuple[float, float]:
         """The step scale's limits: from ``first`` to a round step at or past ``last`` (on a
-        log axis from step 1 at least, out to the next eighth of a decade, a decade at least);
-        ``exact``: to ``last`` itself (a zoom shows the steps asked for, no more)."""
+        log axis from step 1 at least: from step 1, out to the next eighth of a decade, a
+        decade at least; from a later step, a window's, the nearer of that and the linear
+        axis's round end); ``exact``: to ``last`` itself (a zoom shows the steps asked for)."""
         if self.log_x:
             x_lo = float(max(1, first))
             if exact:
                 return x_lo, float(max(last, x_lo + 1))
-            return x_lo, float(10 ** (math.ceil(8 * math.log10(max(last, 10 * x_lo))) / 8))
+            if x_lo == 1:  # a run from its start: a decade at least, so the axis reads as log
+                return x_lo, _eighth_decade(max(last, 10))
+            # A decade past a window's first step would be ~10x past its last one; a window of
+            # under a decade is near linear, and rounds as a linear axis does.
+            top = max(last, x_lo + 1)
+            return x_lo, min(_eighth_decade(top), ticks.x_limits(int(x_lo), int(top))[1])
         if exact:
             return float(first), float(max(last, first + 1))
         return ticks.x_limits(first, last)
@@ -146,3 +152,8 @@ class FigureAxes:
             tick_values=np.array([1.0, 10.0] if self.log_x else [0.0, 1.0]),
             tick_format=",.0f",
         )
+
+
+def _eighth_decade(step: float) -> float:
+    """The next eighth of a decade at or past ``step`` (> 0): a log axis's round end."""
+    return float(10 ** (math.ceil(8 * math.log10(step)) / 8))

@@ -347,7 +347,7 @@ class LiveFigure(FigureAxes):
                 if e.label in r.fields and e.label not in named:
                     mark = r.marks[r.fields.index(e.label)]
                     color = mark.colors[0] if len(mark.colors) == 1 else "currentColor"
-                    lines.append(LegendLine(e.label, 0, color, mark.line_style, 1.0))
+                    lines.append(LegendLine(e.label, None, color, mark.line_style, 1.0))
                 lines += e.legend()
         return lines, list(names), lanes
 

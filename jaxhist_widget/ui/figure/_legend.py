@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-from ..look import DASHES, LANE_RAMP, LEGEND_LANES, LegendLine, lane_colors
+from ..look import DASHES, LANE_RAMP, LEGEND_LANES, LegendLine, lane_colors, legend_labels
 
 __all__ = ["legend_html"]
 
@@ -19,12 +19,10 @@ def legend_html(lines: Sequence[LegendLine], lane_names: Sequence[str] = (), lan
     """The legend row: one entry per line (named with its run when several runs are drawn),
     then the lanes of the latest batched run: ``lane_names`` are its drawn lanes, ``lanes`` its
     lane count (more than drawn above the lane cap). Empty when there is nothing to name."""
-    several = len({line.run for line in lines}) > 1
     items = [
-        f'<span class="jhw-legend-item" data-run="{line.run}" style="white-space:nowrap">'
-        f"{_swatch(line.color, line.style, line.opacity)} "
-        f"{html.escape(line.label + (f' (run {line.run})' if several else ''))}</span>"
-        for line in lines
+        f'<span class="jhw-legend-item"{_run_attr(line.run)} style="white-space:nowrap">'
+        f"{_swatch(line.color, line.style, line.opacity)} {html.escape(text)}</span>"
+        for line, text in zip(lines, legend_labels(lines), strict=True)
     ]
     n = len(lane_names)
     colors = lane_colors(n)
@@ -52,6 +50,11 @@ def legend_html(lines: Sequence[LegendLine], lane_names: Sequence[str] = (), lan
         "font-size:var(--jp-ui-font-size1, 12px);"
         'color:var(--jp-ui-font-color1, inherit)">' + "".join(items) + "</div>"
     )
+
+
+def _run_attr(run: int | None) -> str:
+    """The entry's run as a ``data-run`` attribute (none for a series of whichever run)."""
+    return "" if run is None else f' data-run="{run}"'
 
 
 def _swatch(color: str, line_style: str, opacity: float) -> str:

@@ -104,7 +104,7 @@ def legend_lines(runs: Sequence[RunMarks]) -> list[LegendLine]:
         by_series = not r.batched and len(drawn) == 1
         for label, mark in zip(r.fields, r.marks, strict=False):
             color = mark.colors[0] if by_series and len(mark.colors) else "currentColor"
-            out.setdefault(label, LegendLine(label, 0, color, mark.line_style, 1.0))
+            out.setdefault(label, LegendLine(label, None, color, mark.line_style, 1.0))
     return list(out.values())
 
 

@@ -22,6 +22,7 @@ from ._colors import (
     LegendLine,
     field_colors,
     lane_colors,
+    legend_labels,
     next_color,
 )
 from ._numbers import d3_format, format_count, format_duration, format_value, si_label
@@ -84,6 +85,7 @@ __all__ = [
     "format_value",
     "lane_colors",
     "lane_summary",
+    "legend_labels",
     "next_color",
     "shown_status",
     "shown_text",

@@ -26,6 +26,7 @@ __all__ = [
     "LegendLine",
     "field_colors",
     "lane_colors",
+    "legend_labels",
     "next_color",
 ]
 
@@ -57,7 +58,9 @@ class LegendLine:
     """One legend entry: a plotted field of one run, drawn as its lines are."""
 
     label: str
-    run: int  #: the run's number (named in the entry when several runs are drawn)
+    #: The run's number (named in the entry when several runs are drawn), or None for a series
+    #: that the entry names whichever run draws it (a vector's component lines, a median).
+    run: int | None
     color: str  #: ``currentColor`` under vmap, where the lanes' colors tell them apart
     style: str  #: one of `LINE_STYLES`, or ``"band"`` (a filled area: a band, a heatmap)
     opacity: float
@@ -106,3 +109,23 @@ def next_color(used: Iterable[str]) -> str:
     used = list(used)
     free = [c for c in PALETTE if c not in used]
     return free[0] if free else PALETTE[len(used) % len(PALETTE)]
+
+
+def legend_labels(lines: Sequence[LegendLine]) -> list[str]:
+    """The text of each legend entry: its label, followed by its run when the entries are of
+    several runs. An entry of no one run (``run`` None: a series whichever run draws it) is
+    never named after one, and does not count as a run: a band and the component lines of the
+    one run drawn must not read as two runs.
+
+    >>> line = LegendLine("x[0]", None, "red", "solid", 1.0)
+    >>> band = LegendLine("x q", 1, "red", "band", 1.0)
+    >>> legend_labels([line, band])
+    ['x[0]', 'x q']
+    >>> legend_labels([line, band, LegendLine("x q", 2, "blue", "band", 1.0)])
+    ['x[0]', 'x q (run 1)', 'x q (run 2)']
+    """
+    several = len({line.run for line in lines if line.run is not None}) > 1
+    return [
+        f"{line.label} (run {line.run})" if several and line.run is not None else line.label
+        for line in lines
+    ]

@@ -23,6 +23,7 @@ from ..look import (
     format_count,
     lane_colors,
     lane_summary,
+    legend_labels,
     shown_status,
     shown_text,
     status_word,
@@ -111,15 +112,9 @@ def _header(out: list[str], p: Picture, y: float) -> float:
 
 def _legend(out: list[str], p: Picture, y: float, width: int) -> float:
     """Legend entries in rows under the figure, wrapped like the widget's legend row."""
-    several = len({line.run for line in p.legend}) > 1
     items = [
-        (
-            line.label + (f" (run {line.run})" if several else ""),
-            line.color,
-            line.style,
-            line.opacity,
-        )
-        for line in p.legend
+        (text, line.color, line.style, line.opacity)
+        for line, text in zip(p.legend, legend_labels(p.legend), strict=True)
     ]
     n = len(p.lane_names)
     if 0 < n <= LEGEND_LANES:

@@ -8,6 +8,7 @@ lock, which every change here is made under too.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -152,13 +153,32 @@ class PlotState:
         return runs[index]
 
     def number_of(self, run: int | str) -> int:
-        """The number of a drawn run: ``run`` is its index (``-1``: the latest) or its name."""
+        """The number of a drawn run: ``run`` is its index (``-1``: the latest) or its name;
+        a TypeError for anything else (a bool too: ``True`` would be run 1, the second), an
+        IndexError / LookupError naming the runs there are."""
+        names = [d.name for d in self.drawn]
         if isinstance(run, str):
-            names = [d.name for d in self.drawn]
             if run not in names:
                 raise LookupError(f"no run named {run!r} on this plot; its runs: {names}.")
             return self.drawn[names.index(run)].number
-        return self.drawn[run].number
+        if isinstance(run, bool) or not isinstance(run, numbers.Integral):
+            raise TypeError(
+                f"show_run takes a run's index (int) or name (str), got {run!r}"
+                + (" (a bool is no index)" if isinstance(run, bool) else "")
+                + "; show or hide it with visible=: live.show_run(-1, visible=False)."
+            )
+        n = len(names)
+        if not n:
+            raise IndexError(
+                f"no run with index {run}: this plot draws none yet; run a loop in "
+                "`with live:` or live.run(fn, ...) first."
+            )
+        if not -n <= run < n:
+            raise IndexError(
+                f"no run {run} on this plot: it draws {n} run{'s' if n > 1 else ''}: "
+                f"0 .. {n - 1} (-1 the latest), or by name: {names}."
+            )
+        return self.drawn[int(run)].number
 
     def panel_state(self, now: float, attached: bool) -> dict[str, Any]:
         """Every run-state trait of the panel (`..panel.panel_state`) and its run list."""

@@ -77,7 +77,9 @@ def _ema(x: np.ndarray, w: float, acc: float) -> np.ndarray:
     In blocks of k values, all at once: from 0, a block's average at its j-th value is
     ``(1 - w) * w**j * sum_{i<=j} x_i * w**-i`` (a cumulative sum; k keeps ``w**-j`` far from
     overflow), and the average a block starts from adds ``w**(j+1)`` times itself: those
-    carries, one per block, are the only sequential part.
+    carries, one per block, are the only sequential part. Each block's sum is taken of its
+    values over a power of two at least their largest magnitude, so ``x_i * w**-i`` stays under
+    1e150 for any finite values (1e200 times w**-i overflowed); a power of two scales exactly.
     """
     if w == 0:
         return x.copy()
@@ -85,9 +87,12 @@ def _ema(x: np.ndarray, w: float, acc: float) -> np.ndarray:
     blocks = -(-x.size // k)
     grid = np.zeros((blocks, k))
     grid.reshape(-1)[: x.size] = x
+    # (frexp: |x| < 2**e; by ldexp, as 2**e alone overflows for values near the float64 max)
+    _, exponent = np.frexp(np.abs(grid).max(axis=1, keepdims=True))
     j = np.arange(k, dtype=np.float64)
     up = np.exp(-j * math.log(w))  # w**-j
-    local = np.cumsum(grid * up, axis=1) * ((1.0 - w) / up)
+    scaled = np.cumsum(np.ldexp(grid, -exponent) * up, axis=1) * ((1.0 - w) / up)
+    local = np.ldexp(scaled, exponent)  # an average of values under 2**e: no overflow
     decay, carry = w**k, np.empty(blocks)
     for b, end in enumerate(local[:, -1].tolist()):
         carry[b] = acc

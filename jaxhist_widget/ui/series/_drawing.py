@@ -112,7 +112,8 @@ class RunDrawing:
         counts = self.run.counts
         if not counts:
             return False
-        plan = make_plan(self.run.layout, self.choice, self.run.lanes)
+        counters = self._step_counters(min(len(counts), MAX_LANES))
+        plan = make_plan(self.run.layout, self.choice, self.run.lanes, counters)
         self.specs, self.notes = plan.specs, plan.notes
         self.started = True
         self._lanes = min(len(counts), MAX_LANES) if self.specs else 0
@@ -131,6 +132,26 @@ class RunDrawing:
             elif spec.under == "heatmap":
                 self.extras[i] = HistogramBuckets()
         return True
+
+    def _step_counters(self, lanes: int) -> tuple[int, ...]:
+        """The run's step counters (`Layout.step_counters`) whose rows so far are the steps in
+        every lane drawn: the run's own (0, 1, 2, ...) or the steps drawn (from `x0`: a
+        continued run's counter going on). A loop adds one to a counter each step, but from
+        any start: a carry ``k`` from 5 is a value of its own, not the step axis, so drawn."""
+        counters = self.run.layout.step_counters
+        if not counters:
+            return ()
+        rows = [self.run.rows_since(lane, 0) for lane in range(lanes)]
+
+        def counts_steps(i: int) -> bool:
+            for lane_rows in rows:
+                values = np.asarray(lane_rows[i]).reshape(-1)
+                steps = np.arange(values.size)
+                if not (np.array_equal(values, steps) or np.array_equal(values, steps + self.x0)):
+                    return False
+            return True
+
+        return tuple(i for i in counters if counts_steps(i))
 
     def ingest(self) -> None:
         """Reduce the rows received since the last call (each row is read once)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,8 +77,15 @@ class Plan:
     notes: tuple[str, ...] = ()
 
 
-def plan(layout: Layout, choice: PlotChoice, lanes: int | None) -> Plan:
-    """The series to draw of a run of ``layout`` with ``lanes`` vmap lanes (None: unbatched).
+def plan(
+    layout: Layout,
+    choice: PlotChoice,
+    lanes: int | None,
+    counters: Collection[int] | None = None,
+) -> Plan:
+    """The series to draw of a run of ``layout`` with ``lanes`` vmap lanes (None: unbatched);
+    ``counters``: the leaves that count the steps drawn, left out by default (None: the
+    layout's `Layout.step_counters`).
 
     Examples
     --------
@@ -94,7 +102,8 @@ def plan(layout: Layout, choice: PlotChoice, lanes: int | None) -> Plan:
     where = {n: i for i, n in enumerate(names)}
     specs: list[Spec] = []
     notes: list[str] = []
-    for f in choice.fields if choice.fields is not None else _default_fields(layout, names):
+    counted = layout.step_counters if counters is None else counters
+    for f in choice.fields if choice.fields is not None else _default_fields(names, counted):
         f = shown_text(f)
         if f in where:
             specs += _leaf(f, where[f], shapes[where[f]], choice.vectors, lanes, notes)
@@ -104,6 +113,10 @@ def plan(layout: Layout, choice: PlotChoice, lanes: int | None) -> Plan:
             specs.append(one)
         else:
             notes.append(f"fields: {why}")
+    # A misspelt leaf in vectors={...} would otherwise leave its leaf "auto" without a word.
+    for key, mode in choice.vectors.per_leaf.items():
+        if key not in where:
+            notes.append(f"vectors: {_no_leaf(key, names)}; {{{key!r}: {mode!r}}} applies to none.")
     titles = set()
     for entry in choice.paths:
         entry = shown_text(entry) if isinstance(entry, str) else tuple(map(shown_text, entry))
@@ -116,10 +129,10 @@ def plan(layout: Layout, choice: PlotChoice, lanes: int | None) -> Plan:
     return Plan(tuple(specs), tuple(notes))
 
 
-def _default_fields(layout: Layout, names: tuple[str, ...]) -> tuple[str, ...]:
-    """Every leaf (of ``names``) but the step counters (the step axis shows them), unless that
-    is all."""
-    counters = set(layout.step_counters)
+def _default_fields(names: tuple[str, ...], counted: Collection[int]) -> tuple[str, ...]:
+    """Every leaf of ``names`` but the step counters ``counted`` (the step axis shows them),
+    unless that is all."""
+    counters = set(counted)
     rest = tuple(n for i, n in enumerate(names) if i not in counters)
     return rest or names
 
@@ -175,11 +188,14 @@ def _named(f: str, names: tuple[str, ...], shapes: tuple[tuple[int, ...], ...]):
         except ValueError:
             return None, f"no component {f!r} of {leaf!r} (shape {shape}); not drawn."
         return Spec(f, i, "component", j, chart=leaf), ""
-    choices = ", ".join(repr(n) for n in names)
     return None, (
-        f"no field {f!r} in this run's record; its leaves are {choices} (also '|name|' for a "
-        "norm, 'name[i]' for a component); not drawn."
+        f"{_no_leaf(f, names)} (also '|name|' for a norm, 'name[i]' for a component); not drawn."
     )
+
+
+def _no_leaf(f: str, names: tuple[str, ...]) -> str:
+    """What a name that is no leaf of the run is told: the leaves there are."""
+    return f"no field {f!r} in this run's record; its leaves are {', '.join(map(repr, names))}"
 
 
 def _series(f: str, names: tuple[str, ...], shapes: tuple[tuple[int, ...], ...]):

@@ -53,3 +53,15 @@ def test_the_picture_draws_the_log_step_axis() -> None:
     xs = {round(float(t.get("x"))) for t in root.iter(f"{SVG}text") if t.get("class") == "x"}
     gaps = np.diff(sorted(xs))
     assert gaps.max() - gaps.min() <= 1  # a decade takes the same width: a log axis
+
+
+@pytest.mark.parametrize(("last", "window"), [(1000, 100), (5000, 2000), (300, 250)])
+def test_a_last_steps_window_on_a_log_axis_ends_near_its_last_step(last, window) -> None:
+    # The axis was rounded to a decade past its first step: ~10x past the last one.
+    live = jhw.LivePlot(log_x=True, last_steps=window)
+    feed(live, {"loss": 1 / (1 + np.arange(last + 1.0))}, max_steps=last)
+    scale = live.figures[0].axes[0].scale
+    assert scale.min == last - window and last <= scale.max <= 1.25 * last
+    # a whole run from step 1 keeps its round end (a decade at least)
+    live.last_steps = 0
+    assert scale.min == 1 and scale.max >= 10

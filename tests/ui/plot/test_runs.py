@@ -172,6 +172,24 @@ def test_a_hidden_run_leaves_every_chart_and_its_axes() -> None:
         live.show_run("nope")
 
 
+def test_show_run_says_which_runs_there_are_and_takes_no_bool() -> None:
+    live = jhw.LivePlot(keep_runs=True)
+    with pytest.raises(IndexError, match=r"no run with index 0: this plot draws none yet"):
+        live.show_run(0)
+    feed(live, {"loss": np.linspace(3, 1, 10)})
+    feed(live, {"loss": np.linspace(2, 1, 10)})
+    with pytest.raises(IndexError, match=r"no run 5 .* 2 runs: 0 .. 1 \(-1 the latest\).*'run 1'"):
+        live.show_run(5)
+    with pytest.raises(IndexError, match=r"no run -3 "):
+        live.show_run(-3)
+    for bad in (True, False, None, 1.0):  # True would hide run 1 (the second)
+        with pytest.raises(TypeError, match=r"a run's index \(int\) or name \(str\).*visible="):
+            live.show_run(bad, visible=False)
+    assert live.panel.hidden_runs == []
+    live.show_run(np.int64(0), visible=False)  # a numpy integer is an index
+    assert live.panel.hidden_runs == [1]
+
+
 def test_the_static_picture_shows_names_colours_and_hidden_runs() -> None:
     live = jhw.LivePlot(keep_runs=True, title="compare")
     with live.named("adam"):

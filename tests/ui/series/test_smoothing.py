@@ -48,6 +48,20 @@ def test_the_average_is_tensorboards_and_the_same_in_chunks(weight) -> None:
     assert ema(np.array([5.0, 5.0]), 0.9).tolist() == pytest.approx([5.0, 5.0])
 
 
+@pytest.mark.parametrize("weight", [0.6, 0.99])
+@pytest.mark.parametrize("top", [1e300, 1.7e308])
+def test_the_average_of_huge_values_stays_finite(weight, top) -> None:
+    # Values past ~1e200 overflowed the blocks' sums (times w**-j, up to 1e150): inf, then NaN.
+    y = np.geomspace(1e200, top, 3000) * np.where(np.arange(3000) % 7 == 0, -1.0, 1.0)
+    y[[5, 2000]] = np.nan
+    expected = tensorboard(y, weight)
+    average = Ema(weight)
+    chunked = np.concatenate([average.extend(c) for c in np.array_split(y, 13)])
+    for got in (ema(y, weight), chunked):
+        assert np.array_equal(np.isfinite(got), np.isfinite(y))
+        np.testing.assert_allclose(got[np.isfinite(y)], expected[np.isfinite(y)], rtol=1e-9)
+
+
 def test_check_weight_names_the_range() -> None:
     assert check_weight(0.6) == 0.6
     bad_weights = ((1.0, ValueError), (-0.1, ValueError), (True, TypeError), ("0.6", TypeError))

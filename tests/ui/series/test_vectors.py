@@ -90,6 +90,22 @@ def test_a_large_vector_is_a_median_over_a_quartile_and_a_min_max_band() -> None
     assert "class_loss median" in legend and "class_loss min–max" in legend
 
 
+def test_one_runs_vector_legend_names_components_and_no_run() -> None:
+    # The README's one-run example: a band (of run 1) beside component lines (of no one run)
+    # read as two runs, "(run 0)" and "(run 1)", in the legend and the picture.
+    live = jhw.LivePlot(keep_runs=True)
+    values = {"class_loss": class_losses(50), "xy": crossing_path()}
+    feed(live, values, shapes=[(50,), (2,)], max_steps=1000)
+    legend_text = html.unescape(live.legend.value)
+    assert "xy[0]" in legend_text and "xy[1]" in legend_text and "class_loss median" in legend_text
+    assert "(run" not in legend_text
+    texts = [t.text or "" for t in picture(live).iter(f"{SVG}text")]
+    assert "xy[0]" in texts and not [t for t in texts if "(run" in t]
+    feed(live, values, shapes=[(50,), (2,)], max_steps=1000)  # a second run: no "run 0" either
+    legend_text = html.unescape(live.legend.value)
+    assert "(run 0)" not in legend_text and "xy[0] (run" not in legend_text
+
+
 def test_under_vmap_a_large_vector_is_a_median_line_per_lane_and_few_components_lines() -> None:
     live = jhw.LivePlot()
     lanes = np.stack([class_losses(6) * (k + 1) for k in range(3)])
@@ -156,6 +172,18 @@ def test_vectors_lines_beyond_the_limit_is_a_band_with_a_note() -> None:
     (note,) = live._fig.notes
     assert note.startswith("w: 50 components are more than 32 lines") and "w[0]" in note
     assert note in html.unescape(live.legend.value) and live.panel.status == "converged"
+
+
+def test_a_misspelt_vectors_key_gets_a_note_as_a_misspelt_field_does() -> None:
+    live = jhw.LivePlot(vectors={"xx": "band", "x": "lines"}, fields=["x", "lsos"])
+    feed(live, {"x": class_losses(3), "loss": STEPS}, shapes=[(3,), ()])
+    assert len(marks_of(chart(live, "x"))) == 3  # the key that is right still applies
+    field_note, vectors_note = live._fig.notes
+    assert field_note.startswith("fields: no field 'lsos' in this run's record; its leaves are")
+    assert vectors_note.startswith("vectors: no field 'xx' in this run's record; its leaves are")
+    assert "'x', 'loss'" in vectors_note
+    assert vectors_note.endswith("{'xx': 'band'} applies to none.")
+    assert vectors_note in html.unescape(live.legend.value) and live.panel.status == "converged"
 
 
 # ------------------------------------------------------------------------------------- paths
