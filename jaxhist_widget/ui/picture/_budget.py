@@ -23,7 +23,7 @@ from ._picture import ChartPicture, Picture, StaticLine
 __all__ = ["PICTURE_LEGEND", "PICTURE_LINES", "PICTURE_POINTS", "within_budget"]
 
 #: Vertices over every line and band of one picture (about 12 bytes each in the SVG).
-PICTURE_POINTS = 8_000
+PICTURE_POINTS = 6_000
 #: Lines and bands one picture draws at most: the latest (about 120 bytes each).
 PICTURE_LINES = 200
 #: Legend entries one picture lists at most: the latest.
