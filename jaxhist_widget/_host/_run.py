@@ -222,6 +222,30 @@ class Run:
             rows.setflags(write=False)
         return out
 
+    def latest(self) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Each lane's last row received: ``(has, leaves)``, ``has`` whether a lane has a row
+        yet (one without reads zeros), ``leaves[i]`` of shape ``(lanes, *shape)``. One gather
+        per leaf and segment, no Python loop over lanes: a sweep's figures are over all of
+        them, at every update."""
+        if type(self).rows_since is not Run.rows_since:  # a subclass keeps its rows elsewhere
+            counts = self.counts
+            per_lane = [self.rows_since(k, n - 1, n) if n else None for k, n in enumerate(counts)]
+            has = np.array([n > 0 for n in counts], bool)
+            zero = [np.zeros(s, np_dtype(d)) for s, d in self._leaf_specs()]
+            rows = [[z if r is None else r[i][0] for r in per_lane] for i, z in enumerate(zero)]
+            return has, [np.stack(r) if r else z[None][:0] for r, z in zip(rows, zero, strict=True)]
+        with self._lock:
+            counts = self._counts.copy()
+            row = np.maximum(counts - 1, 0)
+            seg, off = row // self._seg_rows, row % self._seg_rows
+            has = counts > 0
+            out = [np.zeros((len(counts), *s), np_dtype(d)) for s, d in self._leaf_specs()]
+            for k in np.unique(seg[has]).tolist():
+                pick = np.flatnonzero(has & (seg == k))
+                for leaf, buf in zip(out, self._segs[k], strict=True):
+                    leaf[pick] = buf[pick, off[pick]]
+        return has, out
+
     def _leaf_specs(self) -> list[tuple[tuple[int, ...], str]]:
         return list(zip(self.layout.shapes, self.layout.dtypes, strict=True))
 

@@ -33,7 +33,7 @@ def legend_html(lines: Sequence[LegendLine], lane_names: Sequence[str] = (), lan
             for k in range(n)
         ]
     elif n:
-        more = f" (first {n} of {lanes})" if lanes > n else ""
+        more = f" ({n} of {lanes} drawn)" if lanes > n else ""
         ramp = ", ".join(LANE_RAMP)
         items.append(
             f'<span class="jhw-legend-lanes" style="white-space:nowrap">'

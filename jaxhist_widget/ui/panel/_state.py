@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..._host import Run
+from ..look import CAN_DIVERGE
 
 __all__ = ["FAILED_TEXT", "RATE_WINDOW_S", "RateWindow", "panel_state", "run_entry", "run_step"]
 
@@ -71,6 +72,7 @@ def panel_state(
     last_values: Sequence[Sequence[float]] = (),
     rate_samples: Sequence[tuple[float, int]] = (),
     lane_names: Sequence[str] = (),
+    diverged_lanes: Sequence[int] = (),
     error: str = "",
     waiting: bool = False,
 ) -> dict[str, Any]:
@@ -94,6 +96,9 @@ def panel_state(
         is the steps since the oldest. Once the run ended the rate is its average instead.
     lane_names
         Names of the run's vmap lanes (for naming the few lanes that ended differently).
+    diverged_lanes
+        The lanes whose latest value of a plotted field is NaN or infinite: counted as
+        diverged (a run that did not fail), whatever their loop's status.
     error
         Text of an error this plot hit for this run (a bad ``fields=`` entry, a failed update):
         status "error" while it applies. A failed run's own text takes precedence.
@@ -127,7 +132,10 @@ def panel_state(
     lane_statuses: dict[str, int] = {}
     names_of: dict[str, list[str]] = {}
     if lanes and ended:
+        diverged = set(diverged_lanes)
         for lane, lane_status in enumerate(run.statuses):
+            if lane in diverged and lane_status in CAN_DIVERGE:
+                lane_status = "diverged"
             lane_statuses[lane_status] = lane_statuses.get(lane_status, 0) + 1
             name = lane_names[lane] if lane < len(lane_names) else f"lane {lane}"
             names_of.setdefault(lane_status, []).append(name)

@@ -122,7 +122,7 @@ def _legend(out: list[str], p: Picture, y: float, width: int) -> float:
             (name, c, "solid", 1.0) for name, c in zip(p.lane_names, lane_colors(n), strict=True)
         ]
     elif n:
-        more = f" (first {n} of {p.lanes})" if p.lanes > n else ""
+        more = f" ({n} of {p.lanes} drawn)" if p.lanes > n else ""
         items.append((f"{p.lane_names[0]} … {p.lane_names[-1]}{more}", "ramp", "solid", 1.0))
     x, row = 12.0, y + 14
     for label, color, style, opacity in items:

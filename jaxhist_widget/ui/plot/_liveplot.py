@@ -43,11 +43,10 @@ class LivePlot(Sink):
 
     Display it (last expression of a cell, or ``display(live)``), then run loops inside
     ``with live:`` (or ``with live.named("adam"):``, ``live.run(fn, ..., name="adam")``, or
-    ``await live.run_async(fn, ...)``). The Stop
-    button ends the run after its current chunk and keeps the partial history in both: in a
-    normal cell it interrupts the kernel, as the notebook's ■ does (the kernel handles no widget
-    message before the cell ends, and the interrupt becomes a stop of this plot's run); in an
-    async cell it sends a message, handled while the cell awaits.
+    ``await live.run_async(fn, ...)``). Stop ends the run after its current chunk and keeps
+    the partial history in both: in a normal cell it interrupts the kernel, as the notebook's ■
+    does (the kernel handles no widget message before the cell ends, and the interrupt becomes a
+    stop of this plot's run); in an async cell it sends a message, handled while the cell awaits.
 
     Parameters
     ----------
@@ -60,13 +59,11 @@ class LivePlot(Sink):
         Start with a logarithmic y axis on every chart (the panel's "log y" toggle sets every
         chart; each chart also has its own "log" toggle in its top left corner).
     keep_runs
-        Keep previous runs on the plot and in `runs` (there is a toggle), each in a colour of
-        its own and listed in the panel (name, status, steps, time, latest values, a show/hide
-        toggle). When False only the latest run is kept, which also bounds memory. A run's name
-        is given where it starts (`named`, ``run(..., name=...)``, ``%%jaxhist --name``,
-        `name`); unnamed, it is named after the call of `run` / `run_async`
-        (``solve(3, lr=0.001)``), after the cell in ``%%jaxhist`` and auto mode (``cell 7``),
-        else ``run N`` (its number on this plot).
+        Keep previous runs on the plot and in `runs` (a toggle), each in its own colour and
+        listed in the panel (with a show/hide toggle); False keeps the latest run only (bounded
+        memory). A run is named where it starts (`named`, ``run(..., name=...)``, ``%%jaxhist
+        --name``, `name`), else after the call (``solve(3, lr=0.001)``), the cell (``cell 7``)
+        or its number (``run N``).
     title
         Shown at the top of the panel.
     max_points
@@ -74,6 +71,10 @@ class LivePlot(Sink):
     lane_labels
         Names of the vmap lanes (e.g. ``[f"lr={lr}" for lr in lrs]``), used wherever the plot
         names a lane; one per lane (a run with another lane count warns and uses ``lane k``).
+    lanes
+        The vmap lanes drawn as lines (indices, negative from the end, or ``lane_labels``), at
+        most `MAX_LANES`; by default every lane up to `MAX_LANES`, else an even stride over a
+        band of every lane's spread. The panel's figures are over every lane either way.
     continue_steps
         Draw each run from the step where the previous one ended (a loop resumed from its last
         carry, e.g. in chunks of ``max_steps``), so the step axis counts the whole optimisation;
@@ -104,16 +105,14 @@ class LivePlot(Sink):
         ``"shared"``: every field on one chart.
     smoothing
         Weight of a debiased exponential moving average drawn over every line, TensorBoard's
-        smoothing (0: off, up to 0.999; the panel has a slider); the raw line stays, faint.
-        It is computed in the kernel from every row, so it is exact however the line is
-        decimated.
+        smoothing (0: off, up to 0.999; a panel slider); the raw line stays, faint. Computed in
+        the kernel from every row: exact however the line is decimated.
     log_x
         A logarithmic step axis on every chart (step 0, which it cannot place, is left out);
         a panel toggle too.
     last_steps
         Show only the last ``last_steps`` steps (None or 0: every step), redrawn from their
-        rows at each update (exact however long the run), each y axis fitting them; a panel
-        field too.
+        rows at each update (exact however long the run), each y axis fitting them (a field).
     step_range
         Zoom: show steps ``(first, last)`` only (None: every step), drawn from their rows
         (every point of the range, however long the run), each y axis fitting them; it wins
@@ -146,6 +145,7 @@ class LivePlot(Sink):
         title: str | None = None,
         max_points: int = 2000,
         lane_labels: Sequence[str] | None = None,
+        lanes: Sequence[int | str] | None = None,
         continue_steps: bool = False,
         store: str | os.PathLike[str] | Store | None = None,
         tensorboard: str | os.PathLike[str] | TensorBoard | None = None,

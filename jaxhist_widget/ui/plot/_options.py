@@ -18,6 +18,7 @@ from ..series import (
     PlotChoice,
     check_fields,
     check_lane_labels,
+    check_lanes,
     check_last_steps,
     check_paths,
     check_step_range,
@@ -37,6 +38,7 @@ OPTIONS = (
     "title",
     "max_points",
     "lane_labels",
+    "lanes",
     "continue_steps",
     "store",
     "tensorboard",
@@ -105,7 +107,10 @@ def checked(unknown: dict[str, Any], **options: Any) -> Options:
     o = options
     check_options(unknown, o["max_points"], o["title"], o["continue_steps"])
     choice = PlotChoice(
-        check_fields(o["fields"]), check_vectors(o["vectors"]), check_paths(o["paths"])
+        check_fields(o["fields"]),
+        check_vectors(o["vectors"]),
+        check_paths(o["paths"]),
+        check_lanes(o["lanes"]),
     )
     smoothing = check_weight(o["smoothing"])
     return Options(

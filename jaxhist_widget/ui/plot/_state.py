@@ -193,6 +193,7 @@ class PlotState:
             last_values=d.last_values() if d is not None else (),
             rate_samples=self.rate.samples,
             lane_names=self.lane_names(run) if run is not None else (),
+            diverged_lanes=d.diverged_lanes() if d is not None else (),
             error=error,
             waiting=self.waiting and attached,
         )

@@ -119,10 +119,11 @@ class Updates:
 
     def _draw(self, d: RunDrawing) -> None:
         if not d.started:  # the first rows: the lane count is known, plan and make the marks
-            if not d.start(self.state.max_points):
-                return
             batched = d.run.lanes is not None
-            names = self.state.lane_names(d.run)[: d.lanes] if batched else None
+            every = self.state.lane_names(d.run) if batched else []
+            if not d.start(self.state.max_points, every):
+                return
+            names = [every[k] for k in d.drawn_lanes] if batched else None
             self.fig.add_marks(
                 d.number, d.labels, names, d.run.lanes or 0, keys=d.keys, paths=d.paths
             )

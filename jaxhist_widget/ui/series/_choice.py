@@ -24,9 +24,12 @@ iterate, e.g. ``paths=[("x[0]", "x[1]")]`` or ``paths=["xy"]`` for a 2-component
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from ..look import LINE_STYLES, PALETTE
 
@@ -39,6 +42,7 @@ __all__ = [
     "PlotChoice",
     "VectorChoice",
     "check_fields",
+    "check_lanes",
     "check_paths",
     "check_vectors",
     "path_title",
@@ -97,6 +101,8 @@ class PlotChoice:
     fields: tuple[str, ...] | None = None
     vectors: VectorChoice = field(default_factory=VectorChoice)
     paths: tuple[PathEntry, ...] = ()
+    #: The vmap lanes drawn as lines past `MAX_LANES` (indices or labels); None: chosen.
+    lanes: tuple[int | str, ...] | None = None
 
 
 def _modes() -> str:
@@ -173,3 +179,21 @@ def check_fields(fields: Any) -> tuple[str, ...] | None:
     if not items or not all(isinstance(f, str) for f in items):
         raise TypeError(f"fields must be None, a str or a non-empty list of str, got {fields!r}.")
     return items
+
+
+def check_lanes(lanes: Any) -> tuple[int | str, ...] | None:
+    """Validate ``LivePlot(lanes=...)``: None, or a sequence of lane indices (int) or labels
+    (str, of ``lane_labels``)."""
+    if lanes is None:
+        return None
+    if isinstance(lanes, (str, bytes)) or not isinstance(lanes, Sequence):
+        raise TypeError(
+            "lanes must be a sequence of vmap lane indices or labels, e.g. lanes=[0, 17, 4095] "
+            f"or lanes=['lr=1e-3'], got {lanes!r}."
+        )
+    out = []
+    for lane in lanes:
+        if isinstance(lane, (bool, np.bool_)) or not isinstance(lane, (numbers.Integral, str)):
+            raise TypeError(f"lanes holds lane indices (int) or labels (str), got {lane!r}.")
+        out.append(lane if isinstance(lane, str) else int(lane))
+    return tuple(out)

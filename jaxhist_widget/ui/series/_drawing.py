@@ -72,6 +72,10 @@ class RunDrawing:
     extras: dict[int, BandSeries | HistogramBuckets] = field(default_factory=dict)
     last_step: int = 0
     started: bool = field(default=False, init=False)
+    #: The run's lanes drawn as lines, in order (`pick_lanes`); ``(0,)`` for an unbatched run.
+    drawn_lanes: tuple[int, ...] = field(default=(), init=False)
+    #: ``spec -> BandSeries``: past `MAX_LANES`, a field's spread over every lane, per step.
+    lane_bands: dict[int, BandSeries] = field(default_factory=dict, init=False)
     _lanes: int = field(default=0, init=False, repr=False)
 
     @property
@@ -104,9 +108,10 @@ class RunDrawing:
         """Values reduced and buckets touched so far, all series together."""
         return sum(s.work for s in self.series.values()) + sum(e.work for e in self.extras.values())
 
-    def start(self, max_points: int) -> bool:
+    def start(self, max_points: int, lane_names: Sequence[str] = ()) -> bool:
         """Plan the series and make them once the run's lane count is known (its first rows
-        arrived), at most ``max_points`` points per line; False while nothing arrived yet."""
+        arrived), at most ``max_points`` points per line; False while nothing arrived yet.
+        ``lane_names`` (one per lane) are what ``lanes=`` may name lanes by."""
         if self.started:
             return True
         counts = self.run.counts
@@ -116,9 +121,12 @@ class RunDrawing:
         plan = make_plan(self.run.layout, self.choice, self.run.lanes, counters)
         self.specs, self.notes = plan.specs, plan.notes
         self.started = True
-        self._lanes = min(len(counts), MAX_LANES) if self.specs else 0
         if not self.specs:
             return True
+        total = len(counts) if self.run.lanes is not None else 0
+        self.drawn_lanes, notes = pick_lanes(total, self.choice.lanes, lane_names)
+        self._lanes = len(self.drawn_lanes)
+        self.notes += tuple(notes)
         # The lanes of a mark share one message: at most MARK_POINTS points, 48 KB (a path's
         # points are two float64, so three quarters as many).
         budget = min(max_points, MARK_POINTS // self._lanes)
@@ -131,6 +139,8 @@ class RunDrawing:
                 self.extras[i] = BandSeries(budget)
             elif spec.under == "heatmap":
                 self.extras[i] = HistogramBuckets()
+            elif total > self._lanes and spec.xy is None:  # the lanes not drawn: a band
+                self.lane_bands[i] = BandSeries(min(max_points, MARK_POINTS // 2))
         return True
 
     def _step_counters(self, lanes: int) -> tuple[int, ...]:
@@ -161,9 +171,9 @@ class RunDrawing:
         self.last_step = max(counts) - 1
         # A histogram pools the lanes: the rows of lanes at the same steps are counted at once.
         pooled: dict[tuple[int, int, int], list[np.ndarray]] = {}
-        for lane in range(self.lanes):
+        for j, lane in enumerate(self.drawn_lanes):  # j: the drawn lane's place
             # Every series of a lane has the same length: read only the rows that are new.
-            start = self.series[0, lane].size
+            start = self.series[0, j].size
             rows = self.run.rows_since(lane, start)
             if not len(rows[0]):
                 continue
@@ -176,9 +186,30 @@ class RunDrawing:
                 if isinstance(extra, HistogramBuckets):
                     components = spec.components(rows)
                     pooled.setdefault((i, start, len(components)), []).append(components)
-                self.series[i, lane].extend(values)
+                self.series[i, j].extend(values)
         for (i, start, _), values in pooled.items():
             self.extras[i].add(start, np.concatenate(values, axis=1))
+        if self.lane_bands:
+            self._ingest_lane_bands(np.asarray(counts))
+
+    def _ingest_lane_bands(self, counts: np.ndarray) -> None:
+        """Extend the bands over every lane with the steps new since the last call: per step,
+        the spread of the lanes that have it (a lane that ended counts no more). One block
+        read per row count (the lanes step together: a few), no loop over lanes."""
+        start = next(iter(self.lane_bands.values())).size
+        stop = int(counts.max())
+        if stop <= start:
+            return
+        values = {i: np.full((len(counts), stop - start), np.nan) for i in self.lane_bands}
+        for c in np.unique(counts[counts > start]).tolist():
+            lanes = np.flatnonzero(counts == c)
+            n = c - start
+            block = self.run.block(lanes, start, c)
+            rows = [r.reshape(len(lanes) * n, *r.shape[2:]) for r in block]
+            for i in self.lane_bands:
+                values[i][lanes, :n] = self.specs[i].values(rows).reshape(len(lanes), n)
+        for i, band in self.lane_bands.items():
+            band.extend(values[i].T)
 
     def lines(self) -> list[tuple[list[np.ndarray], list[np.ndarray], tuple[float, float, float]]]:
         """Per series: the points of each drawn lane (steps from `x0`; a path's x values) and
@@ -195,16 +226,73 @@ class RunDrawing:
         return out
 
     def extras_by_label(self) -> dict[str, BandSeries | HistogramBuckets]:
-        """What each vector median is drawn over, by the median's label."""
-        return {self.specs[i].label: extra for i, extra in self.extras.items()}
+        """What each vector median (and, past `MAX_LANES`, each field) is drawn over, by its
+        label."""
+        out: dict[str, BandSeries | HistogramBuckets] = {
+            self.specs[i].label: extra for i, extra in self.extras.items()
+        }
+        return out | {self.specs[i].label: band for i, band in self.lane_bands.items()}
 
     def last_values(self) -> list[list[float]]:
-        """Per field of `fields`: the latest value of each drawn lane that has rows."""
+        """Per field of `fields`: the latest value of each lane that has rows (every lane of a
+        batched run, drawn or not: the panel's median, range and counts are over all)."""
+        if self.run.lanes is not None and self.specs:
+            has, latest = self.run.latest()
+            rows = [leaf[has] for leaf in latest]
+            return [spec.values(rows).tolist() for spec in self.specs if spec.xy is None]
         return [
             [self.series[i, lane].last for lane in range(self.lanes) if self.series[i, lane].size]
             for i, spec in enumerate(self.specs)
             if spec.xy is None
         ]
+
+    def diverged_lanes(self) -> list[int]:
+        """The lanes of a batched run whose latest value of a plotted field is NaN or
+        infinite (counted as diverged, whatever their loop's status)."""
+        if self.run.lanes is None or not self.specs:
+            return []
+        has, latest = self.run.latest()
+        bad = np.zeros(len(has), bool)
+        for spec in self.specs:
+            if spec.xy is None:
+                bad |= ~np.isfinite(spec.values(latest))
+        return np.flatnonzero(bad & has).tolist()
+
+
+def pick_lanes(
+    total: int, chosen: Sequence[int | str] | None, names: Sequence[str]
+) -> tuple[tuple[int, ...], list[str]]:
+    """The lanes of a run of ``total`` lanes (0: unbatched) drawn as lines, and notes: those
+    ``chosen`` (``lanes=``: indices, negative from the end, or names), else every lane up to
+    `MAX_LANES`, else `MAX_LANES` lanes at an even stride (the first and the last among them).
+
+    >>> pick_lanes(4096, None, [])[0][:3], pick_lanes(4096, [5, -1, "b"], ["a", "b"])[0]
+    ((0, 65, 130), (5, 4095))
+    """
+    if not total:
+        return (0,), []
+    notes = []
+    picked: list[int] = []
+    for lane in chosen or ():
+        k = names.index(lane) if isinstance(lane, str) and lane in names else lane
+        if isinstance(k, str) or not -total <= k < total:
+            notes.append(f"lanes: no lane {lane!r} in this run of {total} lanes; not drawn.")
+        elif k % total not in picked:
+            picked.append(k % total)
+    if len(picked) > MAX_LANES:
+        notes.append(f"lanes: {len(picked)} lanes named; the first {MAX_LANES} are drawn.")
+        picked = picked[:MAX_LANES]
+    if not picked:
+        if total <= MAX_LANES:
+            return tuple(range(total)), notes
+        picked = np.unique(np.linspace(0, total - 1, MAX_LANES).round().astype(np.int64)).tolist()
+        notes.append(
+            f"{len(picked)} of {total} lanes drawn as lines (an even stride; lanes=[...] picks "
+            "them, by index or label), over the band of every lane's quartiles and min–max."
+        )
+    elif len(picked) < total:
+        notes.append(f"{len(picked)} of {total} lanes drawn as lines, over every lane's band.")
+    return tuple(picked), notes
 
 
 class LaneNames:

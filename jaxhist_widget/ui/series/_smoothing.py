@@ -33,15 +33,15 @@ class RunSmoothing:
         d = self.drawing
         if not d.series:
             return
-        for lane in range(d.lanes):
+        for j, lane in enumerate(d.drawn_lanes):  # j: the drawn lane's place
             for i in range(len(d.specs)):
-                if (i, lane) not in self.series:
-                    budget = smoothed_budget(d.series[i, lane].budget)
-                    self.series[i, lane] = (Ema(self.weight), LaneSeries(budget))
-            rows = d.run.rows_since(lane, self.series[0, lane][1].size)
+                if (i, j) not in self.series:
+                    budget = smoothed_budget(d.series[i, j].budget)
+                    self.series[i, j] = (Ema(self.weight), LaneSeries(budget))
+            rows = d.run.rows_since(lane, self.series[0, j][1].size)
             if len(rows[0]):
                 for i, spec in enumerate(d.specs):
-                    average, line = self.series[i, lane]
+                    average, line = self.series[i, j]
                     # A path is drawn as it went (its chart has no smoothed line): its
                     # smoothed series only counts the rows read.
                     values = spec.values(rows) if spec.xy is None else np.zeros(len(rows[0]))

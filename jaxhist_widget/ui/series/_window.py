@@ -99,7 +99,7 @@ def window_lines(
     empty = (math.inf, -math.inf, math.inf)
     raw: Lines = [([], [], empty) for _ in d.specs]
     smooth: Lines | None = [([], [], empty) for _ in d.specs] if weight > 0 else None
-    for lane in range(d.lanes):
+    for lane in d.drawn_lanes:
         first = max(0, start - lead) if smooth is not None else start
         rows = d.run.rows_since(lane, first, stop)
         if len(rows[0]) <= start - first:  # the lane ended before the window
@@ -194,7 +194,8 @@ class StepWindow:
         lo, hi = bounds
         stop = max(0, hi - d.x0 + 1)
         paths = any(s.xy is not None for s in d.specs)
-        rows = tuple(c if paths else min(c, stop) for c in d.run.counts[: d.lanes])
+        counts = d.run.counts
+        rows = tuple(counts[k] if paths else min(counts[k], stop) for k in d.drawn_lanes)
         key = (lo, hi, weight, rows)
         if self._keys.get(d.number) == key:
             return False

@@ -217,7 +217,7 @@ def test_legend_html_names_runs_lanes_and_escapes():
     names = [f"lane {k}" for k in range(64)]
     many = legend_html([], names, 100)
     assert 'class="jhw-legend-lane"' not in many and many.count("jhw-legend-lanes") == 1
-    assert "lane 0" in many and "lane 63 (first 64 of 100)" in many
+    assert "lane 0" in many and "lane 63 (64 of 100 drawn)" in many
     assert legend_html([]) == ""
 
 

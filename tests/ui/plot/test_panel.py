@@ -197,8 +197,9 @@ def test_no_warning_for_a_clean_vmap_run():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         feed(live, {"value": [np.arange(3.0), np.arange(4.0), [np.nan, np.nan]]}, lanes=3)
-    assert live.panel.lane_statuses == {"converged": 3}
-    assert live.panel.latest == {"value": 2.5}  # a lane ending in NaN: the median skips it
+    # a lane ending in NaN is counted as diverged, and the median skips it
+    assert live.panel.lane_statuses == {"converged": 2, "diverged": 1}
+    assert live.panel.latest == {"value": 2.5}
 
 
 def test_an_attached_plot_says_compiling_until_its_loop_starts():

@@ -1,0 +1,112 @@
+"""A sweep of thousands of vmap lanes, told truthfully: the panel's figures (median, min–max,
+lane counts) are over every lane, lanes ending at NaN or inf are counted as diverged, the chart
+draws an even stride of lanes (or those named by ``lanes=``) over a band of every lane, and the
+picture shows the same.
+
+Before, the chart drew lanes 0–63 and the panel's median and range were over those 64 ("1.95"
+where the median of all 4096 lanes was 0.0053), and a sweep with 280 lanes at NaN read
+"4,096 finished".
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxhist_widget as jhw
+from jaxhist_widget.ui.series import MAX_LANES
+
+from ...helpers.static import SVG, picture
+from ...helpers.synthetic import feed
+
+LANES = 4096
+
+
+def _sweep_values(rng: np.random.Generator) -> tuple[list[np.ndarray], np.ndarray]:
+    """Per lane a loss curve of its own length; the lanes past 4000 end at NaN or inf, and the
+    lowest losses lie beyond lane 63 (so a plot of the first 64 lanes reads them wrong)."""
+    lanes = []
+    for k in range(LANES):
+        n = 50 + k % 7
+        curve = np.exp(-np.linspace(0, 1, n) * (1 + k / 100)) * (1 + rng.random())
+        if k >= 4000:
+            curve[-3:] = np.nan if k % 2 else np.inf
+        lanes.append(curve)
+    last = np.array([c[-1] for c in lanes])
+    return lanes, last
+
+
+def test_the_panel_figures_are_over_every_lane():
+    lanes, last = _sweep_values(np.random.default_rng(0))
+    live = jhw.LivePlot()
+    feed(live, {"loss": lanes}, lanes=LANES)
+    p = live.panel
+    with np.errstate(invalid="ignore"):
+        median, lo, hi = np.nanmedian(last), np.nanmin(last), np.nanmax(last)
+    assert p.latest["loss"] == pytest.approx(median, rel=1e-6)
+    assert p.latest_range["loss"][0] == pytest.approx(lo, rel=1e-6)
+    assert p.latest_range["loss"][1] in ("inf", pytest.approx(hi))
+    diverged = int((~np.isfinite(last)).sum())
+    assert diverged == 96
+    assert p.lane_statuses == {"converged": LANES - diverged, "diverged": diverged}
+    assert p.diverged == ["loss"]  # the badge reads diverged
+
+
+def test_an_even_stride_of_lanes_is_drawn_over_a_band_of_every_lane():
+    lanes, _ = _sweep_values(np.random.default_rng(1))
+    live = jhw.LivePlot()
+    feed(live, {"loss": lanes}, lanes=LANES)
+    (d,) = live._state.drawn
+    assert len(d.drawn_lanes) == MAX_LANES and d.drawn_lanes[0] == 0
+    assert d.drawn_lanes[-1] == LANES - 1 and np.all(np.diff(d.drawn_lanes) > 1)
+    (band,) = d.lane_bands.values()
+    finite = np.concatenate([c[np.isfinite(c)] for c in lanes])
+    assert band.extent[:2] == pytest.approx((finite.min(), finite.max()))  # every lane's
+    assert any("64 of 4096 lanes drawn" in n for n in d.notes)
+    _, root = picture(live)
+    bands = [p for p in root.iter(f"{SVG}path") if p.get("class") == "jhw-band"]
+    assert len(bands) == 2  # quartiles and min–max, in the picture too
+    legend = " ".join("".join(t.itertext()) for t in root.iter(f"{SVG}text"))
+    assert "(64 of 4096 drawn)" in legend and "lane 4095" in legend
+
+
+def test_lanes_names_the_lanes_drawn_by_index_or_label():
+    lanes, _ = _sweep_values(np.random.default_rng(2))
+    labels = [f"lr={k}" for k in range(LANES)]
+    live = jhw.LivePlot(lane_labels=labels, lanes=[7, -1, "lr=300", "lr=nope", 7])
+    feed(live, {"loss": lanes}, lanes=LANES)
+    (d,) = live._state.drawn
+    assert d.drawn_lanes == (7, LANES - 1, 300)
+    assert any("no lane 'lr=nope'" in n for n in d.notes)
+    hover = live.charts.children[0].marks
+    names = [label for m in hover for label in getattr(m, "labels", [])]
+    assert any("lr=300" in n for n in names) and not any("lr=0 " in n for n in names)
+    with pytest.raises(TypeError, match="lane indices"):
+        jhw.LivePlot(lanes=[True])
+    with pytest.raises(TypeError, match="lanes must be a sequence"):
+        jhw.LivePlot(lanes="lr=1")
+
+
+def test_a_compiled_sweep_reads_as_numpy_reads_its_last_values():
+    rates = jnp.logspace(-3, 0.5, LANES)
+
+    def solve(lr):
+        def body(c):
+            k, x = c
+            return k + 1, x - lr * 2 * x * (1 + x**2)
+
+        return jhw.while_loop(
+            lambda c: c[0] < 100, body, (0, jnp.float32(2.0)), max_steps=100,
+            record=lambda c: {"loss": c[1] ** 2},
+        )  # fmt: skip
+
+    live = jhw.LivePlot(log_y=True)
+    with live:
+        (_, x), _ = jax.jit(jax.vmap(solve))(rates)
+    loss = np.asarray(x, np.float64) ** 2
+    bad = int((~np.isfinite(loss)).sum())
+    assert 0 < bad < LANES  # some rates diverge
+    assert live.panel.lane_statuses == {"converged": LANES - bad, "diverged": bad}
+    assert live.panel.latest["loss"] == pytest.approx(np.nanmedian(loss), rel=1e-5)
