@@ -267,7 +267,7 @@ def pick_lanes(
     `MAX_LANES`, else `MAX_LANES` lanes at an even stride (the first and the last among them).
 
     >>> pick_lanes(4096, None, [])[0][:3], pick_lanes(4096, [5, -1, "b"], ["a", "b"])[0]
-    ((0, 65, 130), (5, 4095))
+    ((0, 65, 130), (5, 4095, 1))
     """
     if not total:
         return (0,), []
