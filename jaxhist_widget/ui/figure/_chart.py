@@ -157,7 +157,7 @@ class LiveFigure(FigureAxes):
         r.points = [(xs, ys) for xs, ys, _ in lines]  # as given: a log step axis hides step 0
         for i, (mark, (xs, ys, extent)) in enumerate(zip(r.marks, lines, strict=True)):
             r.extents[i] = extent
-            set_points(mark, xs, ys, r.batched, log_x=self.log_x)
+            set_points(mark, xs, ys, r.batched, log_x=self.log_x, log_y=self.log)
 
     def set_smoothed_lines(
         self, number: int, lines: Sequence[tuple[list[np.ndarray], list[np.ndarray], Any]]
@@ -167,7 +167,7 @@ class LiveFigure(FigureAxes):
         r = self._runs[number]
         r.smoothed_points = [(xs, ys) for xs, ys, _ in lines]
         for mark, (xs, ys, _) in zip(r.smoothed, lines, strict=False):
-            set_points(mark, xs, ys, r.batched, log_x=self.log_x)
+            set_points(mark, xs, ys, r.batched, log_x=self.log_x, log_y=self.log)
 
     def restyle(self) -> None:
         """Colour and dash every run's lines by `._run_marks.styles` (the raw ones faint under
@@ -240,7 +240,7 @@ class LiveFigure(FigureAxes):
         self._set_y_limits()  # the scale now in use was not kept up to date
         old = [self.y_axis]
         self.y_axis = self._new_y_axis()
-        self._rebuild(old, replot=False)
+        self._rebuild(old)  # (a line's end on a log axis: `set_points`)
 
     def set_x_scale(self, scale: bqplot.Scale, log: bool) -> None:
         """Put the step axis on ``scale`` (the grid's shared linear or log step scale),
@@ -249,20 +249,19 @@ class LiveFigure(FigureAxes):
         self.x_scale, self.log_x = scale, log
         old = [self.x_axis]
         self.x_axis = self._new_x_axis()
-        self._rebuild(old, replot=True)
+        self._rebuild(old)
 
-    def _rebuild(self, old: list[Any], replot: bool) -> None:
-        """Make every mark anew on the scales now in use (``replot``: from the points last
-        set, which a log step axis places differently), show them with the axes, and close
-        ``old`` and the marks replaced."""
+    def _rebuild(self, old: list[Any]) -> None:
+        """Make every mark anew on the scales now in use, from the points last set (a log axis
+        places them differently: `set_points`), show them with the axes, and close ``old`` and
+        the marks replaced."""
         for r in self._runs.values():
             old += r.marks + r.smoothed
             r.marks = [self._copy_line(m) for m in r.marks]
             r.smoothed = [self._copy_line(m) for m in r.smoothed]
-            if replot:
-                marks, points = r.marks + r.smoothed, r.points + r.smoothed_points
-                for mark, xy in zip(marks, points, strict=False):
-                    set_points(mark, *xy, r.batched, log_x=self.log_x)
+            marks, points = r.marks + r.smoothed, r.points + r.smoothed_points
+            for mark, xy in zip(marks, points, strict=False):
+                set_points(mark, *xy, r.batched, log_x=self.log_x, log_y=self.log)
             old += [m for extra in r.extras for m in extra.make(self.x_scale, self.y_scale)]
         with self.figure.hold_sync():
             self._show()

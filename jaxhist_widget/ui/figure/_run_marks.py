@@ -155,18 +155,35 @@ def set_points(
     ys: list[np.ndarray],
     batched: bool,
     log_x: bool = False,
+    log_y: bool = False,
 ) -> None:
     """One mark's points: one x and one y array per lane (stacked, each padded, under vmap).
 
     On a log step axis a point at step 0 (or below), which it cannot place, becomes a gap at
-    step 1 (a NaN position would be an invalid SVG path, an error per update).
+    step 1 (a NaN position would be an invalid SVG path, an error per update). A line ends at
+    its last point the axes can place: bqplot puts its label there, and a NaN or inf (a
+    diverged lane) or, on a log y axis, a value <= 0 there is an invalid SVG transform; such
+    trailing points draw nothing anyway.
     """
+    ends = [_drawable_end(y, log_y) for y in ys]
+    xs = [x[:n] for x, n in zip(xs, ends, strict=True)]
+    ys = [y[:n] for y, n in zip(ys, ends, strict=True)]
     x, y = (pad(xs, 0), pad(ys, np.nan)) if batched else (xs[0], ys[0])
     if log_x and x.size and (x <= 0).any():
         y = np.where(x > 0, y, np.nan)
         x = np.where(x > 0, x, 1)
     with mark.hold_sync():  # x and y in one message, so a view never sees them mismatched
         mark.x, mark.y = step_array(x), y
+
+
+def _drawable_end(y: np.ndarray, log_y: bool) -> int:
+    """The length of ``y`` up to its last point a (log) y axis can place (all of it when it
+    has none: nothing is drawn then either)."""
+    if not len(y) or (np.isfinite(y[-1]) and (y[-1] > 0 or not log_y)):
+        return len(y)
+    ok = np.isfinite(y) & (y > 0) if log_y else np.isfinite(y)
+    where = np.flatnonzero(ok)
+    return int(where[-1]) + 1 if where.size else len(y)
 
 
 def set_traits(widget: Any, **traits: Any) -> None:

@@ -342,3 +342,23 @@ def test_the_figure_closes_the_marks_it_drops():
     assert fig.figure.marks == fig.figure.marks[-2:] and len(fig.figure.marks) == 2
     assert all(m.comm is None for m in first)  # closed
     assert "run 1" not in fig.legend.value and "(run 2)" not in fig.legend.value
+
+
+def test_each_line_ends_at_a_point_its_axes_can_place():
+    # bqplot puts a line's label at its last point: a NaN there (a diverged lane) or a value
+    # <= 0 on a log axis is an invalid SVG transform, an error in the page at every update
+    lanes = [np.array([4.0, 2.0, 1.0]), np.array([3.0, 1.0, np.nan]), np.array([2.0, 1.0, 0.0])]
+
+    def last_points(live: LivePlot) -> np.ndarray:
+        (mark,) = [m for m in live.charts.children[0].marks if np.ndim(m.y) == 2]
+        return np.asarray(mark.y)[:, -1]
+
+    for log_y in (False, True):
+        live = LivePlot(log_y=log_y)
+        feed(live, {"loss": lanes}, lanes=3)
+        last = last_points(live)
+        assert np.isfinite(last).all() and (not log_y or (last > 0).all()), (log_y, last)
+    live = LivePlot()
+    feed(live, {"loss": lanes}, lanes=3)
+    live.panel.log_y = True  # the toggle: the lines are set again on the log axis
+    assert (last_points(live) > 0).all()
