@@ -58,7 +58,7 @@ def rounds(budget: float | None, seconds_per_round: float, default: int, low: in
 
 
 def print_table(head, rows) -> None:
-    """A right-aligned markdown table (the README pastes it as printed)."""
+    """A right-aligned markdown table (docs/performance.md pastes it as printed)."""
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
 
     def line(r):

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the tests need on a fresh machine, then run every test:
-# lint, the JS unit tests, and pytest (core, widget, real-kernel, notebooks, README, browser).
+# lint, the JS unit tests, and pytest (core, widget, real-kernel, notebooks, README and docs
+# pages, the docs site's build, browser).
 #   bash scripts/test.sh            # all of it
 #   bash scripts/test.sh -k stop    # extra arguments go to pytest
 set -euo pipefail

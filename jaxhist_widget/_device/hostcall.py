@@ -2,7 +2,7 @@
 
 Layer 1 (pure JAX). `jax.pure_callback` turns every argument into a `jax.Array` on the CPU device
 (``device_put``) before calling the host function. Inside a running loop on CPU that conversion
-is most of a call's cost (the README's performance notes have the numbers), and a streaming loop
+is most of a call's cost (docs/performance.md has the numbers), and a streaming loop
 makes one call per chunk. `call` lowers to the same XLA custom call as `jax.pure_callback` (same
 sharding: once, on device 0, under automatic sharding; per device under ``shard_map``), but
 hands the host function the numpy arrays XLA gives it. It is built on JAX internals

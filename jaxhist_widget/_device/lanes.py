@@ -322,7 +322,7 @@ def _write_row_rule(axis_size, in_batched, buf, row, x, active):
     # exactly the active ones, which stop together at the chunk's limit (`loop._run_until`), so
     # they all write the same row, the highest of any lane. That makes the write one
     # dynamic_update_slice across lanes, in place, cheaper than the scatter a row per lane
-    # needs (see the README's performance notes). A lane that is not active rewrites what its
+    # needs (see docs/performance.md). A lane that is not active rewrites what its
     # buffer holds there (a row past its length: row 0's value), so keeps it.
     at = jnp.max(jnp.where(active, row, 0), initial=0)
     dtype = buf.dtype

@@ -387,7 +387,7 @@ def _body_alone(step: Callable[[Carry], Carry], carry: Carry, go: jax.Array) -> 
     order on the calling thread when it has at most 8 operations or they form a chain, else as
     a dependency graph (task queues, atomics), which costs more per run. A cheap step of 8
     operations that ``lax.while_loop`` runs in order would cross that line once the loop's row
-    writes and counters join it, and every step would pay for it (the README's performance
+    writes and counters join it, and every step would pay for it (docs/performance.md's
     notes have the numbers). In a branch of its own the step keeps the executor it has under
     ``lax.while_loop``, and the loop's own work forms a second small one; a conditional costs
     far less. ``go`` is the loop's predicate, unknown to the compiler, so the branch is not

@@ -8,8 +8,8 @@ XLA copies every argument once into a numpy array for the host. So one call carr
 chunk for every vmap lane: the loop's last answer (`STOP`, `EVERY`, `RUN`: the run id), the
 per-lane words (`_wire.lane_words`) and one window of rows per leaf. The windows travel as
 arguments of their own: joined into one array, XLA fused the window slices into the join, an
-index computation per element, much slower than slicing them (the README's performance notes
-have the numbers).
+index computation per element, much slower than slicing them (docs/performance.md
+has the numbers).
 
 Compile cost: on CPU, XLA compiles each kernel (fusion) of a program to machine code of its
 own, and those make most of the time a new ``jit`` of a loop takes. So the device packs

@@ -5,8 +5,8 @@ read-out refreshing).
 Asserted: what is not timing. Every update the kernel sent arrived and was drawn (the panel's
 step of each update reached the page, after its three lines), each update redrew every line,
 the lines reached their full size, and no message was over 64 KB. The times are printed (run
-with ``-s``; ``benchmarks/browser_draw.py`` makes the README's table): machines differ too much
-for a bound here.
+with ``-s``; ``benchmarks/browser_draw.py`` makes the table of docs/performance.md): machines
+differ too much for a bound here.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ loads, with ``page.add_init_script``) records
 
 `updates` pairs them: an update starts when its first line message arrives and ends when the
 frame showing its panel step (applied after its lines, scales and axes: messages are applied in
-order) has been drawn. No timing is asserted anywhere: numbers go to the README and the
+order) has been drawn. No timing is asserted anywhere: numbers go to docs/performance.md and the
 benchmark (``benchmarks/browser_draw.py``).
 """
 

@@ -1,6 +1,6 @@
 """Presses of Ctrl-C as people make them, sent as real signals to a script (`_host/_sigint.py`).
 
-The semantics under test (README "Stopping"): in one block, the first press stops the runs in
+The semantics under test (docs/guide/stopping.md): in one block, the first press stops the runs in
 flight and keeps their results; every further press does what it would do without the package
 (``KeyboardInterrupt`` by default, a real one), however fast it follows; a press while nothing
 of ours runs is the previous handler's; other signals reach their owners at once; nothing stays

@@ -44,7 +44,8 @@ class Inline(jhw.Sink):
 
 
 def nested(outer_steps):
-    """The README's nesting: an outer loop whose every step runs an inner loop (its own run)."""
+    """The nesting of docs/guide/limits.md: an outer loop whose every step runs an inner loop (its
+    own run)."""
 
     def inner(x):
         return jhw.while_loop(lambda c: c < x + 3.0, lambda c: c + 1.0, x, max_steps=8)[0]

@@ -91,7 +91,8 @@ def test_a_large_vector_is_a_median_over_a_quartile_and_a_min_max_band() -> None
 
 
 def test_one_runs_vector_legend_names_components_and_no_run() -> None:
-    # The README's one-run example: a band (of run 1) beside component lines (of no one run)
+    # The one-run example of docs/guide/plot.md: a band (of run 1) beside component lines (of no
+    # one run)
     # read as two runs, "(run 0)" and "(run 1)", in the legend and the picture.
     live = jhw.LivePlot(keep_runs=True)
     values = {"class_loss": class_losses(50), "xy": crossing_path()}

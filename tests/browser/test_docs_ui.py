@@ -1,0 +1,57 @@
+"""The docs site opened as a reader who downloaded it would: from file://, with every request
+but the site's own files blocked. A tutorial page shows its notebook's cells, styled, and its
+links lead to the other pages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from ..helpers.docs import build_site
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
+pytestmark = pytest.mark.ui
+
+
+def test_a_tutorial_page_renders_offline(browser: Browser, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build = build_site(site)
+    assert build.returncode == 0, build.stdout
+    blocked: list[str] = []
+
+    def offline(route: Any) -> None:
+        if route.request.url.startswith("file:"):
+            route.continue_()
+        else:
+            blocked.append(route.request.url)
+            route.abort()
+
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    try:
+        page.route("**/*", offline)
+        page.goto((site / "tutorials" / "01_quickstart.html").as_uri(), wait_until="load")
+        title = page.locator("article h1").first
+        assert "Quickstart" in title.inner_text()
+        # A code cell, highlighted: Pygments' spans inside a code block of the theme.
+        code = page.locator("article pre code").filter(has_text="jhw.while_loop").first
+        assert code.is_visible()
+        assert code.locator("span").count() > 3, "the code is not highlighted"
+        # The theme's stylesheet applied (no stylesheet from the network): a sticky header, and
+        # the article beside the nav's sidebar, not an unstyled page from the left edge.
+        header = "getComputedStyle(document.querySelector('.md-header')).position"
+        assert page.evaluate(header) == "sticky"
+        box = page.locator("article").bounding_box()
+        assert box is not None and box["x"] > 200, box
+        # The nav's links work from file:// (pages are .html files, not folders).
+        page.locator("nav a", has_text="API reference").first.click()
+        page.wait_for_load_state("load")
+        assert page.url.endswith("/api.html")
+        assert page.locator('[id="jaxhist_widget.while_loop"]').count() == 1
+    finally:
+        page.close()
+    assert not blocked, f"the site asked the network for: {blocked}"

@@ -1,0 +1,81 @@
+"""The docs site builds with warnings as errors, holds every page and every tutorial, documents
+the public API, and loads nothing from the network (it must work offline, from file://)."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+import jaxhist_widget
+
+from .helpers.docs import NOTEBOOKS, PAGES, build_site
+
+# A fresh Python process for the build: kept out of the quick subset.
+pytestmark = pytest.mark.slow
+
+#: A script, stylesheet, font or image the page would fetch from elsewhere (a plain link to
+#: another site, an <a href>, is fine: it is followed only when clicked).
+REMOTE = re.compile(
+    r"<(?:script|link|img|iframe|source)\b[^>]*\b(?:src|href)=\"(?:https?:)?//", re.I
+)
+#: The build's own budget (issue 35: under about a minute; it takes a few seconds).
+BUILD_BUDGET_S = 60
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("docs") / "site"
+    start = time.monotonic()
+    build = build_site(out)
+    elapsed = time.monotonic() - start
+    assert build.returncode == 0, f"mkdocs build --strict failed:\n{build.stdout}"
+    assert elapsed < BUILD_BUDGET_S, f"the docs build took {elapsed:.0f} s"
+    return out
+
+
+def test_every_page_is_built(site: Path) -> None:
+    missing = [page for page in PAGES if not (site / page).is_file()]
+    assert not missing, f"pages not built: {missing}"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_every_tutorial_is_rendered(site: Path, notebook: Path) -> None:
+    page = site / "tutorials" / f"{notebook.stem}.html"
+    assert page.is_file(), f"no page for {notebook.name}"
+    assert (site / "tutorials" / notebook.name).is_file(), "the notebook to download"
+    text = html.unescape(re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8")))
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    title = "".join(cells[0]["source"]).splitlines()[0].lstrip("# ").replace("`", "")
+    code = next("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    assert title in text, f"{page.name} lacks the notebook's title {title!r}"
+    # Its code, highlighted (tags stripped): the first line of the first code cell.
+    assert code.splitlines()[0] in text, f"{page.name} lacks the notebook's code"
+
+
+@pytest.mark.parametrize("name", sorted(jaxhist_widget.__all__))
+def test_the_api_page_documents_every_public_name(site: Path, name: str) -> None:
+    api = (site / "api.html").read_text(encoding="utf-8")
+    # mkdocstrings gives each documented object a heading whose id is its path.
+    assert re.search(rf'id="jaxhist_widget\.(?:[\w.]+\.)?{name}"', api), f"{name} not documented"
+
+
+def test_the_api_page_has_the_docstrings(site: Path) -> None:
+    api = html.unescape(re.sub(r"<[^>]+>", "", (site / "api.html").read_text(encoding="utf-8")))
+    for name in ("while_loop", "LivePlot", "Recorder", "Store"):
+        first = getattr(jaxhist_widget, name).__doc__.strip().splitlines()[0]
+        words = re.sub(r"[`*]", "", first)[:40]
+        assert words in api, f"{name}'s docstring ({words!r}) is not on the API page"
+
+
+def test_nothing_is_loaded_from_the_network(site: Path) -> None:
+    remote = {
+        str(page.relative_to(site)): REMOTE.findall(page.read_text(encoding="utf-8"))
+        for page in site.rglob("*.html")
+    }
+    remote = {page: found for page, found in remote.items() if found}
+    assert not remote, f"pages that load something from the network: {remote}"
