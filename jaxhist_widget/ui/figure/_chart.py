@@ -374,6 +374,7 @@ class LiveFigure(FigureAxes):
             opacities=list(m.opacities),
             line_style=m.line_style,
             visible=m.visible,
+            marker=m.marker,
             x=m.x,
             y=m.y,
         )
@@ -384,6 +385,7 @@ class LiveFigure(FigureAxes):
         return bqplot.Lines(
             scales={"x": self.x_scale, "y": self.y_scale},
             stroke_width=LINE_WIDTH,
+            marker_size=24,  # a run of one row: its point (`set_points`)
             display_legend=False,  # the legend is the HTML row under the figure
             # The scales' limits are always set here (`update_scales`), so a mark's own data
             # range never decides them: without this the browser recomputes every line's min

@@ -172,8 +172,13 @@ def set_points(
     if log_x and x.size and (x <= 0).any():
         y = np.where(x > 0, y, np.nan)
         x = np.where(x > 0, x, 1)
+    # A run of one row (no step: its cond was False at once) is a point, which a line alone
+    # never shows: its marks get a marker until a second row arrives.
+    marker = "circle" if max((len(a) for a in xs), default=0) == 1 else None
     with mark.hold_sync():  # x and y in one message, so a view never sees them mismatched
         mark.x, mark.y = step_array(x), y
+        if mark.marker != marker:
+            mark.marker = marker
 
 
 def _drawable_end(y: np.ndarray, log_y: bool) -> int:

@@ -139,6 +139,12 @@ def _path(line: StaticLine, fx: Any, fy: Any) -> str:
             continue
         parts.append(f"{'M' if start else 'L'}{x:.1f} {y:.1f}")
         start = False
+    if len(parts) == 1 and not line.fill:  # one point (a run of one row): a dot, as live
+        x, y = parts[0][1:].split()
+        return (
+            f'<circle class="jhw-point" data-label={svg_attr(line.label)} cx="{x}" cy="{y}" '
+            f'r="2.8" fill="{line.color}" fill-opacity="{line.opacity:.2f}" stroke="none"/>'
+        )
     if line.fill:  # a band: one closed polygon, filled, no outline
         return (
             f'<path class="jhw-band" data-label={svg_attr(line.label)} d="{"".join(parts)}Z" '

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import re
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import jaxhist_widget as jhw
 from jaxhist_widget.ui import look as legend
 from jaxhist_widget.ui.figure import LiveFigure
 from jaxhist_widget.ui.figure._legend import legend_html
 from jaxhist_widget.ui.look import TICK_CHAR_PX, ticks
 from jaxhist_widget.ui.plot import LivePlot
 
+from ...helpers.static import SVG, picture
 from ...helpers.synthetic import FakeLoop, feed, layout
 
 
@@ -362,3 +365,19 @@ def test_each_line_ends_at_a_point_its_axes_can_place():
     feed(live, {"loss": lanes}, lanes=3)
     live.panel.log_y = True  # the toggle: the lines are set again on the log axis
     assert (last_points(live) > 0).all()
+
+
+def test_a_run_of_one_row_is_a_point_live_and_in_the_picture():
+    # a loop whose cond is False at once records its initial value only: a line of one point
+    # draws nothing, so the run was listed but never seen
+    live = LivePlot(keep_runs=True)
+    with live.named("no step"):
+        jhw.while_loop(lambda x: x > 10.0, lambda x: x / 2, jnp.float32(3.0), max_steps=5)
+    with live.named("steps"):
+        jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, jnp.float32(8.0), max_steps=5)
+    marks = [m for m in live.charts.children[0].marks if len(m.labels)]
+    by_run = {m.labels[0].split(" · ")[-1]: m for m in marks}
+    assert by_run["no step"].marker == "circle" and by_run["steps"].marker is None
+    _, root = picture(live)
+    points = [c for c in root.iter(f"{SVG}circle") if c.get("class") == "jhw-point"]
+    assert [p.get("data-label") for p in points] == ["value · no step"]
