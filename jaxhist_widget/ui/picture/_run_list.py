@@ -20,6 +20,7 @@ PICTURE_RUN_ROWS = 12
 
 _MUTED = "#616161"
 _CHAR_PX = 7.0
+_BOLD_PX = 8.0  # the run name's (bold) characters
 
 
 def run_texts(run: Mapping[str, Any]) -> tuple[str, str, str, str]:
@@ -47,7 +48,8 @@ def draw_run_list(out: list[str], runs: Sequence[Mapping[str, Any]], y: float, w
         more = f"… {earlier} earlier run{'s' if earlier > 1 else ''} (the live plot lists them all)"
         out.append(svg_text(12, y, more, size=12, fill=_MUTED, cls="jhw-runs-more"))
     rows = [run_texts(r) for r in runs]
-    name_w = min(200.0, max(_CHAR_PX * len(str(r.get("name", ""))) for r in runs) + 8)
+    # A name is bold (wider per character), and a gap keeps it off the status word.
+    name_w = min(200.0, max(_BOLD_PX * len(str(r.get("name", ""))) for r in runs)) + 14
     status_w = max(_CHAR_PX * len(t[0]) for t in rows) + 14
     steps_w = max(_CHAR_PX * len(t[1]) for t in rows) + 10
     time_w = max(_CHAR_PX * len(t[2]) for t in rows) + 10
@@ -62,7 +64,8 @@ def draw_run_list(out: list[str], runs: Sequence[Mapping[str, Any]], y: float, w
             f"fill={svg_attr(str(run.get('color', '#757575')))}/>",
         ]
         x += 24
-        label = name if len(name) * _CHAR_PX <= name_w else name[: int(name_w / _CHAR_PX) - 1] + "…"
+        most = int((name_w - 14) / _BOLD_PX)
+        label = name if len(name) <= most else name[: max(1, most - 1)] + "…"
         parts.append(svg_text(x, y, label, size=12, weight="600", cls="jhw-run-name"))
         x += name_w
         parts.append(svg_text(x, y, word, size=11, cls="jhw-run-status"))
@@ -71,12 +74,25 @@ def draw_run_list(out: list[str], runs: Sequence[Mapping[str, Any]], y: float, w
         x += steps_w
         parts.append(svg_text(x, y, time, size=12, fill=_MUTED))
         x += time_w
-        room = max(0, int((width - 12 - x) / _CHAR_PX))
+        room = max(8, int((width - 12 - x) / _CHAR_PX))
         text = f"hidden · {values}" if hidden else values
-        text = text if len(text) <= room else text[: max(0, room - 1)] + "…"
-        parts.append(svg_text(x, y, text, size=12))
+        for k, piece in enumerate(_wrapped(text, room)):  # never cut at the picture's edge
+            y += 16 if k else 0
+            parts.append(svg_text(x, y, piece, size=12))
         out.append(
             f'<g class="jhw-run" data-name={svg_attr(name)} data-hidden="{str(hidden).lower()}"'
             f"{alpha}>" + "".join(parts) + "</g>"
         )
     return y + 6
+
+
+def _wrapped(text: str, room: int) -> list[str]:
+    """``text`` in lines of at most ``room`` characters, broken at its " · " separators (a
+    piece longer than a line is cut there)."""
+    lines: list[str] = []
+    for piece in text.split(" · "):
+        if lines and len(lines[-1]) + 3 + len(piece) <= room:
+            lines[-1] += " · " + piece
+        else:
+            lines.append(piece if len(piece) <= room else piece[: room - 1] + "…")
+    return lines or [""]
