@@ -47,11 +47,14 @@ class FigureAxes:
         """The y scale in use (log or linear)."""
         return self.y_log if self.log else self.y_lin
 
-    def _x_limits(self, first: int, last: int, exact: bool = False) -> tuple[float, float]:
+    def _x_limits(
+        self, first: int, last: int, exact: bool = False, settled: bool = False
+    ) -> tuple[float, float]:
         """The step scale's limits: from ``first`` to a round step at or past ``last`` (on a
         log axis from step 1 at least: from step 1, out to the next eighth of a decade, a
         decade at least; from a later step, a window's, the nearer of that and the linear
-        axis's round end); ``exact``: to ``last`` itself (a zoom shows the steps asked for)."""
+        axis's round end); ``exact``: to ``last`` itself (a zoom shows the steps asked for);
+        ``settled`` (every run ended): fitting ``last`` closely (`ticks.x_limits`)."""
         if self.log_x:
             x_lo = float(max(1, first))
             if exact:
@@ -64,10 +67,12 @@ class FigureAxes:
             return x_lo, min(_eighth_decade(top), ticks.x_limits(int(x_lo), int(top))[1])
         if exact:
             return float(first), float(max(last, first + 1))
-        return ticks.x_limits(first, last)
+        return ticks.x_limits(first, last, settled)
 
-    def _set_x_limits(self, first: int, last: int, exact: bool = False) -> None:
-        x_lo, x_hi = self._x_limits(first, last, exact)
+    def _set_x_limits(
+        self, first: int, last: int, exact: bool = False, settled: bool = False
+    ) -> None:
+        x_lo, x_hi = self._x_limits(first, last, exact, settled)
         if (self.x_scale.min, self.x_scale.max) != (x_lo, x_hi):
             with self.x_scale.hold_sync():
                 self.x_scale.min, self.x_scale.max = x_lo, x_hi

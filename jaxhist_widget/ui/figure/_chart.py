@@ -284,12 +284,15 @@ class LiveFigure(FigureAxes):
         first = min((r.x0 for r in runs), default=0)
         return first, max((r.x0 + r.last_step for r in runs), default=first)
 
-    def update_scales(self, steps: tuple[int, int] | None = None, exact: bool = False) -> None:
+    def update_scales(
+        self, steps: tuple[int, int] | None = None, exact: bool = False, settled: bool = False
+    ) -> None:
         """Scales from the shown runs' steps (or ``steps``, shared by several charts; ``exact``:
-        a zoom's, not rounded out) and extents (or, ignoring outliers, the drawn points' central
-        range), then the ticks."""
+        a zoom's, not rounded out; ``settled``: every run ended, the axis fits them) and
+        extents (or, ignoring outliers, the drawn points' central range), then the ticks."""
         runs = self._shown_runs()
-        self._set_x_limits(*(steps if steps is not None else self.step_range()), exact=exact)
+        bounds = steps if steps is not None else self.step_range()
+        self._set_x_limits(*bounds, exact=exact, settled=settled)
         if self.ignore_outliers:
             self._extent = robust_extent(m.y for r in runs for m in r.marks)
         else:

@@ -287,12 +287,13 @@ class ChartGrid:
         """The keys (titles) of the charts on a log y axis, in grid order."""
         return [k for k, c in self.charts.items() if c.log]
 
-    def update_scales(self) -> None:
-        """Every chart's scales: one step range for all (a window's, if on), each its y range."""
+    def update_scales(self, settled: bool = False) -> None:
+        """Every chart's scales: one step range for all (a window's, if on), each its y range;
+        ``settled``: every run drawn ended (the step axis fits them, without a live headroom)."""
         ranges = [c.step_range() for c in self._all() if c._runs]
         steps = (min(r[0] for r in ranges), max(r[1] for r in ranges)) if ranges else (0, 0)
         for chart in self._all():
-            chart.update_scales(self.window or steps, exact=self.zoomed)
+            chart.update_scales(self.window or steps, exact=self.zoomed, settled=settled)
 
     def set_width(self, pixels: float) -> None:
         """The grid's width in a view (0: unknown): each chart's width follows from the

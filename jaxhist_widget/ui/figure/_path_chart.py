@@ -68,8 +68,10 @@ class PathFigure(LiveFigure):
             self._x_extent.pop(n, None)
         super().drop_runs(numbers)
 
-    def _x_limits(self, first: int, last: int, exact: bool = False) -> tuple[float, float]:
-        # Fitted to the x series drawn: a path is not zoomed by step.
+    def _x_limits(
+        self, first: int, last: int, exact: bool = False, settled: bool = False
+    ) -> tuple[float, float]:
+        # Fitted to the x series drawn: a path is not zoomed by step, nor has it a headroom.
         lo = min((e[0] for e in self._x_extent.values()), default=math.inf)
         hi = max((e[1] for e in self._x_extent.values()), default=-math.inf)
         return ticks.linear_limits(lo, hi)

@@ -39,16 +39,22 @@ _X_TICK_MIN_PX = 80
 DEFAULT_X_INTERVALS = 4
 
 
-def x_limits(first: int, last: int) -> tuple[float, float]:
+def x_limits(first: int, last: int, settled: bool = False) -> tuple[float, float]:
     """The step axis from ``first`` to a round number of steps at or past ``last``.
 
     During a live run the end then moves a few times a decade, not at every update: a scale
-    change makes the browser redraw every line on it and the axis.
+    change makes the browser redraw every line on it and the axis. Once every run ended
+    (``settled``), the axis fits them: the end is the next multiple of a 20th of the span, not
+    the live run's headroom.
 
-    >>> x_limits(0, 11), x_limits(200, 300)
-    ((0.0, 12.0), (200.0, 300.0))
+    >>> x_limits(0, 11), x_limits(200, 300), x_limits(0, 3385), x_limits(0, 3385, settled=True)
+    ((0.0, 12.0), (200.0, 300.0), (0.0, 4000.0), (0.0, 3400.0))
     """
-    return float(first), float(first + round_up(max(last, first + 1) - first))
+    span = max(last, first + 1) - first
+    if settled:
+        grid = _nice_step(span, 20)
+        return float(first), float(first + math.ceil(span / grid - 1e-9) * grid)
+    return float(first), float(first + round_up(span))
 
 
 def linear_limits(lo: float, hi: float) -> tuple[float, float]:

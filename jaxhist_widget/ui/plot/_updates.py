@@ -68,7 +68,7 @@ class Updates:
                 self.fig.drop_runs(dropped)
                 self.fig.add_run(drawing.number, drawing.x0, drawing.name, drawing.color)
                 self.fig.restyle()
-                self.fig.update_scales()
+                self.fig.update_scales(self._settled())
                 self.sync_panel(now)
             except Exception as e:
                 self.show_error(e, run)
@@ -106,7 +106,7 @@ class Updates:
                         self._draw(d)
                 if self.state.window.on:
                     self._draw_window()
-                self.fig.update_scales()
+                self.fig.update_scales(self._settled())
                 if current is not None:
                     now = time.perf_counter()
                     if current.ended is None:
@@ -116,6 +116,10 @@ class Updates:
                 self.show_error(e, current)
             finally:
                 self.throttle.ended(start)
+
+    def _settled(self) -> bool:
+        """Whether every run drawn ended (the step axis then fits them: no live headroom)."""
+        return bool(self.state.drawn) and all(d.run.ended is not None for d in self.state.drawn)
 
     def _draw(self, d: RunDrawing) -> None:
         if not d.started:  # the first rows: the lane count is known, plan and make the marks
@@ -173,7 +177,7 @@ class Updates:
                 for d in self.state.drawn:
                     if d.series:
                         self._draw_whole(d)
-            self.fig.update_scales()
+            self.fig.update_scales(self._settled())
 
     # -------------------------------------------------------------------- panel
     def sync_panel(self, now: float | None = None) -> None:
@@ -224,7 +228,7 @@ class Updates:
         """Drop the runs that ended, their lines and, when none is left, the panel's run."""
         with self.lock:
             self.fig.drop_runs(self.state.forget_ended())
-            self.fig.update_scales()
+            self.fig.update_scales(self._settled())
             self.sync_panel()
 
     def keep_latest_only(self) -> None:
@@ -232,7 +236,7 @@ class Updates:
         with self.lock:
             self.fig.drop_runs(self.state.keep_latest())
             self.fig.set_hidden(self.state.hidden)
-            self.fig.update_scales()
+            self.fig.update_scales(self._settled())
             self.sync_panel()
 
     def set_smoothing(self, weight: float) -> None:
@@ -264,7 +268,7 @@ class Updates:
         with self.lock:
             self.state.hide(numbers)
             self.fig.set_hidden(self.state.hidden)
-            self.fig.update_scales()
+            self.fig.update_scales(self._settled())
             self.sync_panel()
 
     def set_log(self, log: bool) -> None:
@@ -274,12 +278,12 @@ class Updates:
     def set_log_x(self, on: bool) -> None:
         with self.lock:
             self.fig.set_log_x(on)
-            self.fig.update_scales()
+            self.fig.update_scales(self._settled())
 
     def set_ignore_outliers(self, on: bool) -> None:
         with self.lock:
             self.fig.set_ignore_outliers(on)
-            self.fig.update_scales()
+            self.fig.update_scales(self._settled())
 
     def set_width(self, pixels: int) -> None:
         """The figure's width in a view: its x ticks follow (a view's report never fails the

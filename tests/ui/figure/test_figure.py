@@ -381,3 +381,16 @@ def test_a_run_of_one_row_is_a_point_live_and_in_the_picture():
     _, root = picture(live)
     points = [c for c in root.iter(f"{SVG}circle") if c.get("class") == "jhw-point"]
     assert [p.get("data-label") for p in points] == ["value · no step"]
+
+
+def test_the_step_axis_fits_the_runs_once_they_ended():
+    # while a run streams the axis end moves a few times a decade (a round end ahead of the
+    # data); once it ended (finished, or stopped at 3,385) the axis fits it
+    live = LivePlot()
+    with live:
+        loop = FakeLoop(layout(("loss",), max_steps=10_000))
+        loop.send(loss=np.linspace(1, 0, 3386))
+        x_scale = live.charts.children[0].axes[0].scale
+        assert (x_scale.min, x_scale.max) == (0, 4000)
+        loop.end("stopped")
+    assert (x_scale.min, x_scale.max) == (0, 3400)
