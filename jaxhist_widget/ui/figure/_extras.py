@@ -260,12 +260,12 @@ def extra_colors(extra: Any, r: Any, looks: list[tuple[list[str], str]]) -> list
     return [c for colors, _ in looks for c in colors[: max(1, len(r.lane_names))]]
 
 
-def notes_html(notes: Sequence[str]) -> str:
+def notes_html(notes: Sequence[str], prefix: str = "Note: ") -> str:
     """The notes on what is not drawn as asked, one line each, under the legend."""
     if not notes:
         return ""
     items = "".join(
-        f'<div class="jhw-note" style="white-space:normal">Note: {html.escape(note)}</div>'
+        f'<div class="jhw-note" style="white-space:normal">{prefix}{html.escape(note)}</div>'
         for note in notes
     )
     return (

@@ -35,7 +35,13 @@ from ._extras import make_extra, notes_html
 from ._legend import legend_html
 from ._path_chart import PathFigure
 
-__all__ = ["CHART_MODES", "MAX_CHARTS", "ChartGrid", "check_charts"]
+__all__ = ["CHART_MODES", "EMPTY_HINT", "MAX_CHARTS", "ChartGrid", "check_charts"]
+
+#: What a plot with no run says under its (empty) chart, and its picture beside "no run yet".
+EMPTY_HINT = (
+    "No run yet: run a loop (jhw.while_loop, jhw.scan, jhw.log, a library solver) inside "
+    "`with live:`, live.run(fn, ...) or a %%jaxhist cell, and it is drawn here."
+)
 
 #: Values of ``LivePlot(charts=...)``.
 CHART_MODES = ("per_field", "shared")
@@ -100,9 +106,11 @@ class ChartGrid:
         self.box.add_class("jhw-charts")
         self.legend = ipywidgets.HTML(layout=ipywidgets.Layout(width="auto"))
         self.legend.add_class("jhw-legend")
-        # Before any run one empty chart holds the place (and reports the width of a chart).
+        # Before any run one empty chart holds the place (and reports the width of a chart),
+        # and the legend row says what to do.
         self._blank = self._new_chart("")
         self._show()
+        self._update_legend()
 
     # ------------------------------------------------------------------ views
     @property
@@ -355,6 +363,9 @@ class ChartGrid:
             chart.set_width(math.floor(width) if width else 0)
 
     def _update_legend(self) -> None:
+        if not any(c._runs for c in self._all()):  # an empty plot: what to do, not a blank
+            self.legend.value = notes_html([EMPTY_HINT], prefix="")
+            return
         self.legend.value = legend_html(*self.legend_entries()) + notes_html(self.notes)
 
     def legend_entries(self) -> tuple[list[LegendLine], list[str], int]:

@@ -394,3 +394,12 @@ def test_the_step_axis_fits_the_runs_once_they_ended():
         assert (x_scale.min, x_scale.max) == (0, 4000)
         loop.end("stopped")
     assert (x_scale.min, x_scale.max) == (0, 3400)
+
+
+def test_an_empty_plot_says_what_to_do_until_a_run_is_drawn_and_after_clear():
+    live = LivePlot()
+    assert "No run yet: run a loop" in live.legend.value and "with live:" in live.legend.value
+    feed(live, {"loss": np.linspace(1, 0, 5)})
+    assert "No run yet" not in live.legend.value
+    live.clear()
+    assert "No run yet" in live.legend.value
