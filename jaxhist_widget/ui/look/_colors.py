@@ -33,7 +33,9 @@ __all__ = [
 #: Categorical colors for up to ``len(PALETTE)`` fields or lanes, in this order. Every one has a
 #: contrast of at least 3:1 (WCAG, for graphics) on JupyterLab's light (``#ffffff``) and dark
 #: (``#111111``) backgrounds, so no line fades into either theme; none is a pure red or green,
-#: which would read as error / success. Blue first: the first (often only) plotted field.
+#: which would read as error / success. Blue first: the first (often only) plotted field. No
+#: two are near-duplicates: every pair is at least 30 apart in CIELAB (ΔE*76), chosen
+#: farthest-first in that space, so the first colours are the most distinct.
 PALETTE: tuple[str, ...] = tuple(LOOK["palette"])
 #: More lines than `PALETTE` holds are colored along this sequential ramp (lane 0 first), whose
 #: colors, in between included, keep the same contrast in both themes.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -206,6 +208,30 @@ def test_every_line_color_has_3_to_1_contrast_in_both_themes(n) -> None:
     for color in colors:
         assert _contrast(color, _LIGHT) >= 3.0, color
         assert _contrast(color, _DARK) >= 3.0, color
+
+
+def _lab(color: str) -> tuple[float, float, float]:
+    """CIELAB (D65) of an sRGB colour."""
+
+    def lin(c: int) -> float:
+        c /= 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (lin(int(color[i : i + 2], 16)) for i in (1, 3, 5))
+    xyz = (
+        (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047,
+        0.2126 * r + 0.7152 * g + 0.0722 * b,
+        (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883,
+    )
+    fx, fy, fz = (t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116 for t in xyz)
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def test_no_two_palette_colours_are_near_duplicates() -> None:
+    # two blues, two oranges and two teals read as one series in a legend of ten
+    pairs = itertools.combinations(legend.PALETTE, 2)
+    closest = min(pairs, key=lambda p: math.dist(_lab(p[0]), _lab(p[1])))
+    assert math.dist(*map(_lab, closest)) >= 30, closest
 
 
 def test_the_palette_has_no_pure_red_or_green() -> None:
