@@ -188,7 +188,10 @@ class Updates:
         """
         with self.lock:
             now = time.perf_counter() if now is None else now
-            self.panel.write(**self.state.panel_state(now, self._attached()))
+            # with the charts' log scales: a chart made on a log axis (log_y=True) must show
+            # its log button on, whether or not the grid's children changed with it
+            state = self.state.panel_state(now, self._attached())
+            self.panel.write(**state, log_charts=self.fig.log_charts)
 
     def sync_panel_safely(self) -> None:
         """`sync_panel`, showing (never raising) what fails: it runs in the user's block."""

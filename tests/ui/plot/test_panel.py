@@ -231,3 +231,11 @@ def test_a_run_whose_latest_values_are_not_finite_is_flagged_diverged():
     assert live.panel.diverged == ["loss"]
     feed(live, {"loss": [1.0, 0.5, 0.25], "lr": [0.1, 0.1, 0.1]})
     assert live.panel.diverged == []
+
+
+def test_a_chart_made_on_a_log_axis_shows_its_log_button_on():
+    # one chart, LivePlot(log_y=True): the axis was logarithmic, its button read off
+    for fields in ({"loss": np.linspace(1, 0.1, 5)}, {"a": np.ones(3), "b": np.ones(3)}):
+        live = LivePlot(log_y=True)
+        feed(live, fields)
+        assert live.panel.log_charts == list(fields) == live._fig.log_charts
