@@ -32,6 +32,18 @@ DRAWN_PLOTS_JS = """
     /^M[^M]*L/.test(p.getAttribute('d') || ''))).length
 """
 
+#: The "watch a loop run" plot's panel: its status, step and whether its Stop can be pressed.
+WATCH_JS = """
+() => {
+  const plot = [...document.querySelectorAll('.jp-Notebook .jhw-liveplot')].find((p) =>
+    (p.querySelector('.jhw-panel') || {}).textContent.includes('a million steps'));
+  if (!plot) return null;
+  const panel = plot.querySelector('.jhw-panel');
+  const stop = plot.querySelector('.jhw-stop');
+  return { status: panel.dataset.status, text: panel.textContent, stoppable: !stop.disabled };
+}
+"""
+
 #: The tutorial is the current document and its kernel is idle.
 TUTORIAL_IDLE_JS = """
 () => {
@@ -68,8 +80,21 @@ def test_the_quickstart_command_opens_the_tutorial_and_it_runs(
         page.goto(url, wait_until="domcontentloaded")
         page.wait_for_function(TUTORIAL_IDLE_JS, timeout=180_000, polling=200)
         run_all(page)
+        # The newcomer sees its long loop run (the panel reads running, Stop can be
+        # pressed) and, invited to, presses Stop during Run All: the loop ends, the rest runs.
+        page.wait_for_function(
+            f"() => {{ const w = ({WATCH_JS})(); return w && w.status === 'running'"
+            " && w.stoppable; }",
+            timeout=300_000,
+            polling=100,
+        )
+        plot = page.locator(".jhw-liveplot").filter(has_text="a million steps")
+        plot.locator(".jhw-stop").click()
         wait_idle(page, timeout=600)
         assert cell_errors(page) == []
+        assert page.evaluate(WATCH_JS)["status"] == "stopped"
+        said = page.locator(".jp-Notebook .jp-Cell").filter(has_text="a million steps")
+        assert "(stopped)" in said.locator(".jp-OutputArea").inner_text()
         assert page.evaluate(DRAWN_PLOTS_JS) >= 2, "the tutorial's plots show no curve"
     finally:
         context.close()
