@@ -6,10 +6,11 @@ links lead to the other pages.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
+from ..helpers.browser import block_outside
 from ..helpers.docs import build_site
 
 if TYPE_CHECKING:
@@ -22,18 +23,9 @@ def test_a_tutorial_page_renders_offline(browser: Browser, tmp_path: Path) -> No
     site = tmp_path / "site"
     build = build_site(site)
     assert build.returncode == 0, build.stdout
-    blocked: list[str] = []
-
-    def offline(route: Any) -> None:
-        if route.request.url.startswith("file:"):
-            route.continue_()
-        else:
-            blocked.append(route.request.url)
-            route.abort()
-
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     try:
-        page.route("**/*", offline)
+        blocked = block_outside(page)
         page.goto((site / "tutorials" / "01_quickstart.html").as_uri(), wait_until="load")
         title = page.locator("article h1").first
         assert "Quickstart" in title.inner_text()

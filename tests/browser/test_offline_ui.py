@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..helpers.browser import Notebook
+from ..helpers.browser import Notebook, block_outside
 from ..helpers.jupyter_browser import reload_notebook, save_notebook, wait_idle
 from ..helpers.offline import (
     CELLS,
@@ -33,18 +33,9 @@ pytestmark = [pytest.mark.ui, pytest.mark.kernel]
 def offline_plots(browser: Any, html_files: list[Path]) -> tuple[list[Any], list[str]]:
     """Open each HTML file with every non-file request blocked: per file, the visible plot
     images (`VISIBLE_PLOTS`); and the blocked URLs."""
-    blocked: list[str] = []
-
-    def offline(route: Any) -> None:
-        if route.request.url.startswith("file:"):
-            route.continue_()
-        else:
-            blocked.append(route.request.url)
-            route.abort()
-
     page = browser.new_page(viewport={"width": 1000, "height": 800})
     try:
-        page.route("**/*", offline)
+        blocked = block_outside(page)
         seen = []
         for path in html_files:
             page.goto(path.as_uri(), wait_until="load")

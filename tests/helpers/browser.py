@@ -458,3 +458,19 @@ def set_theme(page: Page, theme: str) -> None:
     page.wait_for_function(
         "(theme) => document.body.dataset.jpThemeName === theme", arg=theme, timeout=30_000
     )
+
+
+def block_outside(page: Page) -> list[str]:
+    """Make ``page`` offline: every request but a ``file:`` one is aborted. Returns the list
+    the blocked URLs are appended to (a page that works offline leaves it empty)."""
+    blocked: list[str] = []
+
+    def offline(route: Any) -> None:
+        if route.request.url.startswith("file:"):
+            route.continue_()
+        else:
+            blocked.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", offline)
+    return blocked
