@@ -1,18 +1,23 @@
 """MkDocs hooks for the docs site (``mkdocs.yml`` names this file): the tutorial notebooks as pages.
 
-Each ``notebooks/NN_name.ipynb`` becomes the page ``tutorials/NN_name.md``, rendered without
-being executed: markdown cells as they are, code cells as Python code blocks. The notebooks are
-kept without outputs and the test suite runs every one of them (``tests/kernel``), so executing
-them again here would only slow the build (every cell compiles JAX code). The notebook itself is
-copied next to its page, to be downloaded.
+Each ``notebooks/NN_name.ipynb`` becomes the page ``tutorials/NN_name.md``: markdown cells as
+they are, code cells as Python code blocks, each followed by its outputs. The notebooks are
+kept without outputs, so the build runs each one in a kernel first (``nbclient``, on the CPU):
+a cell that raises fails the build, and every `LivePlot` shows on its page as the static
+picture the package writes into a saved notebook (its SVG), so the site shows what a reader
+without a kernel sees. ``JHW_DOCS_EXECUTE=0`` renders the code alone (a quick local build).
+The notebook itself is copied next to its page, to be downloaded.
 
 Why not mkdocs-jupyter: its page template loads MathJax from a CDN on every notebook page,
-and the site must work offline; with no outputs to render, a notebook is plain markdown.
+and the site must work offline; a notebook's cells and outputs are plain markdown and images.
 """
 
 from __future__ import annotations
 
+import base64
+import html
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -23,22 +28,95 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 #: Where the tutorial pages go in the site (and in ``mkdocs.yml``'s nav).
 FOLDER = "tutorials"
+#: Whether the build runs each notebook to show its outputs (``JHW_DOCS_EXECUTE=0``: not).
+EXECUTE = os.environ.get("JHW_DOCS_EXECUTE", "1") != "0"
+#: A cell may take this long (the slowest tutorial cells take a few seconds).
+CELL_TIMEOUT_S = 600
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
-def notebook_markdown(path: Path) -> str:
+def executed(path: Path) -> dict[str, Any]:
+    """The notebook at ``path`` run in a fresh kernel, its outputs in its cells.
+
+    Raises
+    ------
+    nbclient.exceptions.CellExecutionError
+        If a cell raises: the build fails, as a tutorial that does not run must not ship.
+    """
+    import nbclient
+    import nbformat
+
+    notebook = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(
+        notebook,
+        kernel_name="python3",
+        timeout=CELL_TIMEOUT_S,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    env = {**os.environ, "JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "cpu")}
+    client.execute(env=env)
+    return notebook
+
+
+def outputs_markdown(outputs: list[dict[str, Any]]) -> list[str]:
+    """A code cell's outputs as markdown blocks: text as text blocks, a picture as an image.
+
+    Of a rich output its SVG is shown (a `LivePlot`'s static picture), else its PNG, else its
+    HTML, else its text; a live widget's view, which needs a kernel, shows nothing.
+    """
+    blocks: list[str] = []
+    text: list[str] = []
+
+    def flush_text() -> None:
+        if "".join(text).strip():
+            blocks.append("````text\n" + "".join(text).rstrip("\n") + "\n````")
+        text.clear()
+
+    for out in outputs:
+        kind = out.get("output_type")
+        if kind == "stream":
+            text.append("".join(out.get("text", "")))
+            continue
+        data = out.get("data", {}) if kind in ("display_data", "execute_result") else {}
+        if not data or _WIDGET_VIEW in data:
+            continue
+        flush_text()
+        plain = "".join(data.get("text/plain", "")).splitlines()
+        alt = html.escape(plain[0] if plain else "")
+        if "image/svg+xml" in data:
+            svg = "".join(data["image/svg+xml"]).encode("utf-8")
+            src = "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
+            blocks.append(f'<p><img class="jhw-static" alt="{alt}" src="{src}"></p>')
+        elif "image/png" in data:
+            png = "".join(data["image/png"]).strip()
+            blocks.append(f'<p><img alt="{alt}" src="data:image/png;base64,{png}"></p>')
+        elif "text/html" in data:
+            blocks.append('<div class="jhw-output">\n' + "".join(data["text/html"]) + "\n</div>")
+        elif "text/plain" in data:
+            text.append("".join(data["text/plain"]) + "\n")
+    flush_text()
+    return blocks
+
+
+def notebook_markdown(path: Path, run: bool = False) -> str:
     """The page of one notebook: a download link, then its cells in order.
 
     Parameters
     ----------
     path
         The ``.ipynb`` file (nbformat 4).
+    run
+        Run it first (`executed`) and show each code cell's outputs under it.
 
     Returns
     -------
     str
-        Markdown: markdown cells verbatim, code cells fenced as Python (magics included).
+        Markdown: markdown cells verbatim, code cells fenced as Python (magics included), their
+        outputs after them.
     """
-    notebook: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    notebook: dict[str, Any] = (
+        executed(path) if run else json.loads(path.read_text(encoding="utf-8"))
+    )
     parts: list[str] = []
     for cell in notebook["cells"]:
         source = "".join(cell["source"]).strip("\n")
@@ -49,6 +127,7 @@ def notebook_markdown(path: Path) -> str:
         elif cell["cell_type"] == "code":
             # Four backticks: a cell's own code may hold a triple-backtick string.
             parts.append(f"````python\n{source}\n````")
+            parts += outputs_markdown(cell.get("outputs", []))
     download = f"[Download the notebook]({path.name}) · run it with `bash scripts/quickstart.sh`."
     # The title (the first cell's heading) stays first, so it names the page.
     return "\n\n".join([*parts[:1], download, *parts[1:]]) + "\n"
@@ -71,6 +150,7 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     """
     for path in sorted(NOTEBOOKS.glob("*.ipynb")):
         page = f"{FOLDER}/{path.stem}.md"
-        files.append(File.generated(config, page, content=notebook_markdown(path)))
+        content = notebook_markdown(path, run=EXECUTE)
+        files.append(File.generated(config, page, content=content))
         files.append(File.generated(config, f"{FOLDER}/{path.name}", abs_src_path=str(path)))
     return files

@@ -55,3 +55,18 @@ def module_kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelDr
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+@pytest.fixture(scope="session")
+def docs_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, float]:
+    """The docs site built once per session (the build runs every tutorial), and the seconds
+    it took: shared by the site's tests and the browser's."""
+    import time
+
+    from .helpers.docs import build_site
+
+    out = tmp_path_factory.mktemp("docs") / "site"
+    start = time.monotonic()
+    build = build_site(out)
+    assert build.returncode == 0, f"mkdocs build --strict failed:\n{build.stdout}"
+    return out, time.monotonic() - start

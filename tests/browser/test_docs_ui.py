@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..helpers.browser import block_outside
-from ..helpers.docs import build_site
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -19,10 +18,8 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.ui
 
 
-def test_a_tutorial_page_renders_offline(browser: Browser, tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    build = build_site(site)
-    assert build.returncode == 0, build.stdout
+def test_a_tutorial_page_renders_offline(browser: Browser, docs_site: tuple[Path, float]) -> None:
+    site, _ = docs_site
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     try:
         blocked = block_outside(page)
@@ -33,6 +30,12 @@ def test_a_tutorial_page_renders_offline(browser: Browser, tmp_path: Path) -> No
         code = page.locator("article pre code").filter(has_text="jhw.while_loop").first
         assert code.is_visible()
         assert code.locator("span").count() > 3, "the code is not highlighted"
+        # Its plots, run at build time: each static picture drawn (an image of the SVG).
+        widths = page.evaluate(
+            "() => [...document.querySelectorAll('article img.jhw-static')].map((i) =>"
+            " i.complete ? i.naturalWidth : 0)"
+        )
+        assert len(widths) >= 2 and all(w >= 600 for w in widths), widths
         # The theme's stylesheet applied (no stylesheet from the network): a sticky header, and
         # the article beside the nav's sidebar, not an unstyled page from the left edge.
         header = "getComputedStyle(document.querySelector('.md-header')).position"

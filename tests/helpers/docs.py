@@ -35,8 +35,8 @@ PAGES = [
     "how-it-works.html",
 ]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-#: How long a build may take on a loaded 2-core machine (it takes a few seconds).
-BUILD_TIMEOUT_S = 120
+#: How long a build may take on a loaded 2-core machine (it runs every tutorial: about a minute).
+BUILD_TIMEOUT_S = 900
 
 
 def build_site(site: Path) -> subprocess.CompletedProcess[str]:
