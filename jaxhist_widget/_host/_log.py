@@ -105,8 +105,9 @@ def log(*, step: int | None = None, **values: Any) -> None:
         package's worker thread fetches them in batches, waiting for the device in the loop's
         stead, so the loop keeps JAX's asynchronous dispatch (no ``float(loss)`` a step).
     step
-        Your step number for the row, kept as a leaf ``step`` (which a plot leaves out, as its
-        step axis counts the rows); given on a run's first call, give it on every call.
+        Your step number for the row, kept as a leaf ``step`` (a plot leaves it out while its
+        values are the rows' 0, 1, 2, ..., which its step axis counts, and draws other steps as
+        a chart); given on a run's first call, give it on every call.
 
     Raises
     ------
