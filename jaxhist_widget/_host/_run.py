@@ -228,12 +228,13 @@ class Run:
         per leaf and segment, no Python loop over lanes: a sweep's figures are over all of
         them, at every update."""
         if type(self).rows_since is not Run.rows_since:  # a subclass keeps its rows elsewhere
-            counts = self.counts
-            per_lane = [self.rows_since(k, n - 1, n) if n else None for k, n in enumerate(counts)]
-            has = np.array([n > 0 for n in counts], bool)
-            zero = [np.zeros(s, np_dtype(d)) for s, d in self._leaf_specs()]
-            rows = [[z if r is None else r[i][0] for r in per_lane] for i, z in enumerate(zero)]
-            return has, [np.stack(r) if r else z[None][:0] for r, z in zip(rows, zero, strict=True)]
+            counts = np.asarray(self.counts, np.int64)
+            out = [np.zeros((len(counts), *s), np_dtype(d)) for s, d in self._leaf_specs()]
+            for n in np.unique(counts[counts > 0]).tolist():  # `block`, lanes of a length
+                lanes = np.flatnonzero(counts == n)
+                for leaf, rows in zip(out, self.block(lanes, n - 1, n), strict=True):
+                    leaf[lanes] = rows[:, 0]
+            return counts > 0, out
         with self._lock:
             counts = self._counts.copy()
             row = np.maximum(counts - 1, 0)

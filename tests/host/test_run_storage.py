@@ -133,6 +133,33 @@ def test_rows_of_several_lanes_read_at_once_across_segments(tiny_segments):
         np.testing.assert_array_equal(leaf, want)
 
 
+def test_each_lanes_latest_row_is_read_at_once_across_segments(tiny_segments):
+    # lanes that ended at different rows, their last rows in different 16-row segments, one
+    # with no row yet; and the same through a subclass keeping its rows elsewhere (`block`)
+    lengths = [40, 17, 0, 33, 16]
+    run = make_run(len(lengths))
+    for lane, n in enumerate(lengths):
+        for start in range(0, n, 7):
+            run.append(lane, start, rows_of(lane, start, min(7, n - start)))
+
+    class Elsewhere(Run):
+        def rows_since(self, lane, start, stop=None):
+            return run.rows_since(lane, start, stop)
+
+        @property
+        def counts(self):
+            return run.counts
+
+    other = Elsewhere(1, run.layout)
+    other._ensure_lanes(len(lengths))
+    for reader in (run, other):
+        has, (loss, x) = reader.latest()
+        assert has.tolist() == [n > 0 for n in lengths]
+        for lane, n in enumerate(lengths):
+            want = rows_of(lane, n - 1, 1) if n else [np.zeros(1), np.zeros((1, 3))]
+            assert loss[lane] == want[0][0] and x[lane].tolist() == want[1][0].tolist()
+
+
 def test_rows_out_of_order_are_refused():
     run = make_run(3)
     run.append_lanes([0, 2], 0, block([0, 2], 0, 4))
