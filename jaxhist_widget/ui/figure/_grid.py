@@ -37,7 +37,7 @@ from ._path_chart import PathFigure
 
 __all__ = ["CHART_MODES", "EMPTY_HINT", "MAX_CHARTS", "ChartGrid", "check_charts"]
 
-#: What a plot with no run says under its (empty) chart, and its picture beside "no run yet".
+#: What a plot with no run says in its legend row, under its (empty) chart.
 EMPTY_HINT = (
     "No run yet: run a loop (jhw.while_loop, jhw.scan, jhw.log, a library solver) inside "
     "`with live:`, live.run(fn, ...) or a %%jaxhist cell, and it is drawn here."
