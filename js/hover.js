@@ -89,6 +89,7 @@ function attachChartLogToggles(model, box) {
   let retry = 0;
   let tries = 0;
   const toggles = new Map(); // chart title -> its button
+  const watched = new Set(); // figure models whose title is watched
   async function place() {
     retry = 0;
     if (disposed) return;
@@ -105,6 +106,11 @@ function attachChartLogToggles(model, box) {
       if (disposed) return;
       const title = view ? view.model.get("title") : "";
       if (!view) missing = true;
+      // A chart can be titled after its view is made (a live run's first rows name it).
+      if (view && !watched.has(view.model)) {
+        watched.add(view.model);
+        view.model.on("change:title", onFigures);
+      }
       if (!title) continue;
       titles.add(title);
       let button = toggles.get(title);
@@ -152,6 +158,7 @@ function attachChartLogToggles(model, box) {
     clearTimeout(retry);
     model.off("change:figures", onFigures);
     model.off("change:log_charts", show);
+    for (const figure of watched) figure.off("change:title", onFigures);
     for (const button of toggles.values()) button.remove();
   };
 }

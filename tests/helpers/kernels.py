@@ -145,6 +145,26 @@ class KernelDriver:
         msg = kc.session.msg("comm_msg", content)
         kc.shell_channel.send(msg)
 
+    def create_subshell(self) -> str:
+        """A new kernel subshell (as JupyterLab makes one for widget messages); its id."""
+        kc = self.client
+        kc.control_channel.send(kc.session.msg("create_subshell_request", {}))
+        reply = kc.control_channel.get_msg(timeout=30)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        return str(reply["content"]["subshell_id"])
+
+    def send_control(
+        self, comm_id: str, name: str, value: Any = None, subshell: str | None = None
+    ) -> None:
+        """Send what a LivePlot panel's view sends for a click (``js/kernel.js``), on
+        ``subshell`` (as JupyterLab sends widget messages) or the main shell."""
+        kc = self.client
+        data = {"method": "custom", "content": {"jhw_control": name, "value": value}}
+        msg = kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        if subshell is not None:
+            msg["header"]["subshell_id"] = subshell
+        kc.shell_channel.send(msg)
+
     def interrupt(self) -> None:
         """What the notebook's ■ does: SIGINT to the kernel process."""
         self.manager.interrupt_kernel()

@@ -27,6 +27,7 @@ import traitlets
 from ..look import TABLE_PATH
 from ..reduce import MAX_WEIGHT
 from ._esm import bundle
+from ._subshell import serve_controls_at_once
 
 __all__ = ["CSS_PATH", "ESM_PATH", "STATUSES", "STOP_MODES", "TABLES", "LivePanel"]
 
@@ -175,6 +176,9 @@ class LivePanel(anywidget.AnyWidget):
         self.__dict__["_write_lock"] = lock if lock is not None else threading.RLock()
         super().__init__(**traits)
         self.on_msg(self._on_view_message)
+        # Controls act while a normal cell runs (where the kernel has subshells): see _subshell.
+        serve_controls_at_once(self.comm)
+        self.observe(lambda change: serve_controls_at_once(change["new"]), "comm")
 
     @property
     def lock(self) -> threading.RLock:
