@@ -106,7 +106,7 @@ class DivergedEnds:
     def legend(self) -> list[LegendLine]:
         if not len(self.points):
             return []
-        return [LegendLine("diverged: NaN/±inf after", None, DIVERGED_COLOR, "flag", 1.0)]
+        return [LegendLine("diverged: last finite value", None, DIVERGED_COLOR, "flag", 1.0)]
 
     def close(self) -> None:
         for mark in self.marks:
