@@ -2,7 +2,8 @@
 
 `ChartGrid` holds one chart per plotted metric (`LiveFigure`; `PathFigure` for a series against
 another) in a grid that reflows; each chart owns the marks of the runs it is told about (lines,
-and a vector's band or heatmap, a path's ends: ``_extras``) and places its axes (``_axes``).
+and a vector's band or heatmap, a path's ends: ``_extras``; a diverged lane's end flag:
+``_sweep``) and places its axes (``_axes``).
 It computes no data (the series are `..series`'s) and draws with the look's colours, sizes and
 ticks (`..look`).
 """
@@ -13,12 +14,15 @@ from ._chart import Extent, Lines, LiveFigure
 from ._extras import BandExtra, HeatmapExtra, PathEnds
 from ._grid import CHART_MODES, MAX_CHARTS, ChartGrid, check_charts
 from ._path_chart import PathFigure
+from ._sweep import DIVERGED_COLOR, DivergedEnds
 
 __all__ = [
     "CHART_MODES",
+    "DIVERGED_COLOR",
     "MAX_CHARTS",
     "BandExtra",
     "ChartGrid",
+    "DivergedEnds",
     "Extent",
     "HeatmapExtra",
     "Lines",

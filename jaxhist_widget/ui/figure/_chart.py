@@ -41,9 +41,8 @@ from ._extras import extra_colors
 from ._legend import legend_html
 from ._run_marks import (
     RunMarks,
+    chart_legend,
     joint_extent,
-    lanes_named,
-    legend_lines,
     set_points,
     set_traits,
     styles,
@@ -335,23 +334,8 @@ class LiveFigure(FigureAxes):
         self.legend.value = legend_html(*self.legend_entries())
 
     def legend_entries(self) -> tuple[list[LegendLine], list[str], int]:
-        """What the legend names: the series of a chart holding several (`legend_lines`),
-        then the drawn lane names and lane count of the batched run it draws alone."""
-        runs = list(self._runs.values())
-        named = lanes_named(runs)
-        names, lanes = (named.lane_names, named.lanes) if named is not None else ([], 0)
-        lines = legend_lines(runs)
-        for r in runs:  # a line drawn over a band or heatmap is named with it: it is a median
-            if r.hidden:
-                continue
-            for e in r.extras:
-                named = {line.label for line in lines}
-                if e.label in r.fields and e.label not in named:
-                    mark = r.marks[r.fields.index(e.label)]
-                    color = mark.colors[0] if len(mark.colors) == 1 else "currentColor"
-                    lines.append(LegendLine(e.label, None, color, mark.line_style, 1.0))
-                lines += e.legend()
-        return lines, list(names), lanes
+        """What the legend names (`._run_marks.chart_legend`): series, extras, lanes."""
+        return chart_legend(list(self._runs.values()))
 
     def has_marks(self) -> bool:
         """Whether a drawn run has a mark in this figure."""

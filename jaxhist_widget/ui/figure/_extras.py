@@ -111,8 +111,17 @@ class BandExtra:
                     mark.colors, mark.fill_colors = [self.color], [self.color]
 
     def legend(self) -> list[LegendLine]:
+        # A band over a sweep's lanes leaves a lane out where it is NaN or ±inf: it says so.
+        out = self.band.left_out
+        left = f" ({out:,} diverged lane{'s' * (out != 1)} left out)" if out else ""
         return [
-            LegendLine(f"{self.name} {which}", self.run, self.color, "band", fill / BAND_OPACITY[1])
+            LegendLine(
+                f"{self.name} {which}{left * (which == 'min–max')}",
+                self.run,
+                self.color,
+                "band",
+                fill / BAND_OPACITY[1],
+            )
             for which, fill in zip(("25–75 %", "min–max"), BAND_OPACITY[::-1], strict=True)
         ]
 

@@ -32,8 +32,9 @@ from ..look import (
 )
 from ._chart import Lines, LiveFigure
 from ._extras import make_extra, notes_html
-from ._legend import legend_html
+from ._legend import grid_legend, legend_html
 from ._path_chart import PathFigure
+from ._sweep import flag_ends, rename_lanes
 
 __all__ = ["CHART_MODES", "EMPTY_HINT", "MAX_CHARTS", "ChartGrid", "check_charts"]
 
@@ -216,6 +217,20 @@ class ChartGrid:
             if number in chart._runs:
                 chart._runs[number].last_step = last_step
 
+    def set_lane_names(self, number: int, names: Sequence[str], roles: Sequence[str]) -> None:
+        """Name run ``number``'s drawn lanes anew (they were chosen anew), each drawn for
+        ``roles`` ("" for none: ``lane 17 (best)``), on every chart."""
+        for chart in self._all():
+            rename_lanes(chart, number, names, roles)
+        self._update_legend()
+
+    def set_flags(self, number: int, flags: Sequence[np.ndarray]) -> None:
+        """Flag the drawn lines of run ``number`` that end at NaN or ±inf: per field, in
+        `add_marks` order, ``(n, 2)`` steps and values of their last finite points."""
+        for key, idx in self._groups.get(number, []):
+            flag_ends(self.charts[key], number, [flags[i] for i in idx])
+        self._update_legend()  # (a band's left-out count, too: it changes with the rows)
+
     def restyle(self) -> None:
         """Colour every run's lines anew (a run came or went), on every chart."""
         for chart in self._all():
@@ -369,17 +384,5 @@ class ChartGrid:
         self.legend.value = legend_html(*self.legend_entries()) + notes_html(self.notes)
 
     def legend_entries(self) -> tuple[list[LegendLine], list[str], int]:
-        """One legend for all charts: the series that share a chart, once each, in the fields'
-        order, then the latest shown batched run's lanes (runs: the panel's run list)."""
-        lines: dict[str, LegendLine] = {}
-        names: list[str] = []
-        lanes = 0
-        for chart in self._all():
-            chart_lines, chart_names, chart_lanes = chart.legend_entries()
-            for line in chart_lines:
-                lines.setdefault(line.label, line)
-            if chart_names:
-                names, lanes = chart_names, chart_lanes
-        order = {label: i for i, label in enumerate(self._order)}
-        ordered = sorted(lines.values(), key=lambda line: order.get(line.label, len(order)))
-        return ordered, names, lanes
+        """One legend for all charts (`._legend.grid_legend`)."""
+        return grid_legend(self._all(), self._order)

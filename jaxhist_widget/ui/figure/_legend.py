@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from typing import Any
 
 from ..look import DASHES, LANE_RAMP, LEGEND_LANES, LegendLine, lane_colors, legend_labels
 
-__all__ = ["legend_html"]
+__all__ = ["grid_legend", "legend_html"]
 
 
 def legend_html(lines: Sequence[LegendLine], lane_names: Sequence[str] = (), lanes: int = 0) -> str:
@@ -52,6 +53,25 @@ def legend_html(lines: Sequence[LegendLine], lane_names: Sequence[str] = (), lan
     )
 
 
+def grid_legend(
+    charts: Sequence[Any], order: Sequence[str]
+) -> tuple[list[LegendLine], list[str], int]:
+    """One legend for all ``charts``: the series that share a chart, once each, in the fields'
+    ``order``, then the latest shown batched run's lanes (runs: the panel's run list)."""
+    lines: dict[str, LegendLine] = {}
+    names: list[str] = []
+    lanes = 0
+    for chart in charts:
+        chart_lines, chart_names, chart_lanes = chart.legend_entries()
+        for line in chart_lines:
+            lines.setdefault(line.label, line)
+        if chart_names:
+            names, lanes = chart_names, chart_lanes
+    where = {label: i for i, label in enumerate(order)}
+    ordered = sorted(lines.values(), key=lambda line: where.get(line.label, len(where)))
+    return ordered, names, lanes
+
+
 def _run_attr(run: int | None) -> str:
     """The entry's run as a ``data-run`` attribute (none for a series of whichever run)."""
     return "" if run is None else f' data-run="{run}"'
@@ -59,6 +79,12 @@ def _run_attr(run: int | None) -> str:
 
 def _swatch(color: str, line_style: str, opacity: float) -> str:
     """A short line in the legend, drawn like the plotted line (a band: a filled bar)."""
+    if line_style == "flag":  # a diverged line's end (`._sweep.DivergedEnds`): a cross
+        return (
+            f'<svg width="22" height="10" style="vertical-align:middle" aria-hidden="true">'
+            f'<path d="M9 1h4v3h3v4h-3v3h-4v-3h-3v-4h3z" transform="translate(0 -0.5)" '
+            f'fill="{color}" fill-opacity="{opacity:.2f}"/></svg>'
+        )
     if line_style == "band":
         return (
             f'<svg width="22" height="10" style="vertical-align:middle" aria-hidden="true">'

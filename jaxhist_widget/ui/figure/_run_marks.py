@@ -22,10 +22,11 @@ from typing import Any
 import bqplot
 import numpy as np
 
-from ..look import LINE_STYLES, PALETTE, LegendLine, lane_colors
+from ..look import LEGEND_LANES, LINE_STYLES, PALETTE, LegendLine, lane_colors
 
 __all__ = [
     "RunMarks",
+    "chart_legend",
     "joint_extent",
     "lanes_named",
     "legend_lines",
@@ -48,6 +49,7 @@ class RunMarks:
     fields: list[str] = field(default_factory=list)  # one label per mark
     series_colors: list[str] = field(default_factory=list)  # per mark: its field's colour
     lane_names: list[str] = field(default_factory=list)  # of the drawn lanes; [] unbatched
+    lane_roles: list[str] = field(default_factory=list)  # why each is drawn ("best"; "": stride)
     lanes: int = 0  # the run's lane count (more than drawn above the lane cap)
     marks: list[bqplot.Lines] = field(default_factory=list)
     smoothed: list[bqplot.Lines] = field(default_factory=list)  # one per mark while smoothing
@@ -63,11 +65,17 @@ class RunMarks:
     def batched(self) -> bool:
         return bool(self.lane_names)
 
+    @property
+    def shown_lanes(self) -> list[str]:
+        """The drawn lanes' names as shown: ``lane 17 (best)`` for a lane drawn for a role."""
+        roles = self.lane_roles + [""] * (len(self.lane_names) - len(self.lane_roles))
+        return [f"{n} ({r})" if r else n for n, r in zip(self.lane_names, roles, strict=False)]
+
     def labels(self, i: int, suffix: str = "") -> list[str]:
         """The hover labels of mark ``i``'s lines: field, lane, run."""
         label = self.fields[i]
         if self.batched:
-            return [f"{label} · {lane} · {self.name}{suffix}" for lane in self.lane_names]
+            return [f"{label} · {lane} · {self.name}{suffix}" for lane in self.shown_lanes]
         return [f"{label} · {self.name}{suffix}"]
 
 
@@ -106,6 +114,31 @@ def legend_lines(runs: Sequence[RunMarks]) -> list[LegendLine]:
             color = mark.colors[0] if by_series and len(mark.colors) else "currentColor"
             out.setdefault(label, LegendLine(label, None, color, mark.line_style, 1.0))
     return list(out.values())
+
+
+def chart_legend(runs: Sequence[RunMarks]) -> tuple[list[LegendLine], list[str], int]:
+    """What one chart's legend names: the series of a chart holding several (`legend_lines`),
+    a line drawn over a band or heatmap (a median) with its extras' entries, and, of the
+    batched run it draws alone, the lanes drawn for a role (``lane 17 (best)``, in their
+    colour: a ramp names the others), the drawn lane names and the lane count."""
+    named = lanes_named(runs)
+    names, lanes = (named.shown_lanes, named.lanes) if named is not None else ([], 0)
+    lines = legend_lines(runs)
+    for r in runs:
+        if r.hidden:
+            continue
+        for e in r.extras:
+            labels = {line.label for line in lines}
+            if e.label in r.fields and e.label not in labels:
+                mark = r.marks[r.fields.index(e.label)]
+                color = mark.colors[0] if len(mark.colors) == 1 else "currentColor"
+                lines.append(LegendLine(e.label, None, color, mark.line_style, 1.0))
+            lines += e.legend()
+    if named is not None and len(names) > LEGEND_LANES:
+        colors = lane_colors(len(names))
+        roles = enumerate(named.lane_roles)
+        lines += [LegendLine(names[k], None, colors[k], "solid", 1.0) for k, role in roles if role]
+    return lines, list(names), lanes
 
 
 def lanes_named(runs: Sequence[RunMarks]) -> RunMarks | None:

@@ -160,7 +160,25 @@ def _path(line: StaticLine, fx: Any, fy: Any) -> str:
 
 
 def _dots(line: StaticLine, fx: Any, fy: Any) -> str:
-    """A path's starts (rings) or latest points (dots), as the widget's scatter marks."""
+    """A path's starts (rings) or latest points (dots), or the end flags of lines that
+    diverged (crosses), as the widget's scatter marks."""
+    if line.dots == "flag":
+        crosses = "".join(
+            f'<path data-x="{a:g}" data-y="{b:g}" d="M{x - 2:.2f} {y - 6:.2f}h4v4h4v4h-4v4h-4v-4'
+            f'h-4v-4h4z"/>'
+            for a, b, x, y in zip(
+                np.asarray(line.x, float).tolist(),
+                np.asarray(line.y, float).tolist(),
+                fx(line.x).tolist(),
+                fy(line.y).tolist(),
+                strict=True,
+            )
+            if math.isfinite(x) and math.isfinite(y)
+        )
+        return (
+            f'<g class="jhw-diverged" fill="{line.color}" stroke="#fff" stroke-width="1">'
+            f"{crosses}</g>"
+        )
     fill = line.color if line.dots == "dot" else "none"
     circles = "".join(
         f'<circle cx="{x:.2f}" cy="{y:.2f}" r="3.5"/>'

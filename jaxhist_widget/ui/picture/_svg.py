@@ -138,6 +138,10 @@ def _legend(out: list[str], p: Picture, y: float, width: int) -> float:
                 f'<defs><linearGradient id="jhw-ramp">{stops}</linearGradient></defs>'
                 f'<rect x="{x:.1f}" y="{row - 8}" width="22" height="8" fill="url(#jhw-ramp)"/>'
             )
+        elif style == "flag":  # a diverged line's end: a cross, as on the chart
+            swatch = (
+                f'<path d="M{x + 9:.1f} {row - 10}h4v3h3v4h-3v3h-4v-3h-3v-4h3z" fill="{color}"/>'
+            )
         elif style == "band":
             swatch = (
                 f'<rect x="{x:.1f}" y="{row - 8}" width="22" height="8" fill="{color}" '

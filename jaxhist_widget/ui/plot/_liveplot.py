@@ -73,8 +73,8 @@ class LivePlot(Sink):
         names a lane; one per lane (a run with another lane count warns and uses ``lane k``).
     lanes
         The vmap lanes drawn as lines (indices, negative from the end, or ``lane_labels``), at
-        most `MAX_LANES`; by default every lane up to `MAX_LANES`, else an even stride over a
-        band of every lane's spread. The panel's figures are over every lane either way.
+        most `MAX_LANES`; by default all up to it, else a stride and the best, median, worst
+        and a diverged lane (re-chosen as rows arrive: `..series.ROLES`) over every lane's band.
     continue_steps
         Draw each run from the step where the previous one ended (a loop resumed from its last
         carry, e.g. in chunks of ``max_steps``), so the step axis counts the whole optimisation;

@@ -1,6 +1,7 @@
 """What a `LivePlot` shows now, copied into the static picture's plain data (`snapshot`): the
 charts' decimated lines, colours, dash styles, scale limits, tick values and formats, the
-bands, heatmap images and path ends, the legend entries, and the panel's run state.
+bands, heatmap images, path ends and diverged lines' end flags, the legend entries, and the
+panel's run state.
 
 The one place that reads the live figure for the picture: the picture (`..picture`) draws from
 the copy alone and never imports the live figure, nor the figure the picture.
@@ -12,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..figure import BandExtra, HeatmapExtra, PathEnds
+from ..figure import DIVERGED_COLOR, BandExtra, DivergedEnds, HeatmapExtra, PathEnds
 from ..look import BAND_OPACITY, LEFT_PX, PALETTE, TOP_PX
 from ..picture import PICTURE_LINES, ChartPicture, Picture, StaticImage, StaticLine
 
@@ -65,6 +66,12 @@ def _chart(fig: Any, most: int) -> ChartPicture:
                     lines.append(StaticLine(x, y, extra.color, "solid", 1.0, mark.labels[0], fill))
             elif isinstance(extra, HeatmapExtra) and extra.png:
                 images.append(StaticImage(extra.png, extra.x_limits, extra.y_limits))
+            elif isinstance(extra, DivergedEnds) and len(extra.points):  # as drawn live
+                xy = extra.points[extra.points[:, 1] > 0] if fig.log else extra.points
+                flags = StaticLine(
+                    xy[:, 0], xy[:, 1], DIVERGED_COLOR, "solid", 1.0, "", dots="flag"
+                )
+                over.append(flags)
             elif isinstance(extra, PathEnds):
                 for xy, kind in ((extra.starts, "ring"), (extra.ends, "dot")):
                     for k, (x, y) in enumerate(np.asarray(xy, float).reshape(-1, 2)):

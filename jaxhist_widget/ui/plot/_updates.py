@@ -56,6 +56,7 @@ class Updates:
         self.state, self.fig, self.panel, self.lock = state, fig, panel, lock
         self._attached = attached
         self.throttle = Throttle(self.flush, key)
+        self._named: dict[int, int] = {}  # run number -> `RunDrawing.lanes_version` named
 
     # --------------------------------------------------------------------- runs
     def start(self, run: Run, keep_runs: bool) -> None:
@@ -138,8 +139,13 @@ class Updates:
         start = time.perf_counter()
         d.ingest()
         self.throttle.ingested(start)
+        if d.run.lanes is not None and self._named.get(d.number) != d.lanes_version:
+            # the lanes drawn for a role were chosen anew (or first): named before drawn
+            self._named[d.number] = d.lanes_version
+            self.fig.set_lane_names(d.number, *d.lane_names(self.state.lane_names(d.run)))
         if not self.state.window.on:  # (a window draws its own lines: `_draw_window`)
             self._draw_whole(d)
+        self.fig.set_flags(d.number, d.diverged_ends())
 
     def _draw_whole(self, d: RunDrawing) -> None:
         """Draw run ``d`` over all of its steps (and its smoothed lines, while smoothing)."""

@@ -41,6 +41,9 @@ class BandSeries:
         edge = max(5, budget // 2)
         self._edges = [MinMaxBuckets(edge) for _ in BAND_PERCENTILES]
         self._lo, self._hi, self._lo_pos = math.inf, -math.inf, math.inf
+        #: Lanes (of a band over a sweep's lanes) left out of it at a step for a NaN or ±inf
+        #: value there: a diverged lane. Set by its owner; its legend entry says how many.
+        self.left_out = 0
 
     @property
     def size(self) -> int:

@@ -28,6 +28,9 @@ class LaneSeries:
         self._line = MinMaxBuckets(budget)
         # Extent of the finite values so far: min, max, smallest positive (for a log axis).
         self._lo, self._hi, self._lo_pos = math.inf, -math.inf, math.inf
+        #: The last finite value's row and value (-1, NaN: none yet): where a line that ends
+        #: at NaN or ±inf (a diverged lane) is flagged, its decimated points aside.
+        self.end: tuple[int, float] = (-1, math.nan)
 
     @property
     def size(self) -> int:
@@ -44,8 +47,16 @@ class LaneSeries:
         """Values reduced and buckets touched so far (see `MinMaxBuckets.work`)."""
         return self._line.work
 
+    @property
+    def diverged(self) -> bool:
+        """Whether the line has rows and its latest value is NaN or ±inf."""
+        return self.size > 0 and not math.isfinite(self.last)
+
     def extend(self, values: np.ndarray) -> None:
         """Append the values of the new rows."""
+        finite = np.flatnonzero(np.isfinite(values))
+        if finite.size:
+            self.end = (self.size + int(finite[-1]), float(values[finite[-1]]))
         lo, hi = self._line.extend(values)
         self._lo, self._hi = min(self._lo, lo), max(self._hi, hi)
         if lo > 0:  # (a loss) the smallest value is the smallest positive one

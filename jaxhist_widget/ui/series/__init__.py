@@ -23,7 +23,8 @@ from ._choice import (
     check_vectors,
     path_title,
 )
-from ._drawing import MARK_POINTS, MAX_LANES, LaneNames, RunDrawing, check_lane_labels
+from ._drawing import MARK_POINTS, RunDrawing
+from ._lanes import MAX_LANES, ROLES, LaneNames, check_lane_labels
 from ._plan import Plan, Spec, component_label, plan
 from ._smoothing import RunSmoothing
 from ._window import (
@@ -42,6 +43,7 @@ __all__ = [
     "MARK_POINTS",
     "MAX_LANES",
     "MAX_LINES",
+    "ROLES",
     "VECTOR_MODES",
     "LaneNames",
     "PathEntry",

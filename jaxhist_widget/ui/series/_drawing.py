@@ -4,12 +4,11 @@ Numpy only (no widgets): a `RunDrawing` plans what to draw of a run when its fir
 (`._plan`), reads the rows it received since the last update, reduces them into its series
 (`LaneSeries`, `PathSeries`, and the bands and histograms of vectors), and hands out each
 series' lines (for the live figure, `jaxhist_widget.ui.figure`) and latest values (for the
-panel, `jaxhist_widget.ui.panel.panel_state`). `LaneNames` names a run's vmap lanes.
+panel, `jaxhist_widget.ui.panel.panel_state`); which lanes it draws is `._lanes`'s.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,16 +16,17 @@ from typing import Any
 import numpy as np
 
 from ..._host import Run
-from ..look import shown_text
 from ..reduce import BandSeries, HistogramBuckets, LaneSeries, PathSeries
 from ._choice import PlotChoice
+from ._lanes import MAX_LANES, pick_lanes, ranked_lanes
 from ._plan import Spec
 from ._plan import plan as make_plan
 
-__all__ = ["MARK_POINTS", "MAX_LANES", "LaneNames", "RunDrawing", "check_lane_labels"]
+__all__ = ["MARK_POINTS", "RunDrawing"]
 
-#: Lanes drawn per field under vmap (all lanes are recorded; `history` has them all).
-MAX_LANES = 64
+#: Lanes whose series a ranked run keeps after they left the drawn set (a lane that was the
+#: median a moment ago often is again: it then catches up from where it was, not from row 0).
+SPARE_LANES = 16
 #: Points one mark (one field, all its lanes) sends per update: 4000 (int32 step, float64
 #: value) pairs are 48 KB, so no widget message exceeds 64 KB (steps past 2**31 travel as
 #: float64: 64,000 bytes). Under vmap the lanes share it (62 points each for 64 lanes).
@@ -72,11 +72,20 @@ class RunDrawing:
     extras: dict[int, BandSeries | HistogramBuckets] = field(default_factory=dict)
     last_step: int = 0
     started: bool = field(default=False, init=False)
-    #: The run's lanes drawn as lines, in order (`pick_lanes`); ``(0,)`` for an unbatched run.
+    #: The run's lanes drawn as lines, in order (`._lanes`); ``(0,)`` for an unbatched run.
     drawn_lanes: tuple[int, ...] = field(default=(), init=False)
+    #: Past `MAX_LANES` (no ``lanes=``): why a drawn lane is, besides the stride
+    #: (``{lane: "best"}``, `._lanes.ranked_lanes`), chosen anew at each `ingest`.
+    lane_roles: dict[int, str] = field(default_factory=dict, init=False)
+    #: Bumped whenever `drawn_lanes` or `lane_roles` change (the figure renames its lanes).
+    lanes_version: int = field(default=0, init=False)
     #: ``spec -> BandSeries``: past `MAX_LANES`, a field's spread over every lane, per step.
     lane_bands: dict[int, BandSeries] = field(default_factory=dict, init=False)
     _lanes: int = field(default=0, init=False, repr=False)
+    _stride: tuple[int, ...] = field(default=(), init=False, repr=False)  # ranked runs only
+    _spare: dict[int, list[Any]] = field(default_factory=dict, init=False, repr=False)
+    _budget: tuple[int, int] = field(default=(0, 0), init=False, repr=False)  # line, path
+    _band_gaps: dict[int, np.ndarray] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def labels(self) -> list[str]:
@@ -124,24 +133,76 @@ class RunDrawing:
         if not self.specs:
             return True
         total = len(counts) if self.run.lanes is not None else 0
-        self.drawn_lanes, notes = pick_lanes(total, self.choice.lanes, lane_names)
+        self.drawn_lanes, notes, ranked = pick_lanes(total, self.choice.lanes, lane_names)
+        self._stride = self.drawn_lanes if ranked and self._ranked_by() is not None else ()
         self._lanes = len(self.drawn_lanes)
         self.notes += tuple(notes)
         # The lanes of a mark share one message: at most MARK_POINTS points, 48 KB (a path's
-        # points are two float64, so three quarters as many).
-        budget = min(max_points, MARK_POINTS // self._lanes)
-        path_budget = max(8, min(max_points, 3 * MARK_POINTS // 4 // self._lanes))
+        # points are two float64, so three quarters as many). A ranked run draws up to
+        # MAX_LANES lanes, however many its stride and roles make now.
+        slots = MAX_LANES if self._stride else self._lanes
+        budget = min(max_points, MARK_POINTS // slots)
+        self._budget = (budget, max(8, min(max_points, 3 * MARK_POINTS // 4 // slots)))
+        for lane in range(self._lanes):
+            self._put(lane, self._new_series())
         for i, spec in enumerate(self.specs):
-            for lane in range(self._lanes):
-                path = spec.xy is not None
-                self.series[i, lane] = PathSeries(path_budget) if path else LaneSeries(budget)
             if spec.under == "band":
                 self.extras[i] = BandSeries(budget)
             elif spec.under == "heatmap":
                 self.extras[i] = HistogramBuckets()
             elif total > self._lanes and spec.xy is None:  # the lanes not drawn: a band
                 self.lane_bands[i] = BandSeries(min(max_points, MARK_POINTS // 2))
+                self._band_gaps[i] = np.zeros(total, bool)
+        if self._stride:
+            self._rank()
         return True
+
+    def _new_series(self) -> list[Any]:
+        """One lane's series, one per spec (empty: `ingest` reads all of the lane's rows)."""
+        line, path = self._budget
+        return [PathSeries(path) if s.xy is not None else LaneSeries(line) for s in self.specs]
+
+    def _put(self, slot: int, series: list[Any]) -> None:
+        for i, s in enumerate(series):
+            self.series[i, slot] = s
+
+    def _ranked_by(self) -> int | None:
+        """The spec whose last values rank the lanes: the first plotted field (None: only
+        paths are plotted, so a ranked run keeps its stride alone)."""
+        return next((i for i, s in enumerate(self.specs) if s.xy is None), None)
+
+    def _rank(self) -> None:
+        """Choose the lanes drawn anew from every lane's last row (`._lanes.ranked_lanes`):
+        one gather, no loop over lanes. A lane newly drawn gets series of its own that `ingest`
+        fills from its first row (or a spare one that catches up), so its line is whole."""
+        i = self._ranked_by()
+        if i is None:
+            return
+        has, latest = self.run.latest()
+        lanes, roles = ranked_lanes(self._stride, has, self.specs[i].values(latest))
+        if lanes == self.drawn_lanes and roles == self.lane_roles:
+            return
+        self.lane_roles, self.lanes_version = roles, self.lanes_version + 1
+        if lanes == self.drawn_lanes:
+            return
+        old = {
+            lane: [self.series.pop((k, j)) for k in range(len(self.specs))]
+            for j, lane in enumerate(self.drawn_lanes)
+        }
+        for j, lane in enumerate(lanes):
+            kept = old.pop(lane, None) or self._spare.pop(lane, None)
+            self._put(j, kept or self._new_series())
+        self._spare.update(old)  # the lanes that left, the latest last
+        for lane in list(self._spare)[: max(0, len(self._spare) - SPARE_LANES)]:
+            del self._spare[lane]
+        self.drawn_lanes, self._lanes = lanes, len(lanes)
+
+    def lane_names(self, every: Sequence[str]) -> tuple[list[str], list[str]]:
+        """The drawn lanes' names (of ``every`` lane's) and why each is drawn (`lane_roles`;
+        "" for a lane of the stride or of ``lanes=``)."""
+        return [every[k] for k in self.drawn_lanes], [
+            self.lane_roles.get(k, "") for k in self.drawn_lanes
+        ]
 
     def _step_counters(self, lanes: int) -> tuple[int, ...]:
         """The run's step counters (`Layout.step_counters`) whose rows so far are the steps in
@@ -169,6 +230,8 @@ class RunDrawing:
         if not self.series or not counts:
             return
         self.last_step = max(counts) - 1
+        if self._stride:
+            self._rank()
         # A histogram pools the lanes: the rows of lanes at the same steps are counted at once.
         pooled: dict[tuple[int, int, int], list[np.ndarray]] = {}
         for j, lane in enumerate(self.drawn_lanes):  # j: the drawn lane's place
@@ -183,7 +246,11 @@ class RunDrawing:
                     values = extra.extend(spec.components(rows))
                 else:
                     values = spec.values(rows)
-                if isinstance(extra, HistogramBuckets):
+                # (of a ranked run, the stride's lanes only: the role lanes come and go, and
+                # their rows from the first would be counted again)
+                if isinstance(extra, HistogramBuckets) and (
+                    not self._stride or lane in self._stride
+                ):
                     components = spec.components(rows)
                     pooled.setdefault((i, start, len(components)), []).append(components)
                 self.series[i, j].extend(values)
@@ -207,9 +274,12 @@ class RunDrawing:
             block = self.run.block(lanes, start, c)
             rows = [r.reshape(len(lanes) * n, *r.shape[2:]) for r in block]
             for i in self.lane_bands:
-                values[i][lanes, :n] = self.specs[i].values(rows).reshape(len(lanes), n)
+                new = self.specs[i].values(rows).reshape(len(lanes), n)
+                values[i][lanes, :n] = new
+                self._band_gaps[i][lanes] |= ~np.isfinite(new).all(axis=1)
         for i, band in self.lane_bands.items():
             band.extend(values[i].T)
+            band.left_out = int(self._band_gaps[i].sum())  # its legend says how many
 
     def lines(self) -> list[tuple[list[np.ndarray], list[np.ndarray], tuple[float, float, float]]]:
         """Per series: the points of each drawn lane (steps from `x0`; a path's x values) and
@@ -223,6 +293,21 @@ class RunDrawing:
                 ys.append(y)
                 lo, hi, lo_pos = min(lo, a), max(hi, b), min(lo_pos, c)
             out.append((xs, ys, (lo, hi, lo_pos)))
+        return out
+
+    def diverged_ends(self) -> list[np.ndarray]:
+        """Per series: ``(n, 2)`` step and value of the last finite point of each drawn lane
+        whose line ends at NaN or ±inf (where the chart flags it; none for a path)."""
+        out = []
+        for i, spec in enumerate(self.specs):
+            ends = [
+                self.series[i, j].end
+                for j in range(self.lanes)
+                if spec.xy is None and self.series[i, j].diverged and self.series[i, j].end[0] >= 0
+            ]
+            points = np.array(ends, np.float64).reshape(-1, 2)
+            points[:, 0] += self.x0
+            out.append(points)
         return out
 
     def extras_by_label(self) -> dict[str, BandSeries | HistogramBuckets]:
@@ -257,85 +342,3 @@ class RunDrawing:
             if spec.xy is None:
                 bad |= ~np.isfinite(spec.values(latest))
         return np.flatnonzero(bad & has).tolist()
-
-
-def pick_lanes(
-    total: int, chosen: Sequence[int | str] | None, names: Sequence[str]
-) -> tuple[tuple[int, ...], list[str]]:
-    """The lanes of a run of ``total`` lanes (0: unbatched) drawn as lines, and notes: those
-    ``chosen`` (``lanes=``: indices, negative from the end, or names), else every lane up to
-    `MAX_LANES`, else `MAX_LANES` lanes at an even stride (the first and the last among them).
-
-    >>> pick_lanes(4096, None, [])[0][:3], pick_lanes(4096, [5, -1, "b"], ["a", "b"])[0]
-    ((0, 65, 130), (5, 4095, 1))
-    """
-    if not total:
-        return (0,), []
-    notes = []
-    picked: list[int] = []
-    for lane in chosen or ():
-        k = names.index(lane) if isinstance(lane, str) and lane in names else lane
-        if isinstance(k, str) or not -total <= k < total:
-            notes.append(f"lanes: no lane {lane!r} in this run of {total} lanes; not drawn.")
-        elif k % total not in picked:
-            picked.append(k % total)
-    if len(picked) > MAX_LANES:
-        notes.append(f"lanes: {len(picked)} lanes named; the first {MAX_LANES} are drawn.")
-        picked = picked[:MAX_LANES]
-    if not picked:
-        if total <= MAX_LANES:
-            return tuple(range(total)), notes
-        picked = np.unique(np.linspace(0, total - 1, MAX_LANES).round().astype(np.int64)).tolist()
-        notes.append(
-            f"{len(picked)} of {total} lanes drawn as lines (an even stride; lanes=[...] picks "
-            "them, by index or label), over the band of every lane's quartiles and min–max."
-        )
-    elif len(picked) < total:
-        notes.append(f"{len(picked)} of {total} lanes drawn as lines, over every lane's band.")
-    return tuple(picked), notes
-
-
-class LaneNames:
-    """Names of a run's vmap lanes: ``LivePlot(lane_labels=...)``, or ``lane k`` when none were
-    given or their number does not match the run's lanes (warned once per run)."""
-
-    def __init__(self, labels: Any) -> None:
-        self.labels = check_lane_labels(labels)
-        self._checked: Run | None = None  # the run whose lane count was checked
-        self._ok = True
-
-    def __call__(self, run: Run) -> list[str]:
-        lanes = run.lanes or 0
-        labels = self.labels
-        if not lanes:  # an unbatched run names no lane; the labels wait for a vmapped one
-            return []
-        if labels is not None and self._checked is not run:
-            self._checked = run
-            self._ok = len(labels) == lanes
-            if not self._ok:
-                warnings.warn(
-                    f"LivePlot(lane_labels=...) has {len(labels)} labels but the run has "
-                    f"{lanes} vmap lanes; lanes are named 'lane k'. Pass one label per lane.",
-                    UserWarning,
-                    stacklevel=3,
-                )
-        if labels is not None and self._ok:
-            return list(labels)
-        return [f"lane {k}" for k in range(lanes)]
-
-
-def check_lane_labels(labels: Any) -> tuple[str, ...] | None:
-    """Validate ``LivePlot(lane_labels=...)``: None, or a sequence of str."""
-    if labels is None:
-        return None
-    if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence):
-        raise TypeError(
-            "lane_labels must be a sequence of str, one per vmap lane (e.g. "
-            f"[f'lr={{lr}}' for lr in lrs]), got {labels!r}."
-        )
-    bad = [x for x in labels if not isinstance(x, str)]
-    if bad:
-        raise TypeError(
-            f"lane_labels must hold str only, got {bad[0]!r}; e.g. [str(v) for v in values]."
-        )
-    return tuple(map(shown_text, labels))  # any str, drawn as shown

@@ -27,12 +27,15 @@ class RunSmoothing:
         self.drawing = drawing
         self.weight = weight
         self.series: dict[tuple[int, int], tuple[Ema, LaneSeries]] = {}
+        self._lanes: tuple[int, ...] = drawing.drawn_lanes  # the lanes ``series`` are of
 
     def ingest(self) -> None:
         """Smooth the rows the run received since the last call (each row read once)."""
         d = self.drawing
         if not d.series:
             return
+        if d.drawn_lanes != self._lanes:  # lanes re-chosen: a lane kept keeps its average
+            self._follow(d.drawn_lanes)
         for j, lane in enumerate(d.drawn_lanes):  # j: the drawn lane's place
             for i in range(len(d.specs)):
                 if (i, j) not in self.series:
@@ -46,6 +49,19 @@ class RunSmoothing:
                     # smoothed series only counts the rows read.
                     values = spec.values(rows) if spec.xy is None else np.zeros(len(rows[0]))
                     line.extend(average.extend(values))
+
+    def _follow(self, lanes: tuple[int, ...]) -> None:
+        """Move each kept lane's series to its new place; a lane newly drawn gets them anew
+        (made and filled from its first row by `ingest`)."""
+        old = {lane: j for j, lane in enumerate(self._lanes)}
+        self.series = {
+            (i, j): self.series[i, old[lane]]
+            for j, lane in enumerate(lanes)
+            if lane in old
+            for i in range(len(self.drawing.specs))
+            if (i, old[lane]) in self.series
+        }
+        self._lanes = lanes
 
     def lines(self) -> list[tuple[list[np.ndarray], list[np.ndarray], Any]]:
         """Per field: the smoothed points of each drawn lane (as `RunDrawing.lines`)."""

@@ -99,7 +99,7 @@ def window_lines(
     empty = (math.inf, -math.inf, math.inf)
     raw: Lines = [([], [], empty) for _ in d.specs]
     smooth: Lines | None = [([], [], empty) for _ in d.specs] if weight > 0 else None
-    for lane in d.drawn_lanes:
+    for j, lane in enumerate(d.drawn_lanes):  # j: the drawn lane's place
         first = max(0, start - lead) if smooth is not None else start
         rows = d.run.rows_since(lane, first, stop)
         if len(rows[0]) <= start - first:  # the lane ended before the window
@@ -112,7 +112,7 @@ def window_lines(
         steps = d.x0 + first + skip + np.arange(len(rows[0]) - skip)
         for i, spec in enumerate(d.specs):
             if spec.xy is not None:  # a path's chart has no step axis: drawn whole
-                x, y, extent = d.series[i, lane].points(d.x0)
+                x, y, extent = d.series[i, j].points(d.x0)
                 raw[i][0].append(x)
                 raw[i][1].append(y)
                 raw[i] = (raw[i][0], raw[i][1], _joint(raw[i][2], extent))
@@ -121,7 +121,7 @@ def window_lines(
                     smooth[i][1].append(np.zeros(0))
                 continue
             values = spec.values(rows)
-            budget = d.series[i, lane].budget
+            budget = d.series[i, j].budget
             shown = values[skip:]
             x, y = _decimated(steps, shown, budget)
             xs, ys, extent = raw[i]
@@ -196,7 +196,7 @@ class StepWindow:
         paths = any(s.xy is not None for s in d.specs)
         counts = d.run.counts
         rows = tuple(counts[k] if paths else min(counts[k], stop) for k in d.drawn_lanes)
-        key = (lo, hi, weight, rows)
+        key = (lo, hi, weight, d.drawn_lanes, rows)
         if self._keys.get(d.number) == key:
             return False
         self._keys[d.number] = key

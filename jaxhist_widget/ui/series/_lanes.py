@@ -1,0 +1,158 @@
+"""Which vmap lanes of a run a `LivePlot` draws as lines, and why; what they are called
+(`LaneNames`: ``lane_labels=`` or ``lane k``).
+
+Numpy only. Up to `MAX_LANES` lanes every lane is drawn. Past it, unless ``lanes=`` names them
+(never overridden), the chart draws a fixed even stride of the lanes plus the lanes that tell
+where the sweep stands, chosen anew at each update from every lane's last row (`ranked_lanes`):
+
+- ``best``: the lowest last finite value of the run's first plotted field (a loss: lower is
+  better; a lane at NaN or ±inf is never the best);
+- ``median``: the lane at the lower median of those finite last values;
+- ``worst``: the highest finite last value;
+- ``diverged``: the first lane (by index) whose last value is NaN or ±inf, if any, so that a
+  diverged line (flagged at its end) is drawn whatever the stride hits.
+
+The stride is fixed when the run's first rows arrive, so only these few lanes come and go as the
+values move: one gather of every lane's last row and an argpartition per update.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..._host import Run
+from ..look import shown_text
+
+__all__ = [
+    "MAX_LANES",
+    "ROLES",
+    "LaneNames",
+    "check_lane_labels",
+    "pick_lanes",
+    "ranked_lanes",
+]
+
+#: Lanes drawn per field under vmap (all lanes are recorded; `history` has them all).
+MAX_LANES = 64
+#: Why a lane is drawn past `MAX_LANES` besides the stride, in the order its label says them.
+ROLES = ("best", "median", "worst", "diverged")
+
+
+def pick_lanes(
+    total: int, chosen: Sequence[int | str] | None, names: Sequence[str]
+) -> tuple[tuple[int, ...], list[str], bool]:
+    """The lanes of a run of ``total`` lanes (0: unbatched) drawn as lines, notes, and whether
+    they are to be ranked at each update (`ranked_lanes`): those ``chosen`` (``lanes=``:
+    indices, negative from the end, or names), else every lane up to `MAX_LANES`, else an even
+    stride of ``MAX_LANES - len(ROLES)`` lanes (the first and the last among them), ranked.
+
+    >>> pick_lanes(4096, None, [])[0][:3], pick_lanes(4096, [5, -1, "b"], ["a", "b"])[0]
+    ((0, 69, 139), (5, 4095, 1))
+    """
+    if not total:
+        return (0,), [], False
+    notes = []
+    picked: list[int] = []
+    for lane in chosen or ():
+        k = names.index(lane) if isinstance(lane, str) and lane in names else lane
+        if isinstance(k, str) or not -total <= k < total:
+            notes.append(f"lanes: no lane {lane!r} in this run of {total} lanes; not drawn.")
+        elif k % total not in picked:
+            picked.append(k % total)
+    if len(picked) > MAX_LANES:
+        notes.append(f"lanes: {len(picked)} lanes named; the first {MAX_LANES} are drawn.")
+        picked = picked[:MAX_LANES]
+    if not picked:
+        if total <= MAX_LANES:
+            return tuple(range(total)), notes, False
+        stride = np.linspace(0, total - 1, MAX_LANES - len(ROLES)).round().astype(np.int64)
+        notes.append(
+            f"at most {MAX_LANES} of {total} lanes drawn as lines: the best (lowest), median and "
+            "worst lanes by the last finite value of the first field, the first diverged one "
+            "(NaN/±inf, flagged at its end), chosen anew as rows arrive, and an even stride of "
+            "the rest (lanes=[...] picks them, by index or label), over the band of every "
+            "lane's quartiles and min–max."
+        )
+        return tuple(np.unique(stride).tolist()), notes, True
+    if len(picked) < total:
+        notes.append(f"{len(picked)} of {total} lanes drawn as lines, over every lane's band.")
+    return tuple(picked), notes, False
+
+
+def ranked_lanes(
+    stride: Sequence[int], has: np.ndarray, last: np.ndarray
+) -> tuple[tuple[int, ...], dict[int, str]]:
+    """The lanes to draw (``stride`` and the `ROLES`' lanes, in lane order) and why each role
+    lane is drawn (``{lane: "best, median"}``), from each lane's last value ``last`` (``has``:
+    whether a lane has a row yet). Array operations only: no loop over the lanes.
+
+    >>> ranked_lanes((0, 9), np.ones(10, bool), np.array([5, 4, 3, 2, 1, 0, np.nan, 7, 8, 9.0]))
+    ((0, 1, 5, 6, 9), {5: 'best', 1: 'median', 9: 'worst', 6: 'diverged'})
+    """
+    values = np.asarray(last, np.float64)
+    finite = np.asarray(has, bool) & np.isfinite(values)
+    chosen: dict[str, int] = {}
+    idx = np.flatnonzero(finite)
+    if idx.size:
+        v = values[idx]
+        mid = (v.size - 1) // 2  # the lower median: a lane's own value, not an average
+        chosen["best"] = int(idx[np.argmin(v)])
+        chosen["median"] = int(idx[np.argpartition(v, mid)[mid]])
+        chosen["worst"] = int(idx[np.argmax(v)])
+    bad = np.flatnonzero(np.asarray(has, bool) & ~finite)
+    if bad.size:
+        chosen["diverged"] = int(bad[0])
+    roles: dict[int, str] = {}
+    for role, lane in chosen.items():  # (at most four)
+        roles[lane] = f"{roles[lane]}, {role}" if lane in roles else role
+    return tuple(sorted(set(stride) | set(roles))), roles
+
+
+class LaneNames:
+    """Names of a run's vmap lanes: ``LivePlot(lane_labels=...)``, or ``lane k`` when none were
+    given or their number does not match the run's lanes (warned once per run)."""
+
+    def __init__(self, labels: Any) -> None:
+        self.labels = check_lane_labels(labels)
+        self._checked: Run | None = None  # the run whose lane count was checked
+        self._ok = True
+
+    def __call__(self, run: Run) -> list[str]:
+        lanes = run.lanes or 0
+        labels = self.labels
+        if not lanes:  # an unbatched run names no lane; the labels wait for a vmapped one
+            return []
+        if labels is not None and self._checked is not run:
+            self._checked = run
+            self._ok = len(labels) == lanes
+            if not self._ok:
+                warnings.warn(
+                    f"LivePlot(lane_labels=...) has {len(labels)} labels but the run has "
+                    f"{lanes} vmap lanes; lanes are named 'lane k'. Pass one label per lane.",
+                    UserWarning,
+                    stacklevel=3,
+                )
+        if labels is not None and self._ok:
+            return list(labels)
+        return [f"lane {k}" for k in range(lanes)]
+
+
+def check_lane_labels(labels: Any) -> tuple[str, ...] | None:
+    """Validate ``LivePlot(lane_labels=...)``: None, or a sequence of str."""
+    if labels is None:
+        return None
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence):
+        raise TypeError(
+            "lane_labels must be a sequence of str, one per vmap lane (e.g. "
+            f"[f'lr={{lr}}' for lr in lrs]), got {labels!r}."
+        )
+    bad = [x for x in labels if not isinstance(x, str)]
+    if bad:
+        raise TypeError(
+            f"lane_labels must hold str only, got {bad[0]!r}; e.g. [str(v) for v in values]."
+        )
+    return tuple(map(shown_text, labels))  # any str, drawn as shown
