@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.ui
 
+#: A log axis' label (`jaxhist_widget.ui.look.ticks.log_label`): 10⁻³, 3×10⁻², 10⁰.
+POWER_OF_TEN = "^(\\d+(\\.\\d+)?×)?10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+$"
+
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 SETUP = """\
@@ -152,7 +155,11 @@ def test_one_chart_per_metric(
     # The lr chart's own log toggle puts that chart alone on a log axis.
     before = page.evaluate(Y_LABELS_JS)
     page.locator(".jhw-figure:has(text.mainheading:text-is('lr')) .jhw-chart-log").click()
-    page.wait_for_function(f"() => ({Y_LABELS_JS})().lr.every((t) => /e-/.test(t))", timeout=30_000)
+    page.wait_for_function(
+        f"(re) => ({Y_LABELS_JS})().lr.every((t) => new RegExp(re).test(t))",
+        arg=POWER_OF_TEN,
+        timeout=30_000,
+    )
     after = page.evaluate(Y_LABELS_JS)
     assert after["loss"] == before["loss"] and after["grad_norm"] == before["grad_norm"]
     pressed = page.evaluate(
@@ -160,6 +167,16 @@ def test_one_chart_per_metric(
         ".map((b) => b.getAttribute('aria-pressed'))"
     )
     assert pressed == ["false", "false", "true"], pressed
+    # log y: every chart on a log axis, each written in the one notation of log axes (their
+    # ranges differ by decades: fixed point on one and 1e-3 on another read as two notations).
+    page.locator(".jhw-logy").first.check()
+    page.wait_for_function(
+        f"(re) => Object.values(({Y_LABELS_JS})()).every((ts) => ts.length >= 2"
+        " && ts.every((t) => new RegExp(re).test(t)))",
+        arg=POWER_OF_TEN,
+        timeout=30_000,
+    )
+    page.locator(".jhw-logy").first.uncheck()
     if os.environ.get("JHW_UPDATE_SCREENSHOT") == "1":
         DOCS.mkdir(exist_ok=True)
         shutil.copyfile(shot, DOCS / f"charts-{slug}-{key}.png")

@@ -105,15 +105,15 @@ class FigureAxes:
         lo, hi = float(self.y_scale.min), float(self.y_scale.max)
         y_ticks = ticks.log_ticks(lo, hi) if self.log else ticks.linear_ticks(lo, hi, 6)
         y_format, width = ticks.tick_format(y_ticks, log=self.log)
-        for axis, values, fmt in (
-            (self.x_axis, x_ticks, x_format),
-            (self.y_axis, y_ticks, y_format),
+        for axis, values, fmt, log in (
+            (self.x_axis, x_ticks, x_format, False),  # (steps: SI prefixes, log or not)
+            (self.y_axis, y_ticks, y_format, self.log),
         ):
             # The format first, in a message of its own: bqplot redraws new tick values a frame
             # later with the format its view has by then, but a new format at once; in one
             # message (whose keys the view may apply in either order) the late redraw could
             # write the new ticks in the old format and keep them so.
-            labels = ticks.zero_labels(fmt, values)
+            labels = ticks.tick_labels(fmt, values, log)
             if (axis.tick_labels or {}) != labels:
                 axis.tick_labels = labels
             axis.tick_format = fmt

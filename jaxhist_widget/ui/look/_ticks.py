@@ -11,21 +11,24 @@ import itertools
 import math
 from collections.abc import Sequence
 
-from ._numbers import si_label
+from ._numbers import d3_format, si_label
 from ._sizes import RIGHT_MARGIN_PX, TICK_CHAR_PX
 
 __all__ = [
+    "js_number_key",
     "left_margin",
     "linear_limits",
     "linear_ticks",
+    "log_label",
     "log_limits",
     "log_ticks",
     "right_margin",
     "round_up",
     "tick_format",
+    "tick_labels",
+    "tick_text",
     "x_intervals",
     "x_limits",
-    "zero_labels",
 ]
 
 #: The space a y label keeps from the tick and the figure's left edge.
@@ -177,7 +180,9 @@ def log_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
 def tick_format(ticks: Sequence[float], log: bool = False, si: bool = False) -> tuple[str, int]:
     """One d3-format string for every label of an axis, and the widest label in characters.
 
-    Fixed point with thousands separators (``20,000``, ``0.25``: as many decimals as the tick
+    A log axis is written in one notation whatever its range, in every chart and the picture:
+    powers of ten, ``10⁻³``, ``3×10⁻²`` (`log_label`, through `tick_labels`). A linear axis:
+    fixed point with thousands separators (``20,000``, ``0.25``: as many decimals as the tick
     spacing needs, no trailing zeros) while the labels stay short; with ``si`` (the step axis)
     whole numbers from a million with SI prefixes, as TensorBoard writes steps (``200k``,
     ``1M``, ``1.5M``: d3's ``~s``); otherwise scientific (``1e-6``, ``2.5e+7``) for all of
@@ -191,11 +196,9 @@ def tick_format(ticks: Sequence[float], log: bool = False, si: bool = False) -> 
         return ",~g", 1
     big = max(abs(t) for t in ticks)
     if log:
-        if all(1e-3 <= t < 1e5 for t in ticks):
-            return ",~g", max(len(f"{t:,g}") for t in ticks)
-        mantissa = [t / 10.0 ** math.floor(math.log10(t)) for t in ticks]
-        p = 0 if all(abs(m - round(m)) < 1e-9 for m in mantissa) else 1
-        return f".{p}e", max(len(_exp_label(t, p)) for t in ticks)
+        # Every label is written by `log_label` (`tick_labels`); the format is bqplot's
+        # fallback for a value without one.
+        return ".0e", max(len(log_label(t)) for t in ticks)
     step = min((b - a for a, b in itertools.pairwise(ticks)), default=big or 1.0)
     decimals = max(0, -math.floor(math.log10(step) + 1e-9)) if step > 0 else 0
     if 1e-3 <= big < 1e6 or big == 0:
@@ -234,11 +237,77 @@ def _exp_label(t: float, p: int) -> str:
     return f"{mantissa}e{int(exponent):+d}"
 
 
-def zero_labels(fmt: str, values: Sequence[float]) -> dict[str, str]:
-    """Labels that replace ``fmt``'s for some ``values``: ``0`` for a tick at zero in a
-    scientific format, which d3 writes ``0e+0``.
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
-    >>> zero_labels(".0e", [0.0, 5e-5, 1e-4]), zero_labels(",~g", [0.0, 1.0])
-    ({'0': '0'}, {})
+
+def log_label(t: float) -> str:
+    """A log axis' label of ``t > 0``: a power of ten (``10⁻³``), times a mantissa where the
+    tick is not one (``3×10⁻²``, ``2.5×10⁴``). One notation for every log axis: fixed point
+    would read ``10,000 · 100 · 1`` on one chart and need ``1e-7`` on the next.
+
+    >>> [log_label(t) for t in (1e-3, 0.03, 1.0, 25_000.0)]
+    ['10⁻³', '3×10⁻²', '10⁰', '2.5×10⁴']
     """
+    if not (t > 0 and math.isfinite(t)):
+        return f"{t:g}"
+    exponent = math.floor(math.log10(t) + 1e-9)
+    mantissa = float(f"{t / 10.0**exponent:.6g}")
+    if mantissa >= 10:  # (t just under a power of ten, rounded up to it)
+        mantissa, exponent = mantissa / 10, exponent + 1
+    power = "10" + str(exponent).translate(_SUPERSCRIPT)
+    return power if mantissa == 1 else f"{mantissa:g}×{power}"
+
+
+def js_number_key(value: float) -> str:
+    """``value`` as JavaScript writes a number as a string (ECMAScript Number::toString), the
+    key under which bqplot looks a tick's label up in an axis' ``tick_labels``.
+
+    >>> [js_number_key(v) for v in (0.0, 1e-7, 1e-6, 0.001, 25.0, 1e21, 1.5e21, -2.5)]
+    ['0', '1e-7', '0.000001', '0.001', '25', '1e+21', '1.5e+21', '-2.5']
+    """
+    if value == 0:
+        return "0"
+    if not math.isfinite(value):
+        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+    sign = "-" if value < 0 else ""
+    # Python's repr is the shortest string that reads back as the same double, as in JS.
+    mantissa, _, exp = repr(abs(value)).partition("e")
+    whole, _, frac = mantissa.partition(".")
+    frac = frac.rstrip("0")
+    digits = (whole + frac).lstrip("0")
+    point = len(whole) + int(exp or 0) - (len(whole + frac) - len((whole + frac).lstrip("0")))
+    digits = digits.rstrip("0")
+    k, n = len(digits), point
+    if k <= n <= 21:
+        text = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        text = f"{digits[:n]}.{digits[n:]}"
+    elif -6 < n <= 0:
+        text = "0." + "0" * -n + digits
+    else:
+        e = n - 1
+        body = digits if k == 1 else f"{digits[0]}.{digits[1:]}"
+        text = f"{body}e{'+' if e >= 0 else '-'}{abs(e)}"
+    return sign + text
+
+
+def tick_labels(fmt: str, values: Sequence[float], log: bool = False) -> dict[str, str]:
+    """Labels that replace ``fmt``'s for some ``values``, keyed as bqplot looks them up
+    (`js_number_key`): every tick of a log axis (`log_label`), and ``0`` for a tick at zero in
+    a scientific format, which d3 writes ``0e+0``.
+
+    >>> tick_labels(".0e", [0.0, 5e-5, 1e-4]), tick_labels(",~g", [0.0, 1.0])
+    ({'0': '0'}, {})
+    >>> tick_labels(".0e", [1e-7, 0.01], log=True)
+    {'1e-7': '10⁻⁷', '0.01': '10⁻²'}
+    """
+    if log:
+        return {js_number_key(v): log_label(v) for v in values if v > 0}
     return {"0": "0"} if "e" in fmt and any(v == 0 for v in values) else {}
+
+
+def tick_text(fmt: str, value: float, log: bool = False) -> str:
+    """A tick's label as the live axis writes it (`tick_labels`, else ``fmt``): the static
+    picture writes the same."""
+    own = tick_labels(fmt, [value], log).get(js_number_key(value))
+    return own if own is not None else d3_format(fmt, value)

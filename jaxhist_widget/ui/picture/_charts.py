@@ -23,7 +23,6 @@ from ..look import (
     RIGHT_MARGIN_PX,
     TITLED_TOP_PX,
     chart_columns,
-    d3_format,
     shown_text,
     ticks,
 )
@@ -112,7 +111,9 @@ def _axes(out: list[str], p: ChartPicture, fx: Any, fy: Any, box: tuple[float, .
         py = float(fy(t))
         if math.isfinite(py) and y1 - 0.5 <= py <= y0 + 0.5:
             out.append(_grid(x0, py, x1, py))
-            out.append(svg_text(x0 - 6, py + 4, _label(p.y_format, t), anchor="end", cls="y"))
+            out.append(
+                svg_text(x0 - 6, py + 4, _label(p.y_format, t, p.log_y), anchor="end", cls="y")
+            )
     out.append(
         f'<path d="M{x0},{y1}V{y0}H{x1}" fill="none" stroke="{_AXIS}"/>'
         + svg_text((x0 + x1) / 2, y0 + 34, p.x_label, anchor="middle", cls="x-label")
@@ -234,6 +235,6 @@ def svg_attr(value: object) -> str:
     return quoteattr(shown_text(str(value)))
 
 
-def _label(fmt: str, value: float) -> str:
-    """A tick's label as the widget's axis writes it (its format, and `ticks.zero_labels`)."""
-    return ticks.zero_labels(fmt, [value]).get("0") or d3_format(fmt, value)
+def _label(fmt: str, value: float, log: bool = False) -> str:
+    """A tick's label as the widget's axis writes it (`ticks.tick_text`)."""
+    return ticks.tick_text(fmt, value, log)

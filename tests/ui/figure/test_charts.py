@@ -149,7 +149,7 @@ def test_each_chart_has_its_own_log_toggle() -> None:
     root = ET.fromstring(live._repr_mimebundle_()["image/svg+xml"])
     charts = {g.get("data-title"): g for g in root.iter(f"{SVG}g") if g.get("class") == "jhw-chart"}
     lr_labels = [t.text for t in charts["lr"].iter(f"{SVG}text") if t.get("class") == "y"]
-    assert lr_labels and all("e-" in text for text in lr_labels), lr_labels
+    assert lr_labels and all("10⁻" in text for text in lr_labels), lr_labels
     # malformed values change nothing
     for bad in (["lr"], ["lr", 1], [3, True], "lr", None):
         _send(live.panel, {"jhw_control": "chart_log", "value": bad})

@@ -104,9 +104,23 @@ def test_log_ticks_are_powers_of_ten_or_1_2_5_within_a_decade():
     assert ticks.log_ticks(1e-12, 10.0) == [10.0**e for e in range(-12, 2) if e % 3 == 0]
     assert ticks.log_ticks(0.15, 0.9) == [0.2, 0.5]
     assert ticks.log_ticks(0.0, 1.0) == [] and ticks.log_ticks(2.0, 1.0) == []
-    fmt, width = ticks.tick_format(ticks.log_ticks(1e-9, 1e3), log=True)
-    assert (fmt, width) == (".0e", 4)  # "1e-9", "1e-6", "1e-3", "1e+0", "1e+3": one format
-    assert ticks.tick_format([0.01, 0.1, 1.0, 10.0], log=True)[0] == ",~g"
+
+
+def test_every_log_axis_is_written_in_one_notation_whatever_its_range():
+    # Fixed point on one chart (10,000 · 100 · 1) and scientific on the next (1e+6 … 1e+0,
+    # 1e-1 · 3e-2) read as three notations in one panel: every log axis writes powers of ten.
+    for lo, hi, labels in (
+        (1e-9, 1e3, ["10⁻⁹", "10⁻⁶", "10⁻³", "10⁰", "10³"]),
+        (0.01, 10.0, ["10⁻²", "10⁻¹", "10⁰", "10¹"]),
+        (1.0, 1e4, ["10⁰", "10¹", "10²", "10³", "10⁴"]),
+        (0.02, 0.2, ["2×10⁻²", "5×10⁻²", "10⁻¹", "2×10⁻¹"]),
+    ):
+        values = ticks.log_ticks(lo, hi)
+        fmt, width = ticks.tick_format(values, log=True)
+        assert [ticks.tick_text(fmt, v, log=True) for v in values] == labels
+        assert width == max(map(len, labels))
+    # A linear axis keeps its own (fixed point while short), the step axis SI prefixes.
+    assert ticks.tick_text(",~g", 0.5) == "0.5"
 
 
 def test_axis_limits_are_round_and_hold_the_data():

@@ -9,7 +9,10 @@ x label inside the figure.
 from __future__ import annotations
 
 import itertools
+import json
 import math
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -133,3 +136,38 @@ def test_the_static_picture_writes_the_widgets_short_labels():
     shown = [t.text for t in texts(root, "x")]
     assert shown == [d3_format(axis.tick_format, t) for t in axis.tick_values]
     assert shown == ["0", "250k", "500k", "750k", "1M"]
+
+
+def test_log_labels_are_keyed_as_javascript_writes_the_tick_values() -> None:
+    # bqplot looks a tick's label up by the tick value turned into a string in the page: a key
+    # written otherwise leaves that tick in the fallback format (a mixed axis).
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node to ask how JavaScript writes numbers")
+    values = [
+        *(10.0**e for e in range(-12, 25)),
+        *(m * 10.0**e for e in range(-9, 9) for m in (2, 2.5, 3, 5)),
+        0.0,
+        1e-7,
+        1.5e-7,
+        123456.789,
+        1e21,
+        1.25e21,
+        -0.001,
+        -3e-8,
+        5e-324,
+        1.7976931348623157e308,
+    ]
+    out = subprocess.run(
+        [
+            node,
+            "-e",
+            "for (const v of JSON.parse(process.argv[1])) console.log(String(v))",
+            json.dumps(values),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.split()
+    assert [ticks.js_number_key(v) for v in values] == out

@@ -21,7 +21,7 @@ from jaxhist_widget.ui.look import d3_format, format_value
 from jaxhist_widget.ui.picture import summary
 from jaxhist_widget.ui.plot import _outputs as _display
 
-from ...helpers.static import SVG, picture, texts
+from ...helpers.static import SVG, label_value, picture, texts
 from ...helpers.synthetic import feed
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -44,7 +44,7 @@ def axis_map(root: ET.Element, cls: str, log: bool = False):
     """Pixel -> data along an axis, from two of its tick labels (their value and position)."""
     ticks = texts(root, cls)
     key = "x" if cls == "x" else "y"
-    values = [float(t.text.replace(",", "")) for t in ticks]
+    values = [label_value(t.text) for t in ticks]
     pos = [float(t.get(key)) - (0 if cls == "x" else 4) for t in ticks]  # y labels sit 4 px low
     (v0, p0), (v1, p1) = (values[0], pos[0]), (values[-1], pos[-1])
     if log:
@@ -132,7 +132,7 @@ def test_log_y_and_gaps() -> None:
     loss[100] = np.nan  # a gap in the line
     feed(live, {"loss": loss}, max_steps=200)
     _, root = picture(live)
-    assert [t.text for t in texts(root, "y")] == ["1e-4", "1e-3", "1e-2", "1e-1", "1e+0"]
+    assert [t.text for t in texts(root, "y")] == ["10⁻⁴", "10⁻³", "10⁻²", "10⁻¹", "10⁰"]
     (path,) = paths(root)
     pieces = segments(path)
     assert len(pieces) == 2  # the NaN leaves a gap
