@@ -24,6 +24,8 @@ from typing import Any
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
 
+from jaxhist_widget.ui.plot._outputs import picture_svg
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 #: Where the tutorial pages go in the site (and in ``mkdocs.yml``'s nav).
@@ -61,8 +63,9 @@ def executed(path: Path) -> dict[str, Any]:
 def outputs_markdown(outputs: list[dict[str, Any]]) -> list[str]:
     """A code cell's outputs as markdown blocks: text as text blocks, a picture as an image.
 
-    Of a rich output its SVG is shown (a `LivePlot`'s static picture), else its PNG, else its
-    HTML, else its text; a live widget's view, which needs a kernel, shows nothing.
+    Of a rich output its SVG is shown (a `LivePlot`'s static picture, which its HTML carries),
+    else its PNG, else its HTML, else its text; a live widget's view, which needs a kernel,
+    shows nothing.
     """
     blocks: list[str] = []
     text: list[str] = []
@@ -83,9 +86,9 @@ def outputs_markdown(outputs: list[dict[str, Any]]) -> list[str]:
         flush_text()
         plain = "".join(data.get("text/plain", "")).splitlines()
         alt = html.escape(plain[0] if plain else "")
-        if "image/svg+xml" in data:
-            svg = "".join(data["image/svg+xml"]).encode("utf-8")
-            src = "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
+        svg = picture_svg(data)
+        if svg is not None:
+            src = "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode("ascii")
             blocks.append(f'<p><img class="jhw-static" alt="{alt}" src="{src}"></p>')
         elif "image/png" in data:
             png = "".join(data["image/png"]).strip()

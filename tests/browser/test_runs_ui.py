@@ -49,10 +49,10 @@ RUN_LIST_JS = """
 }))
 """
 
-# The static picture's SVG (hidden beside the live view), decoded.
+# The static picture's SVG (hidden beside the live view), decoded from its data: URI.
 PICTURE_JS = """
-() => { const img = document.querySelector('img.jhw-static');
-  return img ? atob(img.src.split(',')[1]) : ''; }
+() => { const img = document.querySelector('img.jhw-static'); if (!img) return '';
+  const src = img.getAttribute('src'); return decodeURIComponent(src.slice(src.indexOf(',') + 1)); }
 """
 
 RUN_TEXTS = ".jhw-run-name, .jhw-run-status, .jhw-run-steps, .jhw-run-time, .jhw-run-values"

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from jaxhist_widget.ui.plot._outputs import picture_svg
+
 
 def nbformat() -> Any:
     # Imported by the tests that use it, not at collection: importing it (jsonschema builds a
@@ -21,8 +23,8 @@ def nbformat() -> Any:
 
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-SVG_MIME = "image/svg+xml"
-SVG_IMG = 'src="data:image/svg+xml;base64,'
+#: How each picture starts in an HTML export: its image's data: URI (the SVG once, not base64).
+SVG_IMG = "src='data:image/svg+xml;charset=utf-8,"
 
 SETUP = """\
 %load_ext jaxhist_widget
@@ -97,4 +99,4 @@ def to_html(nb: Any) -> str:
 
 def plot_outputs(cell: Any) -> list[Any]:
     """The picture outputs of ``cell`` (one per plot, right after the widget's)."""
-    return [o for o in cell.outputs if o.output_type == "display_data" and SVG_MIME in o.data]
+    return [o for o in cell.outputs if o.output_type == "display_data" and picture_svg(o.data)]

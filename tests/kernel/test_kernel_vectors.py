@@ -10,6 +10,8 @@ import textwrap
 
 import pytest
 
+from jaxhist_widget.ui.plot._outputs import picture_svg
+
 from ..helpers.kernels import KernelDriver, check_ok, printed
 
 pytestmark = pytest.mark.kernel
@@ -82,7 +84,7 @@ def test_a_path_streams_live_and_the_saved_picture_draws_band_and_path(
     assert len([t for t in updates if t < ended]) >= 3, updates
     # the picture the notebook keeps (replaced at the run's end) draws the band and the path
     (svg,) = [
-        m["content"]["data"]["image/svg+xml"]
+        picture_svg(m["content"]["data"])
         for _, m in run.messages
         if m["msg_type"] == "update_display_data"
     ][-1:]

@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from jaxhist_widget.ui.plot._outputs import picture_svg
+
 from ..helpers import ROOT
 
 
@@ -107,16 +109,16 @@ def _assert_the_last_plot_shows_a_curve(path: Path, nb: Any) -> None:
     a run, and at least one drawn line of two points or more (a later run with no step must not
     have replaced the curve the notebook teaches)."""
     pictures = [
-        out
+        (out["data"], svg)
         for cell in nb.cells
         if cell.cell_type == "code"
         for out in cell.outputs
-        if "image/svg+xml" in out.get("data", {})
+        if (svg := picture_svg(out.get("data", {})))
     ]
     if not pictures:
         return  # a notebook without a LivePlot
-    last = pictures[-1]["data"]
+    last, svg = pictures[-1]
     summary = last["text/plain"]
     assert RUN_SUMMARY.search(summary), f"{path.name}: the last plot shows no run: {summary!r}"
-    lines = re.findall(r'<path class="jhw-line"[^>]* d="([^"]*)"', last["image/svg+xml"])
+    lines = re.findall(r'<path class="jhw-line"[^>]* d="([^"]*)"', svg)
     assert any("L" in d for d in lines), f"{path.name}: the last plot draws no line: {summary!r}"

@@ -1,7 +1,7 @@
 """The outputs that show a `LivePlot` in a notebook, and how they are kept current.
 
 In a kernel a plot shows as two outputs: the widget's view, then a static picture of it
-(`..picture`: an SVG as an image, a text summary) that CSS hides where the live
+(`..picture`: an SVG as an HTML image, stored once; a text summary) that CSS hides where the live
 view is drawn and shows everywhere else (nbconvert / GitHub / nbviewer, an export offline, a
 reopened notebook whose widget model is gone: JupyterLab then writes "model not found" and
 never falls back to another mimetype). Only the picture's output carries a display id and is
@@ -16,11 +16,14 @@ running. So the update reaches the plot's outputs whichever thread sends it.
 
 from __future__ import annotations
 
-import base64
+import html
+import re
 import threading
 import uuid
 import warnings
+from collections.abc import Mapping
 from typing import Any
+from urllib.parse import unquote
 from xml.sax.saxutils import quoteattr
 
 import ipywidgets
@@ -28,7 +31,15 @@ import ipywidgets
 from ..picture import render_svg, summary
 from ._snapshot import snapshot, synced_state
 
-__all__ = ["Outputs", "fallback_html", "in_kernel", "picture_bundle", "summary_line"]
+__all__ = [
+    "Outputs",
+    "fallback_html",
+    "in_kernel",
+    "picture_bundle",
+    "picture_svg",
+    "summary_line",
+    "svg_data_uri",
+]
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -140,14 +151,85 @@ class Outputs:
 
 
 def fallback(bundle: dict[str, Any]) -> dict[str, str]:
-    """The picture's output of ``bundle``: the image (HTML, with the CSS that hides it beside a
-    live view), the SVG itself for renderers that take no HTML, and the summary."""
-    html = fallback_html(bundle["image/svg+xml"], bundle["text/plain"])
+    """The picture's output of ``bundle``: the picture once, as an HTML image with the CSS that
+    hides it beside a live view, and the summary.
+
+    Parameters
+    ----------
+    bundle
+        The picture (`picture_bundle`): ``image/svg+xml`` and ``text/plain``.
+
+    Returns
+    -------
+    dict
+        ``text/html`` and ``text/plain``: no ``image/svg+xml`` beside them.
+    """
+    # The SVG is stored once, in the HTML (issue 39: it was also the output's image/svg+xml,
+    # twice the picture in every saved notebook). The HTML is the copy every reader without a
+    # kernel takes (checked in JupyterLab 4.6 / Notebook 7.6 and nbconvert 7): JupyterLab and
+    # Notebook 7 show an untrusted notebook's outputs (one saved elsewhere, or executed by
+    # nbclient) only through safe renderers (never image/svg+xml: they fall back to the text)
+    # and sanitize its HTML: no <style>, no inline <svg>, but an <img> with a data: URI stays.
+    # A trusted notebook and nbconvert's HTML rank text/html first. So an SVG-only output would
+    # show as its summary line in an untrusted notebook; the HTML image shows everywhere HTML
+    # is drawn. A renderer that takes no HTML (nbconvert to LaTeX / PDF) gets the summary.
     return {
-        "text/html": html,
-        "image/svg+xml": bundle["image/svg+xml"],
+        "text/html": fallback_html(bundle["image/svg+xml"], bundle["text/plain"]),
         "text/plain": bundle["text/plain"],
     }
+
+
+def svg_data_uri(svg: str) -> str:
+    """``svg`` as a ``data:`` URI, percent-encoded only where a URL needs it.
+
+    Base64 would add a third to every saved picture. The SVG text stays as it is but for ``%``
+    and ``#`` (a percent sign, the fragment's start) and the line breaks and tabs a URL drops.
+    The URI goes in a single-quoted HTML attribute (`fallback_html`), where ``<``, ``>`` and
+    ``"`` need no escape.
+
+    Parameters
+    ----------
+    svg
+        The SVG document.
+
+    Returns
+    -------
+    str
+        ``data:image/svg+xml;charset=utf-8,...``; `picture_svg` reads the SVG back.
+    """
+    for char in "%#\n\r\t":  # "%" first: the escapes that follow hold one
+        svg = svg.replace(char, f"%{ord(char):02X}")
+    return f"{_SVG_URI}{svg}"
+
+
+#: The start of the picture's URI, and the picture's image in its output's HTML.
+_SVG_URI = "data:image/svg+xml;charset=utf-8,"
+_PICTURE_IMG = re.compile(rf"<img class=\"jhw-static\"[^>]*? src='{re.escape(_SVG_URI)}([^']*)'")
+
+
+def picture_svg(data: Mapping[str, Any]) -> str | None:
+    """The SVG of a LivePlot picture's output, as a saved notebook holds it.
+
+    Parameters
+    ----------
+    data
+        An output's mimebundle (a line list, as nbformat may store a string, is joined): the
+        picture's output (`fallback`), or the one-output bundle shown outside a kernel.
+
+    Returns
+    -------
+    str or None
+        The SVG, or None when ``data`` holds no LivePlot picture.
+    """
+
+    def text(mime: str) -> str:
+        value = data.get(mime, "")
+        return value if isinstance(value, str) else "".join(value)
+
+    if "image/svg+xml" in data:
+        return text("image/svg+xml")
+    match = _PICTURE_IMG.search(text("text/html"))
+    return None if match is None else unquote(html.unescape(match.group(1)))
 
 
 #: The picture's output follows the widget's. It hides where the output before it holds a live
@@ -173,10 +255,25 @@ _FALLBACK_CSS = (
 def fallback_html(svg: str, text: str) -> str:
     """The picture as an image, for the output that follows the widget's: shown wherever the
     live widget is not (see `_FALLBACK_CSS`). It is the one output a run's end updates, so a
-    live widget view is never re-rendered (JupyterLab would create a new view)."""
-    data = base64.b64encode(svg.encode()).decode()
+    live widget view is never re-rendered (JupyterLab would create a new view).
+
+    Parameters
+    ----------
+    svg
+        The picture.
+    text
+        Its summary: the image's ``alt`` text.
+
+    Returns
+    -------
+    str
+        A ``<style>`` of `_FALLBACK_CSS`, then the ``<img class="jhw-static">`` of ``svg``.
+    """
+    # In the single-quoted attribute only "&" and "'" need an escape (an "&amp;" of the SVG
+    # stays one); "<" and ">" are legal there, and escaping them would add 3 bytes a tag.
+    src = svg_data_uri(svg).replace("&", "&amp;").replace("'", "&#39;")
     return (
         f"<style>{_FALLBACK_CSS}</style>"
         f'<img class="jhw-static" style="max-width:100%" alt={quoteattr(text)} '
-        f'src="data:image/svg+xml;base64,{data}">'
+        f"src='{src}'>"
     )

@@ -3,10 +3,10 @@
 docs builders do); opened offline in headless Chromium by ``tests/browser/test_offline_ui.py``.
 
 Each plot's output must carry the widget view (for a live frontend) and the final static
-picture, replaced in place when the run ended, so that a notebook without widget state (a
-JupyterLab save with default settings) shows every plot as an image, `%%jaxhist` and auto mode
-included. With widget state embedded, nbconvert picks the widget view, which needs a CDN: the
-tests pin the one-line exports that keep the image.
+picture (its SVG stored once), replaced in place when the run ended, so that a notebook without
+widget state (a JupyterLab save with default settings) shows every plot as an image, `%%jaxhist`
+and auto mode included. With widget state embedded, nbconvert picks the widget view, which needs
+a CDN: the tests pin the one-line exports that keep the image.
 """
 
 from __future__ import annotations
@@ -17,15 +17,18 @@ import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from html import unescape
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
+
+from jaxhist_widget.ui.plot._outputs import picture_svg
 
 from ...helpers.offline import (
     PLOTS,
     SVG_IMG,
-    SVG_MIME,
     WIDGET_VIEW,
     execute_notebook,
     make_notebook,
@@ -36,6 +39,11 @@ from ...helpers.offline import (
 )
 
 pytestmark = [pytest.mark.kernel, pytest.mark.slow]
+
+
+def images(html: str) -> int:
+    """The pictures' images in an HTML export (the SVG each holds has that class too)."""
+    return len(re.findall(r'<img [^>]*class="jhw-static"', html))
 
 
 @pytest.fixture(scope="module")
@@ -56,17 +64,38 @@ def test_each_plot_output_holds_the_widget_and_its_final_picture(executed: Any) 
         # The placeholder was replaced in place by the picture of the ended run.
         summary = data["text/plain"]
         assert re.match(rf"{title}: finished, 1[3-5]\d / 500 steps, value 9\.\d+e-4$", summary)
-        svg = ET.fromstring(data[SVG_MIME])
+        svg = ET.fromstring(picture_svg(data))
         lines = [p for p in svg.iter("{http://www.w3.org/2000/svg}path") if p.get("d")]
         assert any(p.get("class") == "jhw-line" for p in lines), f"cell {index}: no line"
-        encoded = re.search(r'base64,([^"]+)', data["text/html"]).group(1)
-        assert base64.b64decode(encoded).decode() == data[SVG_MIME]
+        # The picture as an HTML image (what every reader that takes HTML shows), and no
+        # image/svg+xml beside it: the SVG once.
+        assert set(data) == {"text/html", "text/plain"}, f"cell {index}: {set(data)}"
     assert "widgets" in executed.metadata  # nbclient stores the widget state by default
+
+
+def test_each_picture_is_stored_once_in_the_saved_notebook(executed: Any, tmp_path: Path) -> None:
+    """Issue 39: the saved file held each picture twice (its SVG, then the same SVG as a base64
+    image). Each picture's first line, its path data, is counted in the saved file's text and in
+    every base64 payload it holds: as often as the pictures draw it (two plots may draw the
+    same run), not twice that."""
+    path = tmp_path / "saved.ipynb"
+    nbformat().write(executed, path)
+    saved = path.read_text(encoding="utf-8")
+    decoded = [
+        base64.b64decode(blob).decode("utf-8", "replace")
+        for blob in re.findall(r"base64,([A-Za-z0-9+/=]+)", saved)
+    ]
+    svgs = [picture_svg(out.data) for index in PLOTS for out in plot_outputs(executed.cells[index])]
+    assert len(svgs) == len(PLOTS)
+    for svg in svgs:
+        line = re.search(r'<path class="jhw-line"[^>]* d="([^"]{40,})"', svg).group(1)
+        stored = saved.count(line) + sum(text.count(line) for text in decoded)
+        assert stored == sum(other.count(line) for other in svgs), f"{line[:40]}... {stored}x"
 
 
 def test_html_without_widget_state_embeds_every_picture(executed: Any) -> None:
     html = to_html(without_widget_state(executed))
-    assert html.count('class="jhw-static"') == len(PLOTS)  # the picture, as an image
+    assert images(html) == len(PLOTS)  # the picture, as an image
     assert WIDGET_VIEW not in html
 
 
@@ -76,7 +105,7 @@ def test_html_with_widget_state_uses_the_widget_view(executed: Any) -> None:
     browser test)."""
     html = to_html(executed)
     assert html.count('<div class="jp-RenderedSVG') == 0
-    assert html.count('class="jhw-static"') == len(PLOTS)
+    assert images(html) == len(PLOTS)
     assert html.count(f'<script type="{WIDGET_VIEW}">') == len(PLOTS)
 
 
@@ -102,7 +131,7 @@ def test_one_line_export_of_a_notebook_with_state_keeps_the_images(
         timeout=120,
     )
     html = (tmp_path / "with_state.html").read_text()
-    assert html.count('class="jhw-static"') == len(PLOTS)
+    assert images(html) == len(PLOTS)
     assert WIDGET_VIEW not in html
 
 
@@ -129,7 +158,7 @@ def test_one_line_execute_and_export_keeps_the_images(tmp_path: Path) -> None:
         env=env,
     )
     html = (tmp_path / "plots.html").read_text()
-    assert html.count('class="jhw-static"') == len(PLOTS)
+    assert images(html) == len(PLOTS)
     assert WIDGET_VIEW not in html
-    pictures = [base64.b64decode(chunk.split('"', 1)[0]) for chunk in html.split(SVG_IMG)[1:]]
-    assert len(pictures) == len(PLOTS) and all(b"jhw-line" in svg for svg in pictures)
+    pictures = [unquote(unescape(chunk.split("'", 1)[0])) for chunk in html.split(SVG_IMG)[1:]]
+    assert len(pictures) == len(PLOTS) and all("jhw-line" in svg for svg in pictures)

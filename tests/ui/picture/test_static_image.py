@@ -8,7 +8,7 @@ tick labels are the widget's, the legend names what is drawn.
 
 from __future__ import annotations
 
-import base64
+import json
 import re
 import xml.etree.ElementTree as ET
 
@@ -247,7 +247,7 @@ def test_run_end_updates_the_displayed_picture(monkeypatch: pytest.MonkeyPatch) 
     final = shown[2][2]
     assert final["text/plain"] == "fit: finished, 2 / 10 steps, loss 1"
     assert WIDGET_VIEW not in final and "img" in final["text/html"]
-    assert len(paths(ET.fromstring(final["image/svg+xml"]))) == 1
+    assert len(paths(ET.fromstring(_display.picture_svg(final)))) == 1
 
 
 def test_picture_output_is_shown_except_beside_a_live_view() -> None:
@@ -255,13 +255,27 @@ def test_picture_output_is_shown_except_beside_a_live_view() -> None:
     feed(live, {"loss": [3.0, 2.0, 1.0]}, max_steps=10)
     bundle = live._repr_mimebundle_()
     html = _display.fallback(bundle)["text/html"]
-    img = re.search(r"<img [^>]*>", html).group(0)
+    img = html[html.index("<img ") :]
     assert 'class="jhw-static"' in img and "display:none" not in img  # hidden by CSS only
     assert f'alt="{bundle["text/plain"]}"' in img
-    data = re.search(r'src="data:image/svg\+xml;base64,([^"]+)"', img).group(1)
-    assert base64.b64decode(data).decode() == bundle["image/svg+xml"]
+    assert _display.picture_svg({"text/html": html}) == bundle["image/svg+xml"]
     rules = re.search(r"<style>(.*)</style>", html).group(1)
     assert ".jp-OutputArea-child:has(.jhw-liveplot) + .jp-OutputArea-child" in rules
+
+
+def test_the_picture_output_holds_its_svg_once() -> None:
+    """Issue 39: the output held the SVG twice (as image/svg+xml, and as a base64 image in its
+    HTML). Now once, in the HTML's image, read back exactly, whatever the title holds (a URL's
+    "%" and "#", the HTML's "&" and "'", a tab)."""
+    live = jhw.LivePlot(title="50% #1 'a' & <b> \"q\" \u00fc\ttab &amp; %41")
+    feed(live, {"loss": [3.0, 2.0, 1.0], "acc": [0.1, 0.5, 0.9]}, max_steps=10)
+    bundle = live._repr_mimebundle_()
+    svg = bundle["image/svg+xml"]
+    output = _display.fallback(bundle)
+    assert set(output) == {"text/html", "text/plain"}
+    assert _display.picture_svg(output) == svg
+    line = paths(ET.fromstring(svg))[0].get("d")
+    assert json.dumps(output).count(line) == 1 and "base64" not in output["text/html"]
 
 
 def test_a_failing_picture_never_fails_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
