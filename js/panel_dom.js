@@ -50,10 +50,16 @@ export function buildPanel() {
   ui.runName.title = "the latest run";
   // Set by `wireControls`: a run's show/hide toggle was clicked.
   ui.onRunToggle = () => {};
-  head.append(
-    ui.title, ui.runName, ui.status, ui.kernelNote, ui.progress, ui.step,
-    ui.rate, ui.elapsed, ui.lanes, ui.laneStatus,
-  );
+  // Two groups that wrap as units (panel.css): what runs (title, run, badge) and how far it
+  // is (bar and counters), so a narrow output never leaves a lone "elapsed" on a line.
+  const ident = element("div", "jhw-head-ident");
+  ident.append(ui.title, ui.runName, ui.status, ui.kernelNote);
+  const counters = element("div", "jhw-head-counters");
+  counters.append(ui.step, ui.rate, ui.elapsed, ui.lanes, ui.laneStatus);
+  const progress = element("div", "jhw-head-progress");
+  progress.append(ui.progress, counters);
+  head.classList.add("jhw-head");
+  head.append(ident, progress);
 
   ui.stop.type = "button";
   ui.clear.type = "button";
