@@ -154,4 +154,26 @@ export const bqplot = {
       .map(readMark)
       .filter((set) => set !== null);
   },
+
+  /** The elements of the figure view's plain line marks, in the figure's order (its `marks`,
+   * the order bqplot draws them in, whatever order they are in the page now): per mark its
+   * element (`el`, a child of the figure's marks group) and its lines (`lines`: per line its
+   * `g.curve` element `el` and `name`). bqplot binds a mark's lines to its `g.curve` elements
+   * by position, so the k-th element draws `mark_data[k]`: the highlight styles them but never
+   * moves them (it moves whole marks). [] before the figure draws. */
+  async lineMarks(view) {
+    const list = view.mark_views;
+    if (!list) return [];
+    expect(Array.isArray(list.views), "`mark_views.views` is not a list");
+    const marks = await Promise.all(list.views);
+    return marks
+      .filter((m) => m && m.model && m.el && isPlainLine(m.model))
+      .map((m) => {
+        const data = m.model.mark_data;
+        expect(Array.isArray(data), "a mark model without a `mark_data` list");
+        const curves = [...m.el.querySelectorAll("g.curve")];
+        const lines = curves.map((el, k) => ({ el, name: data[k] ? String(data[k].name) : "" }));
+        return { el: m.el, lines };
+      });
+  },
 };

@@ -73,13 +73,19 @@ export function readoutLines(name, x, y) {
   return [String(name ?? ""), `step ${formatCount(x)}`, `value ${formatReadout(y)}`];
 }
 
-/** Top-left corner of a `w` x `h` read-out for a point at (`x`, `y`) in a `boxW` x `boxH`
- * box: beside the point, right of it unless that runs past the box's right edge, above it
- * unless that runs past the top, and never past the bottom. */
-export function readoutPlacement(x, y, w, h, boxW, boxH) {
-  const left = x + 12 + w <= boxW ? x + 12 : Math.max(0, x - 12 - w);
-  const top = Math.min(Math.max(0, y - h - 8), Math.max(0, boxH - h));
-  return { left, top };
+/** Top-left corner of a `w` x `h` read-out for a point at (`x`, `y`), kept inside `area`
+ * ({left, top, right, bottom}, the chart's box: never over the panel above the charts): beside
+ * the point, right of it unless that runs past the area's right edge, above it unless that
+ * runs past the area's top, else below it, and never past the bottom (a read-out taller than
+ * the area starts at its top). */
+export function readoutPlacement(x, y, w, h, area) {
+  const { left: l, top: t, right: r, bottom: b } = area;
+  const left = x + 12 + w <= r ? x + 12 : Math.max(l, x - 12 - w);
+  const above = y - h - 8;
+  const below = y + 12;
+  let top = above;
+  if (above < t) top = below + h <= b ? below : Math.max(t, b - h);
+  return { left, top: Math.max(t, top) };
 }
 
 /**
@@ -87,12 +93,14 @@ export function readoutPlacement(x, y, w, h, boxW, boxH) {
  * the pointer), over the lines of `lineSets` (one chart's): per line its point nearest to `x`
  * on the x axis, kept when drawn within `radius` pixels of where `x` is drawn (a line that ended
  * before `x`, or starts after it, has no point there). Returns `{name, color, x, y}` per line,
- * in the lines' order.
+ * in the lines' order, and with the pointer's client point `at`, `dist`: the point's height
+ * above or below it in pixels (what a read-out of many lanes keeps the nearest by).
  */
-export function seriesAtStep(lineSets, x, radius) {
+export function seriesAtStep(lineSets, x, radius, at = null) {
   const out = [];
   for (const set of lineSets) {
     const target = set.xPx(x);
+    const local = at ? set.toLocal(at.x, at.y) : null;
     for (const line of set.lines) {
       const values = line.values;
       if (!values || values.length === 0) continue;
@@ -105,20 +113,13 @@ export function seriesAtStep(lineSets, x, radius) {
       }
       if (best === null) continue;
       const v = values[best.j];
-      out.push({ name: line.name, color: line.color, x: v.x, y: v.y });
+      const s = { name: line.name, color: line.color, x: v.x, y: v.y };
+      if (local) {
+        const d = Math.abs(set.yPx(v.y) - local.y);
+        s.dist = Number.isFinite(d) ? d : Infinity;
+      }
+      out.push(s);
     }
   }
   return out;
-}
-
-/** The read-out rows of `series` (from `seriesAtStep`): the step once, then one row per series,
- * its name and value; past `most` rows, one "+ k more" row. */
-export function seriesReadout(step, series, most) {
-  const rows = series.slice(0, most).map((s) => ({
-    name: String(s.name ?? ""),
-    value: formatReadout(s.y),
-    color: s.color || "",
-  }));
-  const more = series.length > most ? `+ ${series.length - most} more` : "";
-  return { step: `step ${formatCount(step)}`, rows, more };
 }

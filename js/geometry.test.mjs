@@ -9,7 +9,6 @@ import {
   readoutLines,
   readoutPlacement,
   seriesAtStep,
-  seriesReadout,
 } from "./geometry.js";
 
 test("bisectX finds the first point at or after x (repeated x: the first of them)", () => {
@@ -106,14 +105,19 @@ test("nearestOnLines: the nearest drawn point over every line, in client pixels"
   assert.equal(nearestOnLines([], 0, 0, 12), null);
 });
 
-test("readoutPlacement: beside the point, inside the box", () => {
-  assert.deepEqual(readoutPlacement(100, 100, 80, 40, 500, 300), { left: 112, top: 52 });
+test("readoutPlacement: beside the point, inside the chart's area, flipped below near its top", () => {
+  const area = (right, bottom, top = 0) => ({ left: 0, top, right, bottom });
+  assert.deepEqual(readoutPlacement(100, 100, 80, 40, area(500, 300)), { left: 112, top: 52 });
   // too close to the right edge: left of the point
-  assert.deepEqual(readoutPlacement(450, 100, 80, 40, 500, 300), { left: 358, top: 52 });
-  // near the top: not above the box; a box narrower than the read-out: at its left edge
-  assert.deepEqual(readoutPlacement(10, 20, 80, 40, 60, 300), { left: 0, top: 0 });
-  // a box lower than the read-out
-  assert.deepEqual(readoutPlacement(10, 20, 20, 40, 200, 30), { left: 22, top: 0 });
+  assert.deepEqual(readoutPlacement(450, 100, 80, 40, area(500, 300)), { left: 358, top: 52 });
+  // near the top: below the point; an area narrower than the read-out: at its left edge
+  assert.deepEqual(readoutPlacement(10, 20, 80, 40, area(60, 300)), { left: 0, top: 32 });
+  // an area lower than the read-out: at its top
+  assert.deepEqual(readoutPlacement(10, 20, 20, 40, area(200, 30)), { left: 22, top: 0 });
+  // a chart under the panel (its area starts at 150): never above it
+  assert.deepEqual(readoutPlacement(10, 170, 20, 40, area(200, 400, 150)), { left: 22, top: 182 });
+  // no room below either: as low as the area lets it, not over the panel
+  assert.deepEqual(readoutPlacement(10, 170, 20, 40, area(200, 200, 150)), { left: 22, top: 160 });
 });
 
 test("seriesAtStep: every line's point at the step, none for a line that ended before it", () => {
@@ -133,16 +137,7 @@ test("seriesAtStep: every line's point at the step, none for a line that ended b
     ["a", "b", "c"],
   );
   assert.deepEqual(seriesAtStep([], 2, 12), []);
-});
-
-test("seriesReadout: the step once, a row per series, the rest counted", () => {
-  const series = [1, 2, 3].map((k) => ({ name: `f${k}`, color: "#123456", y: k / 3 }));
-  assert.deepEqual(seriesReadout(12345, series, 2), {
-    step: "step 12,345",
-    rows: [
-      { name: "f1", value: "0.333333", color: "#123456" },
-      { name: "f2", value: "0.666667", color: "#123456" },
-    ],
-    more: "+ 1 more",
-  });
+  // With the pointer (client (160, 150): line pixels (60, -50)): each point's height from it.
+  const dists = seriesAtStep([set], 6, 12, { x: 160, y: 150 }).map((s) => s.dist);
+  assert.deepEqual(dists, [90, 210]);
 });

@@ -4,21 +4,13 @@
 // chart; `figure` is the first); the view finds their views in the same box.
 
 import { BqplotMismatch, bqplot } from "./bqplot_adapter.js";
-import { element } from "./dom.js";
-import { sendControl } from "./kernel.js";
-import {
-  nearestOnLines,
-  readoutLines,
-  readoutPlacement,
-  seriesAtStep,
-  seriesReadout,
-} from "./geometry.js";
+import { attachChartLogToggles } from "./chart_log.js";
+import { nearestOnLines, seriesAtStep } from "./geometry.js";
+import { highlightRun } from "./highlight.js";
+import { buildReadout, hideReadout, showReadout } from "./readout_dom.js";
 
 // Pixels from the pointer within which a drawn point is read out.
 const HOVER_RADIUS_PX = 12;
-
-// Other series listed under one read-out (a chart of 64 lanes lists the first ones and counts the rest).
-const HOVER_ROWS = 12;
 
 // bqplot's internals were not as expected once on this page (one console error is enough).
 let mismatchReported = false;
@@ -28,139 +20,6 @@ function reportMismatch(error) {
   mismatchReported = true;
   const why = `written for ${bqplot.checkedAgainst}`;
   console.error(`jaxhist_widget: the hover read-out is turned off (${why}).`, error);
-}
-
-/** Shows `hit` (from `nearestOnLines`) in the read-out `tip` and marks its point with `dot`;
- * lists the chart's other series at that step (`others`, from `seriesAtStep`) in `list`, right
- * under the read-out; all placed in `box`. */
-function showReadout(tip, list, dot, box, hit, others) {
-  const [name, stepText, valueText] = readoutLines(hit.name, hit.x, hit.y);
-  tip.replaceChildren(
-    element("div", "jhw-hover-name", name),
-    element("div", "jhw-hover-step", stepText),
-    element("div", "jhw-hover-value", valueText),
-  );
-  tip.dataset.name = name;
-  tip.dataset.step = String(hit.x);
-  tip.dataset.value = String(hit.y);
-  const { rows, more } = seriesReadout(hit.x, others, HOVER_ROWS);
-  const items = rows.map((row) => {
-    const swatch = element("span", "jhw-hover-swatch", "");
-    swatch.style.background = row.color;
-    const div = element("div", "jhw-hover-row", "");
-    div.append(
-      swatch,
-      element("span", "jhw-hover-name", row.name),
-      element("span", "jhw-hover-value", row.value),
-    );
-    return div;
-  });
-  if (more) items.push(element("div", "jhw-hover-more", more));
-  list.replaceChildren(...items);
-  list.dataset.series = String(others.length);
-  list.hidden = items.length === 0;
-  const r = box.getBoundingClientRect();
-  const x = hit.at.x - r.left - box.clientLeft;
-  const y = hit.at.y - r.top - box.clientTop;
-  dot.style.left = `${x}px`;
-  dot.style.top = `${y}px`;
-  dot.style.borderColor = hit.color || ""; // the line's own colour
-  dot.hidden = false;
-  tip.hidden = false;
-  const gap = list.hidden ? 0 : 2;
-  const w = Math.max(tip.offsetWidth, list.hidden ? 0 : list.offsetWidth);
-  const h = tip.offsetHeight + gap + (list.hidden ? 0 : list.offsetHeight);
-  const { left, top } = readoutPlacement(x, y, w, h, box.clientWidth, box.clientHeight);
-  tip.style.left = `${left}px`;
-  tip.style.top = `${top}px`;
-  list.style.left = `${left}px`;
-  list.style.top = `${top + tip.offsetHeight + gap}px`;
-}
-
-/**
- * Each titled chart's own "log" toggle, in its top left corner: pressed while the chart's title
- * is in the `log_charts` trait; a click asks the kernel to flip it (a `chart_log` control,
- * never a trait write, see `kernel.js`). A chart's figure view can be made after the figures
- * changed: the toggles are placed again a few times until every chart has its own.
- * Returns a function that removes them.
- */
-function attachChartLogToggles(model, box) {
-  let disposed = false;
-  let retry = 0;
-  let tries = 0;
-  const toggles = new Map(); // chart title -> its button
-  const watched = new Set(); // figure models whose title is watched
-  async function place() {
-    retry = 0;
-    if (disposed) return;
-    const refs = model.get("figures") || [];
-    const titles = new Set();
-    let missing = false;
-    for (const ref of refs) {
-      let view = null;
-      try {
-        view = await bqplot.figureView(model.widget_manager, ref, box);
-      } catch (e) {
-        view = null;
-      }
-      if (disposed) return;
-      const title = view ? view.model.get("title") : "";
-      if (!view) missing = true;
-      // A chart can be titled after its view is made (a live run's first rows name it).
-      if (view && !watched.has(view.model)) {
-        watched.add(view.model);
-        view.model.on("change:title", onFigures);
-      }
-      if (!title) continue;
-      titles.add(title);
-      let button = toggles.get(title);
-      if (!button || button.parentNode !== view.el) {
-        if (button) button.remove();
-        button = element("button", "jhw-chart-log", "log");
-        button.type = "button";
-        button.title = `${title}: logarithmic y axis`;
-        button.addEventListener("click", () => {
-          const on = (model.get("log_charts") || []).includes(title);
-          sendControl(model, "chart_log", [title, !on]);
-        });
-        if (getComputedStyle(view.el).position === "static") view.el.style.position = "relative";
-        view.el.append(button);
-        toggles.set(title, button);
-      }
-    }
-    for (const [title, button] of toggles) {
-      if (!titles.has(title)) {
-        button.remove();
-        toggles.delete(title);
-      }
-    }
-    show();
-    if (missing && ++tries < 20) retry = setTimeout(place, 250);
-  }
-  function show() {
-    const logs = model.get("log_charts") || [];
-    for (const [title, button] of toggles) {
-      const on = logs.includes(title);
-      button.setAttribute("aria-pressed", String(on));
-      button.classList.toggle("jhw-on", on);
-    }
-  }
-  const onFigures = () => {
-    tries = 0;
-    clearTimeout(retry);
-    retry = setTimeout(place, 0);
-  };
-  model.on("change:figures", onFigures);
-  model.on("change:log_charts", show);
-  onFigures();
-  return () => {
-    disposed = true;
-    clearTimeout(retry);
-    model.off("change:figures", onFigures);
-    model.off("change:log_charts", show);
-    for (const figure of watched) figure.off("change:title", onFigures);
-    for (const button of toggles.values()) button.remove();
-  };
 }
 
 /**
@@ -187,21 +46,59 @@ export function attachHover(model, el, onBox = null) {
   let shownKey = ""; // what the read-out shows now: unchanged, the DOM is left alone
   let removeToggles = () => {};
   let attached = null; // what `onBox` attached
-  const tip = element("div", "jhw-hover");
-  tip.setAttribute("role", "tooltip");
-  tip.hidden = true;
-  // The chart's other series at the read-out's step (TensorBoard / W&B style), under it.
-  const list = element("div", "jhw-hover-list");
-  list.hidden = true;
-  const dot = element("div", "jhw-hover-dot");
-  dot.hidden = true;
+  let sort = "value"; // the rows' order (readout.js's SORTS), this view's own
+  let pinned = false; // a click on the chart holds the read-out (its sort toggle can be clicked)
+  let shown = null; // what the read-out shows: {view, hit, series}, to show it again re-sorted
+  let downAt = null; // where the last press was (a click that ends a drag pins nothing)
+  const ui = buildReadout((next) => {
+    sort = next;
+    if (shown) show(shown);
+  });
+  const { tip, list, dot } = ui;
 
+  // The run (or lane) highlighted in every chart (`highlightRun`), null for none. It is
+  // applied again after the charts are redrawn (`watch`, and each lookup while the pointer
+  // stays), one application at a time, each with the latest key.
+  let lit = null;
+  let litApplied = null; // the key last applied (undefined: never); null: every line restored
+  let highlighting = false;
+  let highlightAgain = false;
+  async function applyHighlight() {
+    if (highlighting) {
+      highlightAgain = true;
+      return;
+    }
+    highlighting = true;
+    try {
+      do {
+        highlightAgain = false;
+        const key = lit;
+        if (key === null && litApplied === null) continue; // restored already
+        await highlightRun(await chartViews(), key);
+        litApplied = key;
+      } while (highlightAgain && !disposed);
+    } catch (e) {
+      if (e instanceof BqplotMismatch) fail(e);
+    } finally {
+      highlighting = false;
+    }
+  }
+  const watch = new MutationObserver(() => {
+    if (lit !== null) applyHighlight(); // marks or lines made anew come unstyled
+  });
+
+  const show = ({ view, hit, series }) => {
+    shown = { view, hit, series };
+    lit = showReadout(ui, box, view.el, hit, series, sort, pinned);
+    applyHighlight();
+  };
   const hide = () => {
-    tip.hidden = true;
-    list.hidden = true;
-    dot.hidden = true;
-    delete tip.dataset.name;
+    hideReadout(ui);
     shownKey = "";
+    shown = null;
+    pinned = false;
+    lit = null;
+    applyHighlight();
   };
 
   // The chart references: `figures` (one per chart), or the one `figure` of an older kernel.
@@ -212,24 +109,36 @@ export function attachHover(model, el, onBox = null) {
     return typeof one === "string" ? [one] : [];
   };
 
-  // The bqplot view of the chart under the client point `at`, in the same LivePlot box as this
-  // panel (a LivePlot displayed twice has two boxes, each with its own figure views).
-  async function chartAt(at) {
+  // Every chart's bqplot view in the same LivePlot box as this panel (a LivePlot displayed
+  // twice has two boxes, each with its own figure views).
+  async function chartViews() {
+    const views = [];
     for (const ref of refs()) {
       let view = figureViews.get(ref);
       if (!bqplot.isShownIn(view, box)) {
         view = await bqplot.figureView(model.widget_manager, ref, box);
         figureViews.set(ref, view);
       }
-      if (!view || !at) continue;
+      if (view) views.push(view);
+    }
+    return views;
+  }
+
+  // The view of the chart under the client point `at`.
+  async function chartAt(at) {
+    for (const view of await chartViews()) {
       const r = view.el.getBoundingClientRect();
-      if (at.x >= r.left && at.x <= r.right && at.y >= r.top && at.y <= r.bottom) return view;
+      if (at && at.x >= r.left && at.x <= r.right && at.y >= r.top && at.y <= r.bottom) return view;
     }
     return null;
   }
 
   async function lookup() {
     if (disposed || pointer === null || busy) return;
+    if (pinned) {
+      applyHighlight();
+      return;
+    }
     busy = true;
     try {
       if (attached && attached.dragging()) {
@@ -243,24 +152,22 @@ export function attachHover(model, el, onBox = null) {
         hide();
         return;
       }
-      const series = seriesAtStep(sets, hit.x, HOVER_RADIUS_PX);
+      const series = seriesAtStep(sets, hit.x, HOVER_RADIUS_PX, pointer);
       // A still pointer over a still line (the refresh below): nothing to redo. (Placing the
       // box measures it, which makes the browser lay the page out.)
       const values = series.map((s) => s.y).join(",");
       const key = `${hit.name}|${hit.x}|${hit.y}|${hit.at.x}|${hit.at.y}|${values}`;
       if (key !== shownKey) {
         shownKey = key;
-        const others = series.filter((s) => s.name !== hit.name);
-        showReadout(tip, list, dot, box, hit, others);
+        show({ view, hit, series });
+      } else {
+        applyHighlight(); // the lines may have been redrawn meanwhile
       }
     } catch (e) {
       hide();
       // Anything but a mismatch is passing: a figure being rebuilt (log y toggled) may have no
       // views for a moment, or a mark was removed meanwhile.
-      if (e instanceof BqplotMismatch) {
-        reportMismatch(e);
-        remove();
-      }
+      if (e instanceof BqplotMismatch) fail(e);
     } finally {
       busy = false;
     }
@@ -285,6 +192,24 @@ export function attachHover(model, el, onBox = null) {
     refresh = 0;
     hide();
   };
+  const onDown = (event) => {
+    downAt = { x: event.clientX, y: event.clientY };
+  };
+  // A click on a chart (not a drag: that zooms) pins the read-out shown, or lets it go.
+  const onClick = (event) => {
+    const target = event.target;
+    if (list.contains(target) || (target.closest && target.closest("button"))) return;
+    const moved = downAt ? Math.hypot(event.clientX - downAt.x, event.clientY - downAt.y) : 0;
+    if (moved > 4) return;
+    if (pinned) {
+      pinned = false;
+      shownKey = "";
+      schedule();
+    } else if (shown) {
+      pinned = true;
+      show(shown);
+    }
+  };
 
   // The panel is rendered before it is attached to the page (and before its figure view is):
   // find the box once it is there.
@@ -302,6 +227,9 @@ export function attachHover(model, el, onBox = null) {
     if (onBox) attached = onBox(box, chartAt);
     box.addEventListener("mousemove", onMove);
     box.addEventListener("mouseleave", onLeave);
+    box.addEventListener("mousedown", onDown, true);
+    box.addEventListener("click", onClick);
+    watch.observe(box, { childList: true, subtree: true });
   };
   const onFigure = () => {
     figureViews = new Map();
@@ -311,6 +239,11 @@ export function attachHover(model, el, onBox = null) {
   model.on("change:figures", onFigure);
   onFigure();
 
+  function fail(error) {
+    reportMismatch(error);
+    remove();
+  }
+
   function remove() {
     disposed = true;
     model.off("change:figure", onFigure);
@@ -318,9 +251,13 @@ export function attachHover(model, el, onBox = null) {
     clearTimeout(waitBox);
     clearInterval(refresh);
     if (frame) cancelAnimationFrame(frame);
+    watch.disconnect();
     if (box) {
       box.removeEventListener("mousemove", onMove);
       box.removeEventListener("mouseleave", onLeave);
+      box.removeEventListener("mousedown", onDown, true);
+      box.removeEventListener("click", onClick);
+      if (litApplied !== null) chartViews().then((views) => highlightRun(views, null)).catch(() => {});
     }
     removeToggles();
     if (attached) attached.remove();

@@ -14,7 +14,11 @@
 //   panel_dom.js       the panel's DOM: `buildPanel`, `panelState`, `updatePanel`
 //   runs.js            the run list and the view options (smoothing, ignore outliers)
 //   kernel.js          the controls and the kernel watch
-//   hover.js           the hover read-out (`attachHover`)
+//   readout.js         the read-out's rows: one per series, sorted, the nearest lanes (pure)
+//   readout_dom.js     the read-out's DOM and its place inside the chart
+//   highlight.js       the run or lane under the pointer highlighted in every chart
+//   chart_log.js       each chart's own log toggle
+//   hover.js           the hover (`attachHover`): the read-out, the highlight, the pin
 //   zoom_range.js      the zoom's arithmetic: a drag to steps, a pan, the chip's words (pure)
 //   zoom.js            the zoom: drag, double-click, shift+drag on the charts (`attachZoom`)
 // anywidget loads one module, so Python joins them into one (jaxhist_widget/ui/panel/_esm.py:
@@ -30,7 +34,8 @@
 // .jhw-zoom-reset and the selection rectangle (js/zoom.js), and
 // .jhw-panel[data-kernel] ("alive", or "dead" once the view saw its kernel die or restart);
 // in a LivePlot box, the hover read-out .jhw-hover[data-name][data-step][data-value] (hidden
-// unless a drawn point is under the pointer) and its marker .jhw-hover-dot.
+// unless a drawn point is under the pointer), its marker .jhw-hover-dot and its table of
+// series (js/readout_dom.js), and the highlighted lines' g.curve.jhw-lit / .jhw-dim.
 //
 // Stop: in a normal cell (`with live:`) the kernel handles no widget message until the cell
 // ends, so a click there asks the kernel for an interrupt, exactly as the notebook's ■ does;

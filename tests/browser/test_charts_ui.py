@@ -140,16 +140,19 @@ def test_one_chart_per_metric(
     else:  # 600 px: one column
         assert len(lefts) == 1 and len(tops) == 3, charts
     shot = save_screenshot(view, tmp_path, f"charts-{slug}-{key}")
-    # Hover: the point under the pointer, then every other lane of that chart at its step.
+    # Hover: the point under the pointer, then every lane of that chart at its step (one row
+    # each, the one under the pointer marked current).
     _, shown = hover_until_read_out(page, "grad_norm · lr=0.05", 0.3, timeout=30)
     name, _step, _value = shown["lines"]
     assert name.startswith("grad_norm · lr="), name
-    others = page.evaluate(
-        "() => [...document.querySelectorAll('.jhw-hover-list:not([hidden]) "
-        ".jhw-hover-row .jhw-hover-name')].map((e) => e.textContent)"
+    rows = page.evaluate(
+        "() => [...document.querySelectorAll('.jhw-hover-list:not([hidden]) .jhw-hover-row')]"
+        ".map((r) => [r.dataset.series, r.classList.contains('jhw-hover-current')])"
     )
-    listed = sorted([name, *others])
-    assert listed == sorted(f"grad_norm · lr={v} · run 1" for v in ("0.02", "0.05", "0.1"))
+    assert sorted(rows) == sorted(
+        [f"grad_norm · lr={v} · run 1", f"grad_norm · lr={v} · run 1" == name]
+        for v in ("0.02", "0.05", "0.1")
+    ), rows
     hover_shot = save_screenshot(view, tmp_path, f"charts-{slug}-{key}-hover")
     page.mouse.move(0, 0)
     # The lr chart's own log toggle puts that chart alone on a log axis.

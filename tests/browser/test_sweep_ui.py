@@ -79,6 +79,13 @@ def test_a_4096_lane_sweep_draws_a_band_of_every_lane_and_a_stride_of_lines(
     # a drawn lane reads out by its label (the last lane is among those drawn)
     _, shown = hover_until_read_out(page, "loss · lr=", 0.5, timeout=60)
     assert shown["lines"] and shown["lines"][0].startswith("loss · lr="), shown
+    # compact: the nearest lanes, the rest counted, the one under the pointer among them
+    rows = page.locator(".jhw-hover-list:not([hidden]) .jhw-hover-row")
+    assert rows.count() == 8
+    assert page.locator(".jhw-hover-list .jhw-hover-current").count() == 1
+    more = page.locator(".jhw-hover-list .jhw-hover-more").inner_text()
+    assert more.startswith("+ ") and more.endswith(" more"), more
+    save_screenshot(page.locator(".jhw-liveplot").first, tmp_path, "sweep-4096-hover")
     page.mouse.move(0, 0)
     save_screenshot(page.locator(".jhw-liveplot").first, tmp_path, "sweep-4096")
     assert notebook.errors() == []
