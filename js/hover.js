@@ -33,8 +33,8 @@ function reportMismatch(error) {
 /** Shows `hit` (from `nearestOnLines`) in the read-out `tip` and marks its point with `dot`;
  * lists the chart's other series at that step (`others`, from `seriesAtStep`) in `list`, right
  * under the read-out; all placed in `box`. */
-function showReadout(tip, list, dot, box, hit, others) {
-  const [name, stepText, valueText] = readoutLines(hit.name, hit.x, hit.y);
+function showReadout(tip, list, dot, box, hit, others, axis = null) {
+  const [name, stepText, valueText] = readoutLines(hit.name, hit.x, hit.y, axis);
   tip.replaceChildren(
     element("div", "jhw-hover-name", name),
     element("div", "jhw-hover-step", stepText),
@@ -251,7 +251,8 @@ export function attachHover(model, el, onBox = null) {
       if (key !== shownKey) {
         shownKey = key;
         const others = series.filter((s) => s.name !== hit.name);
-        showReadout(tip, list, dot, box, hit, others);
+        const axis = { mode: model.get("x_axis"), clocks: model.get("x_clocks") };
+        showReadout(tip, list, dot, box, hit, others, axis);
       }
     } catch (e) {
       hide();
