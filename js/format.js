@@ -258,3 +258,50 @@ export function formatReadout(v) {
   const { exponent_below: below, exponent_from: above } = READOUT_RULE;
   return a >= above || a < below ? scientific(READOUT_EXP, x) : READOUT.format(x);
 }
+
+/** A time on the x axis as the read-out shows it: `mode` "relative" (seconds since the run's
+ * first row): "12.3 s", "2 m 05 s"; "wall" (seconds since the epoch): the local time of day,
+ * "14:03:27.4". */
+export function formatAxisTime(seconds, mode) {
+  const s = Number(seconds);
+  if (!Number.isFinite(s)) return "–";
+  if (mode !== "wall") return formatDuration(Math.max(0, s));
+  const d = new Date(s * 1000);
+  const two = (n) => String(n).padStart(2, "0");
+  const tenth = Math.floor((s * 10) % 10);
+  return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}.${tenth}`;
+}
+
+/** The step at time `x` of the run a line named `name` belongs to, from `clocks` (run name ->
+ * [times, steps], as the x axis counts time; a line's name ends with " · <run>", or
+ * " · <run> · smoothed"), or null when no clock matches. Rows reach the host in chunks: the
+ * step is interpolated between chunk arrivals, so it is the nearest step to a chunk's
+ * resolution. */
+export function stepAtTime(clocks, name, x) {
+  const label = String(name ?? "").replace(/ · smoothed$/, "");
+  let best = null;
+  for (const run of Object.keys(clocks || {})) {
+    if ((label === run || label.endsWith(` · ${run}`)) && (!best || run.length > best.length)) {
+      best = run;
+    }
+  }
+  if (best === null) return null;
+  const [times, steps] = clocks[best];
+  if (!times || !times.length) return null;
+  if (x <= times[0]) return steps[0];
+  for (let i = 1; i < times.length; i++) {
+    if (x <= times[i]) {
+      const f = (x - times[i - 1]) / (times[i] - times[i - 1] || 1);
+      return Math.round(steps[i - 1] + f * (steps[i] - steps[i - 1]));
+    }
+  }
+  return steps[steps.length - 1];
+}
+
+/** The read-out's x line on a time axis (`axis`: {mode, clocks}): "step 1,200 · 14:03:27.4",
+ * or the time alone where the step cannot be told. */
+export function timeReadout(name, x, axis) {
+  const time = formatAxisTime(x, axis.mode);
+  const step = stepAtTime(axis.clocks, name, x);
+  return step === null ? `time ${time}` : `step ${formatCount(step)} · ${time}`;
+}

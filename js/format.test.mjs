@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import {
+  formatAxisTime,
   formatCount,
   formatDuration,
   formatElapsed,
@@ -24,6 +25,8 @@ import {
   statusClass,
   statusLabel,
   statusTitle,
+  stepAtTime,
+  timeReadout,
   widthToReport,
 } from "./format.js";
 
@@ -250,4 +253,14 @@ test("number formats: no negative zero, tiny values in exponent notation", () =>
   assert.equal(formatReadout(999999.7), "1000000");
   assert.equal(formatDuration(59.96), "60.0 s");
   assert.equal(formatDuration(36_000), "10 h 00 m");
+});
+
+test("a time axis's read-out: step and time, by the run the line belongs to", () => {
+  const clocks = { "run 1": [[0, 0.5, 2.0], [0, 100, 400]], "run 12": [[0, 1], [0, 10]] };
+  assert.equal(stepAtTime(clocks, "loss · run 1", 1.25), 250);
+  assert.equal(stepAtTime(clocks, "loss · lane 2 · run 12 · smoothed", 0.5), 5);
+  assert.equal(stepAtTime(clocks, "loss · other", 1), null);
+  assert.equal(timeReadout("loss · run 1", 2.0, { mode: "relative", clocks }), "step 400 · 2.00 s");
+  assert.equal(timeReadout("loss · x", 75, { mode: "relative", clocks }), "time 1 m 15 s");
+  assert.match(formatAxisTime(1700000000.25, "wall"), /^\d\d:\d\d:\d\d\.2$/);
 });

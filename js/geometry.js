@@ -1,7 +1,7 @@
 // Hover geometry (pure): which drawn point is under the pointer, and where its read-out
 // goes. The bqplot-specific reads are in bqplot_adapter.js.
 
-import { formatCount, formatReadout } from "./format.js";
+import { formatCount, formatReadout, timeReadout } from "./format.js";
 
 /** First index of `values` (points sorted by `.x`, ascending) whose x is >= `x`. */
 export function bisectX(values, x) {
@@ -69,8 +69,10 @@ export function nearestOnLines(lineSets, clientX, clientY, radius) {
 
 /** The read-out's lines for the point (`x`, `y`) of the line named `name` ("field · lane ·
  * run", as the figure labels its lines): the name, the step and the value. */
-export function readoutLines(name, x, y) {
-  return [String(name ?? ""), `step ${formatCount(x)}`, `value ${formatReadout(y)}`];
+export function readoutLines(name, x, y, axis = null) {
+  // On a time axis (`axis`: {mode, clocks}, see `timeReadout`) x is seconds: step and time.
+  const where = axis && axis.mode && axis.mode !== "step" ? timeReadout(name, x, axis) : null;
+  return [String(name ?? ""), where ?? `step ${formatCount(x)}`, `value ${formatReadout(y)}`];
 }
 
 /** Top-left corner of a `w` x `h` read-out for a point at (`x`, `y`), kept inside `area`

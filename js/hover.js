@@ -89,7 +89,8 @@ export function attachHover(model, el, onBox = null) {
 
   const show = ({ view, hit, series }) => {
     shown = { view, hit, series };
-    lit = showReadout(ui, box, view.el, hit, series, sort, pinned);
+    const axis = { mode: model.get("x_axis"), clocks: model.get("x_clocks") };
+    lit = showReadout(ui, box, view.el, hit, series, sort, pinned, axis);
     applyHighlight();
   };
   const hide = () => {

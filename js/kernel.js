@@ -25,7 +25,7 @@ export function stopMode(model) {
 }
 
 /** Sends the control `name` ("stop", "clear", "log_y", "keep_runs", "plot_width", "chart_log",
- * "smoothing", "ignore_outliers", "run_hidden", "log_x", "last_steps", "step_range") with its
+ * "smoothing", "ignore_outliers", "run_hidden", "log_x", "x_axis", "last_steps", "step_range") with its
  * `value` to the kernel (see the top of this file for why not as a trait write). */
 export function sendControl(model, name, value = null) {
   try {
@@ -75,6 +75,7 @@ export function wireControls(ui, model, view, refresh) {
   const onClear = () => sendControl(model, "clear");
   const onLogY = () => sendControl(model, "log_y", ui.logY.checked);
   const onLogX = () => sendControl(model, "log_x", ui.logX.checked);
+  const onXAxis = () => sendControl(model, "x_axis", ui.xAxis.value);
   const onKeep = () => sendControl(model, "keep_runs", ui.keep.checked);
   // The weight is sent when the slider is let go (not at every pixel of a drag: each new
   // weight recomputes the smoothed lines in the kernel); its number follows the drag.
@@ -101,6 +102,7 @@ export function wireControls(ui, model, view, refresh) {
     [ui.clear, "click", onClear],
     [ui.logY, "change", onLogY],
     [ui.logX, "change", onLogX],
+    [ui.xAxis, "change", onXAxis],
     [ui.keep, "change", onKeep],
     [ui.smoothing, "change", onSmoothing],
     [ui.smoothing, "input", onSmoothingInput],

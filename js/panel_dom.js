@@ -73,7 +73,7 @@ export function buildPanel() {
   Object.assign(ui, { logY, logX, keep }, buildViewOptions(), buildZoomChip());
   const controls = element("div", "jhw-row");
   controls.append(ui.stop, logLabel, logXLabel, keepLabel, ui.clear);
-  controls.append(ui.smoothLabel, ui.outliersLabel, ui.lastLabel, ui.zoom);
+  controls.append(ui.smoothLabel, ui.outliersLabel, ui.lastLabel, ui.xAxisLabel, ui.zoom);
 
   ui.root.append(head, ui.fields, ui.runs, ui.error, controls);
   return ui;
@@ -150,6 +150,7 @@ export function panelState(model, view) {
     smoothing: Number(get("smoothing")) || 0,
     ignoreOutliers: Boolean(get("ignore_outliers")),
     lastSteps: Number(get("last_steps")) || 0,
+    xAxis: get("x_axis") || "step",
     stepRange: get("step_range") || [],
     pendingZoom: view.pendingZoom || null,
     stopMode: stopMode(model),
@@ -173,7 +174,7 @@ export function updatePanel(ui, s) {
   showText(ui.title, s.title);
   updateRunName(ui.runName, s.runs);
   updateRunList(ui.runs, s.runs, (number, hidden) => ui.onRunToggle(number, hidden), lost);
-  updateViewOptions(ui, s.smoothing, s.ignoreOutliers, lost, s.lastSteps);
+  updateViewOptions(ui, s.smoothing, s.ignoreOutliers, lost, s.lastSteps, s.xAxis);
   updateZoomChip(ui, zoomChip(s.stepRange, s.pendingZoom), lost);
 
   ui.bar.style.width = `${(100 * progressFraction(s.step, s.maxSteps, s.status)).toFixed(2)}%`;

@@ -7,7 +7,7 @@
 // twin's. Nothing else on a drawn line says which run it is, and the names are what the
 // read-out shows anyway.
 
-import { formatCount, formatReadout } from "./format.js";
+import { formatAxisTime, formatCount, formatReadout, timeReadout } from "./format.js";
 import { readoutLines } from "./geometry.js";
 
 const SMOOTHED = " · smoothed";
@@ -83,7 +83,7 @@ function labeller(groups) {
  * `most` series only the `most` nearest to the pointer are listed (the current one always),
  * and `more` counts the rest ("+ 56 more").
  */
-export function readoutRows(series, current, sort = "value", most = 8) {
+export function readoutRows(series, current, sort = "value", most = 8, axis = null) {
   const groups = groupSeries(series);
   const smoothing = groups.some((g) => g.smoothed !== null);
   const currentKey = seriesName(current);
@@ -103,7 +103,9 @@ export function readoutRows(series, current, sort = "value", most = 8) {
       color: g.color,
       value: formatReadout(main.y),
       raw: smoothing ? (g.raw ? formatReadout(g.raw.y) : "–") : "",
-      step: formatCount(step),
+      // On a time axis (`axis`: {mode, clocks}) x is seconds: its time (the headline has the
+      // step too).
+      step: onTime(axis) ? formatAxisTime(step, axis.mode) : formatCount(step),
       sortValue: main.y,
       rawValue: g.raw ? g.raw.y : null,
       dist: g.dist,
@@ -118,7 +120,10 @@ export function readoutRows(series, current, sort = "value", most = 8) {
 /** The headline of the read-out (its first box): the series' name, the step, and its value,
  * or its smoothed and raw values side by side while smoothing shows. `row` is from
  * `readoutRows`, or null for the line alone (`name`, `x`, `y` of the point under the pointer). */
-export function headlineLines(row, name, x, y) {
-  if (!row || !row.raw) return readoutLines(seriesName(name), x, y);
-  return [row.key, `step ${row.step}`, `smoothed ${row.value} · raw ${row.raw}`];
+export function headlineLines(row, name, x, y, axis = null) {
+  if (!row || !row.raw) return readoutLines(seriesName(name), x, y, axis);
+  const where = onTime(axis) ? timeReadout(name, x, axis) : `step ${row.step}`;
+  return [row.key, where, `smoothed ${row.value} · raw ${row.raw}`];
 }
+
+const onTime = (axis) => !!axis && !!axis.mode && axis.mode !== "step";

@@ -77,13 +77,14 @@ function tableRows(rows, smoothing) {
 /**
  * Shows the read-out of `hit` (geometry.js's `nearestOnLines`) with `series`, its chart's
  * lines at its step (`seriesAtStep`), sorted by `sort`, `pinned` or not, inside `chartEl` (the
- * chart's element) in `box`. Returns the run key of the series under the pointer.
+ * chart's element) in `box`, on the x axis `axis` ({mode, clocks}: a time axis; null: steps).
+ * Returns the run key of the series under the pointer.
  */
-export function showReadout(ui, box, chartEl, hit, series, sort, pinned) {
+export function showReadout(ui, box, chartEl, hit, series, sort, pinned, axis = null) {
   const { tip, list, dot, table } = ui;
-  const { rows, smoothing, more } = readoutRows(series, hit.name, sort, READOUT_ROWS);
+  const { rows, smoothing, more } = readoutRows(series, hit.name, sort, READOUT_ROWS, axis);
   const current = rows.find((row) => row.current) || null;
-  const lines = headlineLines(current, hit.name, hit.x, hit.y);
+  const lines = headlineLines(current, hit.name, hit.x, hit.y, axis);
   tip.replaceChildren(
     element("div", "jhw-hover-name", lines[0]),
     element("div", "jhw-hover-step", lines[1]),

@@ -65,8 +65,25 @@ export function buildViewOptions() {
   Object.assign(lastSteps, { type: "number", min: "0", step: "1", placeholder: "all" });
   lastSteps.setAttribute("aria-label", "last steps");
   lastLabel.append(document.createTextNode("last"), lastSteps, document.createTextNode("steps"));
-  return { smoothLabel, smoothing, smoothingValue, outliersLabel, outliers, lastLabel, lastSteps };
+  // The x axis, as TensorBoard's "horizontal axis": steps, relative time or the wall clock.
+  const xAxisLabel = element("label", "jhw-x-axis-label");
+  xAxisLabel.title = "The x axis: steps, seconds since each run's first row, or the time of day";
+  const xAxis = element("select", "jhw-x-axis");
+  xAxis.setAttribute("aria-label", "x axis");
+  for (const [value, text] of X_AXIS_CHOICES) {
+    const option = element("option", "", text);
+    option.value = value;
+    xAxis.append(option);
+  }
+  xAxisLabel.append(document.createTextNode("x"), xAxis);
+  return {
+    smoothLabel, smoothing, smoothingValue, outliersLabel, outliers, lastLabel, lastSteps,
+    xAxisLabel, xAxis,
+  };
 }
+
+/** The x axis's choices: the `x_axis` trait's values and what the select shows. */
+export const X_AXIS_CHOICES = [["step", "step"], ["relative", "relative"], ["wall", "wall"]];
 
 /** The "last N steps" field's number: a whole number of steps >= 0, 0 for empty or invalid. */
 export function lastStepsValue(text) {
@@ -77,11 +94,21 @@ export function lastStepsValue(text) {
 /** Applies the smoothing weight, the outliers flag and the last N steps to the options' DOM
  * (the slider is left alone while it is dragged: `data-editing`, set by its input events; the
  * steps field while it has the focus). */
-export function updateViewOptions(ui, weight, ignoreOutliers, lost, lastSteps = 0) {
+export function updateViewOptions(ui, weight, ignoreOutliers, lost, lastSteps = 0, xAxis = "step") {
   if (document.activeElement !== ui.lastSteps) {
     ui.lastSteps.value = Number(lastSteps) > 0 ? String(lastSteps) : "";
   }
-  ui.lastSteps.disabled = lost;
+  // The last N steps are steps: a time axis shows every row (the kernel notes it under the
+  // charts), so the field waits, disabled, for the step axis.
+  const time = xAxis !== "step";
+  ui.lastSteps.disabled = lost || time;
+  ui.lastLabel.title = time
+    ? "Last N steps applies to the step axis (the time axis shows every row)"
+    : "Show only the last N steps (empty: every step)";
+  if (ui.xAxis) {
+    ui.xAxis.value = xAxis;
+    ui.xAxis.disabled = lost;
+  }
   if (ui.smoothing.dataset.editing !== "true") ui.smoothing.value = String(weight || 0);
   ui.smoothingValue.textContent = formatWeight(ui.smoothing.value);
   ui.outliers.checked = Boolean(ignoreOutliers);

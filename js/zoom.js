@@ -68,6 +68,8 @@ export function attachZoom(model, box, chartAt, view, refresh) {
     rect.hidden = false;
   };
   const floorOf = (axis) => (axis.log ? 1 : 0); // a log axis has no step 0
+  // A zoom is in steps: on a time axis (`x_axis` relative or wall) a drag does nothing.
+  const timeAxis = () => (model.get("x_axis") || "step") !== "step";
 
   const show = () => {
     const d = drag;
@@ -131,7 +133,7 @@ export function attachZoom(model, box, chartAt, view, refresh) {
   };
 
   const onDown = (event) => {
-    if (event.button !== 0 || drag || disabled || view.kernelLost) return;
+    if (event.button !== 0 || drag || disabled || view.kernelLost || timeAxis()) return;
     const target = event.target;
     const fig = target && target.closest ? target.closest(".jhw-figure") : null;
     if (!fig || !box.contains(fig) || fig.classList.contains("jhw-path")) return;
@@ -171,7 +173,7 @@ export function attachZoom(model, box, chartAt, view, refresh) {
   const onDoubleClick = (event) => {
     const fig = event.target && event.target.closest ? event.target.closest(".jhw-figure") : null;
     if (!fig || fig.classList.contains("jhw-path") || event.target.closest("button")) return;
-    if (view.kernelLost) return;
+    if (view.kernelLost || timeAxis()) return;
     hide();
     if (requestZoom(model, view, null)) refresh();
   };

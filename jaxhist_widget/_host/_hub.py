@@ -221,6 +221,8 @@ class Hub:
             if entry is None:
                 return answer(False, NEVER)
             interval = entry.pace.interval(layout, chunk.rows, arrived)
+            # When its rows came: now, in this call (not when the worker files them later).
+            entry.run._arrived(_chunk_end(chunk), arrived)
             if self._rows_can_wait(entry, chunk):
                 self.worker.submit(entry.run.id, self._file_later, entry, chunk)
                 return answer(False, interval)
@@ -449,3 +451,10 @@ class Hub:
 
 #: The process's hub.
 HUB = Hub()
+
+
+def _chunk_end(chunk: Chunk) -> int:
+    """The rows a run has once ``chunk`` is filed: the furthest end of its lanes' rows (the
+    lanes of a vmap step together), 0 for a chunk without rows."""
+    new = chunk.count > 0
+    return int((chunk.first + chunk.count)[new].max()) if new.any() else 0

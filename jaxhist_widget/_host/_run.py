@@ -4,6 +4,11 @@ Host runtime: numpy only. A `Run` is shared by all sinks of that run; it is appe
 hub (`_hub.Hub`) and read by sinks. Every array a reader gets is read-only (a view of the
 run's storage, or a copy): one sink editing its rows in place must not rewrite them for the
 others. Copy (``np.array(rows)``) to edit.
+
+A run also keeps when its rows reached the host (`Run.arrivals`, `Run.times`): one pair per
+chunk, the rows received by then and the host's clock, from which a row's time is interpolated.
+Rows arrive in chunks, so that is a row's time to a chunk's resolution: the rows of one chunk
+are spread evenly between the arrival of the chunk before and their own.
 """
 
 from __future__ import annotations
@@ -63,6 +68,9 @@ class Run:
         #: Whether `name` was given by the user (not made up from a call or a cell).
         self.name_given = False
         self.started = time.perf_counter()
+        #: The wall clock (`time.time`) when the run started; arrival times count from it on the
+        #: monotonic clock, so a clock set back mid-run never makes a row earlier than the last.
+        self.started_wall = time.time()
         self.ended: float | None = None
         self.statuses: list[str] = []
         self._lock = threading.Lock()
@@ -74,6 +82,11 @@ class Run:
         self._segs: list[list[np.ndarray]] = []
         self._seg_rows = 1
         self._counts = np.zeros(0, np.int64)  # rows per lane
+        # Chunk arrivals: the most rows of any lane once a chunk was in, and the wall time it
+        # came at; one pair per chunk (not per row or lane), in arrays that double as they fill.
+        self._arrived_rows = np.zeros(16, np.int64)
+        self._arrived_at = np.zeros(16, np.float64)
+        self._arrivals = 0
 
     # ------------------------------------------------------------------------ writing
     def _ensure_lanes(self, lanes: int | None) -> None:
@@ -124,6 +137,21 @@ class Run:
                 done += take
             self._counts[at] = start + rows
 
+    def _arrived(self, rows: int, perf: float) -> None:
+        """A chunk that brings the run to ``rows`` rows (its furthest lane's) was received at
+        ``perf`` (`time.perf_counter`): keep the pair (rows, wall time), when it goes past the
+        last pair's rows."""
+        with self._lock:
+            n = self._arrivals
+            if rows <= 0 or (n and rows <= self._arrived_rows[n - 1]):
+                return  # no row past the last pair: its time is already known
+            if n == len(self._arrived_rows):
+                self._arrived_rows = np.concatenate([self._arrived_rows, np.zeros(n, np.int64)])
+                self._arrived_at = np.concatenate([self._arrived_at, np.zeros(n)])
+            at = self.started_wall + (perf - self.started)
+            self._arrived_rows[n], self._arrived_at[n] = rows, at
+            self._arrivals = n + 1
+
     def _finish(self, codes: list[int]) -> None:
         with self._lock:
             self.statuses = [STATUSES[c] if 0 <= c < len(STATUSES) else "stopped" for c in codes]
@@ -159,6 +187,37 @@ class Run:
         """Seconds from start to end (or to now, while running)."""
         end = self.ended if self.ended is not None else time.perf_counter()
         return end - self.started
+
+    def arrivals(self) -> tuple[np.ndarray, np.ndarray]:
+        """When the run's chunks reached the host: ``(rows, times)``, one pair per chunk that
+        brought new rows, ``rows[k]`` the rows received by then (the most of any lane: the
+        lanes of a vmap step together) and ``times[k]`` the host's wall clock then (seconds
+        since the epoch, as `time.time`). Both ascend; read-only."""
+        with self._lock:
+            n = self._arrivals
+            rows, times = self._arrived_rows[:n], self._arrived_at[:n]
+        rows.setflags(write=False)
+        times.setflags(write=False)
+        return rows, times
+
+    def row_times(self, rows: Any) -> np.ndarray:
+        """The time (seconds since the epoch) at which rows ``rows`` (indices, from 0; any
+        shape, fractions allowed) reached the host, interpolated between chunk arrivals: the
+        last row of a chunk at the chunk's arrival, the rows before it evenly back to the
+        previous chunk's last row (a chunk's resolution). The rows of the first chunk share
+        its time. NaN for every row before any chunk arrived."""
+        got, times = self.arrivals()
+        rows = np.asarray(rows, np.float64)
+        out = np.asarray(
+            np.interp(rows, got - 1, times) if len(got) else np.full(rows.shape, np.nan)
+        )
+        out.setflags(write=False)  # (as every array a run hands out)
+        return out
+
+    def times(self, lane: int = 0) -> np.ndarray:
+        """When each row of ``lane`` received so far reached the host (`row_times`): seconds
+        since the epoch (``datetime.datetime.fromtimestamp`` reads one), ascending."""
+        return self.row_times(np.arange(self.counts[lane] if self.counts else 0))
 
     def lane_rows(self, lane: int = 0) -> list[np.ndarray]:
         """All rows of ``lane`` received so far, one read-only array per leaf (see `rows_since`)."""

@@ -6,6 +6,7 @@ Host runtime. A `StoredRun` is a `Run` (the same reading API: `history`, `lane_r
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import shutil
@@ -55,6 +56,10 @@ class StoredRun(Run):
     incomplete
         Why the file lacks rows of this run when its writer gave up filing it (the disk was
         full, say), else None.
+
+    The file keeps no chunk arrivals (the store's format stays as it is, and its blocks are
+    filed in batches, not per chunk): `arrivals` and `times` spread the rows evenly from
+    ``started_at`` to ``ended_at`` (a run's resolution, not a chunk's).
     """
 
     def __init__(self, db_id: int, layout: Layout, line: sqlite3.Row) -> None:
@@ -87,6 +92,18 @@ class StoredRun(Run):
             self._segs = [arrays] if rows else []
             self._seg_rows = max(1, rows)
             self._counts[:] = [int(c) for c in counts]  # in place: its length is the lanes
+
+    def arrivals(self) -> tuple[np.ndarray, np.ndarray]:
+        """Row 0 at ``started_at``, the last row at ``ended_at`` (see the class docstring);
+        none before a row was filed, one pair while its end is not."""
+        rows = max(self.counts, default=0)
+        start, end = _epoch(self.started_at), _epoch(self.ended_at)
+        pairs = [(1, start), (rows, end)] if rows > 1 and end is not None else [(rows, start)]
+        pairs = [(r, t) for r, t in pairs if r > 0 and t is not None]
+        out = (np.array([r for r, _ in pairs], np.int64), np.array([t for _, t in pairs], float))
+        for a in out:
+            a.setflags(write=False)
+        return out
 
     def to_pandas(self) -> Any:
         """The rows as a `pandas.DataFrame`: ``step`` (and ``lane`` under vmap), then one column
@@ -179,6 +196,16 @@ def _load(conn: sqlite3.Connection, line: sqlite3.Row, version: int) -> StoredRu
     statuses = json.loads(line["statuses"]) if line["statuses"] else None
     run.statuses = statuses or [run.status] * lanes
     return run
+
+
+def _epoch(iso: str | None) -> float | None:
+    """Seconds since the epoch of a stored ISO 8601 time (UTC when it names no zone)."""
+    if not iso:
+        return None
+    when = datetime.datetime.fromisoformat(iso)
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.UTC)
+    return when.timestamp()
 
 
 def _writer_gone(line: sqlite3.Row) -> bool:

@@ -54,7 +54,7 @@ RUN = textwrap.dedent(
         status=live.runs[-1].status, smoothing=p.smoothing, log_y=p.log_y, log_x=p.log_x,
         log_charts=list(p.log_charts), last_steps=p.last_steps, step_range=list(p.step_range),
         ignore_outliers=p.ignore_outliers, hidden_runs=list(p.hidden_runs),
-        keep_runs=p.keep_runs, plot_width=p.plot_width)))
+        keep_runs=p.keep_runs, plot_width=p.plot_width, x_axis=p.x_axis)))
     """
 )
 
@@ -64,6 +64,7 @@ CLICKS: list[tuple[str, Any, str]] = [
     ("chart_log", ["value", True], "log_charts"),
     ("log_y", True, "log_y"),
     ("log_x", True, "log_x"),
+    ("x_axis", "relative", "x_axis"),
     ("last_steps", 500, "last_steps"),
     ("step_range", [10, 400], "step_range"),
     ("ignore_outliers", True, "ignore_outliers"),
@@ -118,6 +119,7 @@ def test_every_control_is_applied_while_a_normal_cell_runs(kernel: KernelDriver)
         "hidden_runs": [1],
         "keep_runs": True,
         "plot_width": 777,
+        "x_axis": "relative",
     }, json.dumps(state)
 
 

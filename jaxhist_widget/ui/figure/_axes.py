@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import bqplot
 import numpy as np
 
-from ..look import d3_format, ticks
+from ..look import X_LABELS, d3_format, js_key, ticks, time_limits, time_ticks
 
 __all__ = ["AXIS_TEXT", "Extent", "FigureAxes", "Lines"]
 
@@ -39,6 +39,8 @@ class FigureAxes:
     y_axis: bqplot.Axis
     log: bool
     log_x: bool
+    #: What the x axis counts (`..look.X_AXES`): steps, or seconds (relative, wall clock).
+    x_time: str = "step"
     _extent: Extent
     _width: float | None
 
@@ -54,7 +56,10 @@ class FigureAxes:
         log axis from step 1 at least: from step 1, out to the next eighth of a decade, a
         decade at least; from a later step, a window's, the nearer of that and the linear
         axis's round end); ``exact``: to ``last`` itself (a zoom shows the steps asked for);
-        ``settled`` (every run ended): fitting ``last`` closely (`ticks.x_limits`)."""
+        ``settled`` (every run ended): fitting ``last`` closely (`ticks.x_limits`). On a time
+        axis ``first`` and ``last`` are seconds, spanned as they are."""
+        if self.x_time != "step":
+            return time_limits(first, last)
         if self.log_x:
             x_lo = float(max(1, first))
             if exact:
@@ -70,7 +75,7 @@ class FigureAxes:
         return ticks.x_limits(first, last, settled)
 
     def _set_x_limits(
-        self, first: int, last: int, exact: bool = False, settled: bool = False
+        self, first: float, last: float, exact: bool = False, settled: bool = False
     ) -> None:
         x_lo, x_hi = self._x_limits(first, last, exact, settled)
         if (self.x_scale.min, self.x_scale.max) != (x_lo, x_hi):
@@ -101,31 +106,42 @@ class FigureAxes:
         x_lo, x_hi = float(self.x_scale.min), float(self.x_scale.max)
         margin = self.figure.fig_margin
         plot = None if self._width is None else self._width - margin["left"] - margin["right"]
-        x_ticks, x_format = self._x_ticks(x_lo, x_hi, plot)
+        x_ticks, x_format, x_labels = self._x_ticks(x_lo, x_hi, plot)
         lo, hi = float(self.y_scale.min), float(self.y_scale.max)
         y_ticks = ticks.log_ticks(lo, hi) if self.log else ticks.linear_ticks(lo, hi, 6)
         y_format, width = ticks.tick_format(y_ticks, log=self.log)
-        for axis, values, fmt, log in (
-            (self.x_axis, x_ticks, x_format, False),  # (steps: SI prefixes, log or not)
-            (self.y_axis, y_ticks, y_format, self.log),
+        for axis, values, fmt, log, own in (
+            # (steps: SI prefixes, log or not; a time axis: its own labels)
+            (self.x_axis, x_ticks, x_format, False, x_labels),
+            (self.y_axis, y_ticks, y_format, self.log, None),
         ):
             # The format first, in a message of its own: bqplot redraws new tick values a frame
             # later with the format its view has by then, but a new format at once; in one
             # message (whose keys the view may apply in either order) the late redraw could
             # write the new ticks in the old format and keep them so.
-            labels = ticks.tick_labels(fmt, values, log)
+            labels = own if own is not None else ticks.tick_labels(fmt, values, log)
             if (axis.tick_labels or {}) != labels:
                 axis.tick_labels = labels
             axis.tick_format = fmt
             if list(axis.tick_values) != values:
                 axis.tick_values = np.array(values, float)
         last = len(d3_format(x_format, x_ticks[-1])) if x_ticks else 1
+        if x_labels:  # a time axis: its labels are its own
+            last = len(x_labels[js_key(x_ticks[-1])])
         new = {"left": ticks.left_margin(width), "right": ticks.right_margin(last)}
         if any(margin.get(k) != v for k, v in new.items()):
             self.figure.fig_margin = {**margin, **new}
 
-    def _x_ticks(self, x_lo: float, x_hi: float, plot: float | None) -> tuple[list[float], str]:
-        """Tick values and format of the step axis over ``[x_lo, x_hi]``, ``plot`` px wide."""
+    def _x_ticks(
+        self, x_lo: float, x_hi: float, plot: float | None
+    ) -> tuple[list[float], str, dict[str, str] | None]:
+        """Tick values and format of the x axis over ``[x_lo, x_hi]``, ``plot`` px wide, and
+        the labels of a time axis's ticks (by `..look.js_key`; None on a step axis)."""
+        if self.x_time != "step":
+            wall = self.x_time == "wall"
+            chars = 8 if wall else 6  # "12:34:56", "90 min"
+            values, texts = time_ticks(x_lo, x_hi, ticks.x_intervals(plot, chars), wall)
+            return values, ",.0f", {js_key(v): t for v, t in zip(values, texts, strict=True)}
         # The label width depends on the ticks and the ticks on it: one refinement is enough
         # (a label of the axis end is the widest the axis can have, to a character).
         chars = len(d3_format(ticks.tick_format([x_lo, x_hi], si=True)[0], x_hi))
@@ -133,7 +149,7 @@ class FigureAxes:
             x_ticks = ticks.log_ticks(x_lo, x_hi, ticks.x_intervals(plot, chars) + 1)
         else:
             x_ticks = ticks.linear_ticks(x_lo, x_hi, ticks.x_intervals(plot, chars), integer=True)
-        return x_ticks, ticks.tick_format(x_ticks, si=True)[0]
+        return x_ticks, ticks.tick_format(x_ticks, si=True)[0], None
 
     def _new_y_axis(self) -> bqplot.Axis:
         return bqplot.Axis(
@@ -150,7 +166,7 @@ class FigureAxes:
         return bqplot.Axis(
             scale=self.x_scale,
             side="bottom",
-            label="step",
+            label=X_LABELS[self.x_time],
             label_color=AXIS_TEXT,
             color=AXIS_TEXT,
             grid_lines="dashed",

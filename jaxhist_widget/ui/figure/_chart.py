@@ -295,7 +295,8 @@ class LiveFigure(FigureAxes):
         if self.ignore_outliers:
             self._extent = robust_extent(m.y for r in runs for m in r.marks)
         else:
-            extras = [extra.extent(steps) for r in runs for extra in r.extras]
+            shown = steps if self.x_time == "step" else None  # (a time axis shows every row)
+            extras = [extra.extent(shown) for r in runs for extra in r.extras]
             self._extent = joint_extent([e for r in runs for e in r.extents] + extras)
         self._set_y_limits()
         self._draw_extras()

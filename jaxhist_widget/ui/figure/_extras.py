@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import bqplot
@@ -54,6 +54,8 @@ class BandExtra:
 
     above = False
     label = ""  # the line it is drawn with (set by `make_extra`)
+    #: Steps -> the x axis's values (a time axis's seconds; None: the steps themselves).
+    x_map: Callable[[np.ndarray], np.ndarray] | None = None
 
     def __init__(self, band: BandSeries, name: str, run: int, color: str, x0: int) -> None:
         self.band, self.name, self.run, self.color, self.x0 = band, name, run, color, x0
@@ -97,6 +99,7 @@ class BandExtra:
             return
         self._drawn = key
         for mark, (x, y) in zip(self.marks, self.band.polygons(self.x0), strict=True):
+            x = self.x_map(x) if self.x_map is not None else x
             if log:  # values <= 0 have no place on a log axis: the band runs to its bottom
                 y = np.maximum(y, y_limits[0])
             with mark.hold_sync():
@@ -135,6 +138,8 @@ class HeatmapExtra:
 
     above = False
     label = ""  # the line it is drawn with (set by `make_extra`)
+    #: Steps -> the x axis's values (as `BandExtra.x_map`): the image spans its ends' times.
+    x_map: Callable[[np.ndarray], np.ndarray] | None = None
 
     def __init__(self, hist: HistogramBuckets, name: str, run: int, color: str, x0: int) -> None:
         self.hist, self.name, self.run, self.color, self.x0 = hist, name, run, color, x0
@@ -181,6 +186,9 @@ class HeatmapExtra:
         # The first step to the last (a run of one step: half a step either side).
         last = max(self.hist.steps - 1, 0.5)
         self.x_limits = (self.x0 - (0.5 if last == 0.5 else 0.0), self.x0 + last)
+        if self.x_map is not None:
+            ends = self.x_map(np.array([self.x0, self.x0 + max(self.hist.steps - 1, 0)], float))
+            self.x_limits = (float(ends[0]), float(max(ends[1], ends[0] + 1e-3)))
         # A new image widget each time: a bqplot Image view redraws when its mark's `image`
         # changes, not when that widget's bytes do.
         old, self.image = self.image, ipywidgets.Image(value=self.png, format="png")

@@ -9,14 +9,14 @@ legend row under the grid names the fields, kept runs and lanes.
 
 It answers the calls a `LivePlot` makes of a single figure (`add_run`, `add_marks`,
 `set_lines`, `restyle`, `drop_runs`, `set_hidden`, `set_smoothing`, `update_scales`, `set_log`,
-`set_width`) and hands each chart its share of the fields; a run has one name and one colour
-(the plot's), in every chart.
+`set_width`, `set_x_time`: `._time_axis`) and hands each chart its share of the fields; a run
+has one name and one colour (the plot's), in every chart.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import bqplot
 import ipywidgets
@@ -35,6 +35,7 @@ from ._extras import make_extra, notes_html
 from ._legend import grid_legend, legend_html
 from ._path_chart import PathFigure
 from ._sweep import flag_ends, rename_lanes
+from ._time_axis import GridTime
 
 __all__ = ["CHART_MODES", "EMPTY_HINT", "MAX_CHARTS", "ChartGrid", "check_charts"]
 
@@ -61,7 +62,7 @@ def check_charts(charts: object) -> str:
     return charts
 
 
-class ChartGrid:
+class ChartGrid(GridTime):
     """The charts of one `LivePlot` and what they draw.
 
     Attributes
@@ -82,6 +83,10 @@ class ChartGrid:
         self._x_scale = bqplot.LinearScale(min=0.0, max=1.0)  # every chart's steps
         self._x_log = bqplot.LogScale(min=1.0, max=10.0)  # the same, on a log step axis
         self.log_x = False
+        #: What the x axis counts (`..look.X_AXES`); a time axis places each run's steps at
+        #: the times its `set_clock` gives them.
+        self.x_time = "step"
+        self._clocks: dict[int, Callable[[np.ndarray], np.ndarray]] = {}
         self._runs: dict[int, int] = {}  # run number -> its first step (x0)
         self._looks: dict[int, tuple[str, str]] = {}  # run number -> its name and colour
         self.smoothing = False
@@ -194,6 +199,7 @@ class ChartGrid:
                 label = fields[i]
                 if label in extras:
                     extra = make_extra(extras[label], label, number, self._color(key, label), x0)
+                    extra.x_map = lambda steps, n=number: self.x_of(n, steps)
                     self.charts[key].add_extra(number, extra)
         self._show()
 
@@ -212,7 +218,8 @@ class ChartGrid:
         order `add_marks` was given them."""
         lines = list(lines)
         for key, idx in self._groups.get(number, []):
-            self.charts[key].set_lines(number, [lines[i] for i in idx], last_step)
+            chosen = [self._placed(number, key, lines[i]) for i in idx]
+            self.charts[key].set_lines(number, chosen, last_step)
         for chart in self._all():  # the charts without a field of this run still count its steps
             if number in chart._runs:
                 chart._runs[number].last_step = last_step
@@ -228,7 +235,8 @@ class ChartGrid:
         """Flag the drawn lines of run ``number`` that end at NaN or ±inf: per field, in
         `add_marks` order, ``(n, 2)`` steps and values of their last finite points."""
         for key, idx in self._groups.get(number, []):
-            flag_ends(self.charts[key], number, [flags[i] for i in idx])
+            chosen = [self._placed_flags(number, key, flags[i]) for i in idx]
+            flag_ends(self.charts[key], number, chosen)
         self._update_legend()  # (a band's left-out count, too: it changes with the rows)
 
     def restyle(self) -> None:
@@ -256,7 +264,8 @@ class ChartGrid:
         """The smoothed points of run ``number``'s fields, in `add_marks` order."""
         lines = list(lines)
         for key, idx in self._groups.get(number, []):
-            self.charts[key].set_smoothed_lines(number, [lines[i] for i in idx])
+            chosen = [self._placed(number, key, lines[i]) for i in idx]
+            self.charts[key].set_smoothed_lines(number, chosen)
 
     def set_ignore_outliers(self, on: bool) -> None:
         """Fit each chart's y range to its drawn points without the extreme few percent
@@ -272,6 +281,7 @@ class ChartGrid:
             return
         for n in numbers:
             self._runs.pop(n)
+            self._clocks.pop(n, None)
             self._looks.pop(n, None)
             self._groups.pop(n, None)
             self._fields.pop(n, None)
@@ -290,11 +300,9 @@ class ChartGrid:
 
     def set_log_x(self, log: bool) -> None:
         """Put every chart's step axis on a log (or linear) scale; scales follow at
-        `update_scales`."""
+        `update_scales`. A time axis stays linear (the toggle applies to steps)."""
         self.log_x = bool(log)
-        for chart in self._all():
-            if chart.log_x != self.log_x and not isinstance(chart, PathFigure):
-                chart.set_x_scale(self._x_log if self.log_x else self._x_scale, self.log_x)
+        self._set_x_scales()
 
     def set_log_charts(self, keys: Iterable[str]) -> None:
         """Put exactly the charts ``keys`` (titles, see `log_charts`) on a log y axis, the
@@ -313,6 +321,8 @@ class ChartGrid:
     def update_scales(self, settled: bool = False) -> None:
         """Every chart's scales: one step range for all (a window's, if on), each its y range;
         ``settled``: every run drawn ended (the step axis fits them, without a live headroom)."""
+        if self._update_time_scales(settled):
+            return
         ranges = [c.step_range() for c in self._all() if c._runs]
         steps = (min(r[0] for r in ranges), max(r[1] for r in ranges)) if ranges else (0, 0)
         for chart in self._all():
@@ -339,8 +349,7 @@ class ChartGrid:
             chart = LiveFigure(
                 self.log, title=title, height=CHART_HEIGHT_PX, titled=titled, x_scale=self._x_scale
             )
-            if self.log_x:
-                chart.set_x_scale(self._x_log, True)
+            self._fit_x(chart)
         chart.smoothing, chart.ignore_outliers = self.smoothing, self.ignore_outliers
         for number, x0 in self._runs.items():
             chart.add_run(number, x0, *self._looks[number])

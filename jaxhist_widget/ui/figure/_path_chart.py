@@ -76,9 +76,11 @@ class PathFigure(LiveFigure):
         hi = max((e[1] for e in self._x_extent.values()), default=-math.inf)
         return ticks.linear_limits(lo, hi)
 
-    def _x_ticks(self, x_lo: float, x_hi: float, plot: float | None) -> tuple[list[float], str]:
+    def _x_ticks(
+        self, x_lo: float, x_hi: float, plot: float | None
+    ) -> tuple[list[float], str, dict[str, str] | None]:
         # The widest label of a first guess sets how many fit, as for the steps.
         guess = ticks.linear_ticks(x_lo, x_hi, 4)
         chars = max(len(d3_format(ticks.tick_format(guess)[0], t)) for t in guess)
         values = ticks.linear_ticks(x_lo, x_hi, ticks.x_intervals(plot, chars))
-        return values, ticks.tick_format(values)[0]
+        return values, ticks.tick_format(values)[0], None  # (never a time axis)

@@ -40,6 +40,7 @@ from ._sizes import (
     chart_columns,
 )
 from ._table import LOOK, TABLE_PATH
+from ._time_ticks import X_AXES, X_LABELS, check_x_axis, js_key, time_limits, time_ticks
 from ._words import (
     BADGE_COLORS,
     CAN_DIVERGE,
@@ -76,13 +77,17 @@ __all__ = [
     "TICK_CHAR_PX",
     "TITLED_TOP_PX",
     "TOP_PX",
+    "X_AXES",
+    "X_LABELS",
     "LegendLine",
     "chart_columns",
+    "check_x_axis",
     "d3_format",
     "field_colors",
     "format_count",
     "format_duration",
     "format_value",
+    "js_key",
     "lane_colors",
     "lane_summary",
     "legend_labels",
@@ -92,4 +97,6 @@ __all__ = [
     "si_label",
     "status_word",
     "ticks",
+    "time_limits",
+    "time_ticks",
 ]

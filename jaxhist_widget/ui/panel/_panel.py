@@ -24,7 +24,7 @@ import anywidget
 import ipywidgets
 import traitlets
 
-from ..look import TABLE_PATH
+from ..look import TABLE_PATH, X_AXES
 from ..reduce import MAX_WEIGHT
 from ._esm import bundle
 from ._subshell import serve_controls_at_once
@@ -149,6 +149,13 @@ class LivePanel(anywidget.AnyWidget):
     log_y = traitlets.Bool(False).tag(sync=True)
     #: Whether the step axis is logarithmic (step 0 is then not drawn).
     log_x = traitlets.Bool(False).tag(sync=True)
+    #: What the x axis counts: ``"step"``, ``"relative"`` (seconds since each run's first row)
+    #: or ``"wall"`` (the time of day its rows reached the host).
+    x_axis = traitlets.Unicode("step").tag(sync=True)
+    #: On a time axis, per drawn run (by the name its lines end with): ``[times, steps]``, a
+    #: few hundred pairs at most, for the hover read-out to tell the step at a time; ``{}`` on
+    #: the step axis.
+    x_clocks = traitlets.Dict().tag(sync=True)
     keep_runs = traitlets.Bool(False).tag(sync=True)
     #: Titles of the charts whose y axis is logarithmic (each chart's own log toggle; the
     #: ``log_y`` toggle puts all of them on one scale).
@@ -235,6 +242,8 @@ class LivePanel(anywidget.AnyWidget):
             return {"clear_clicks": self.clear_clicks + 1}
         if name in ("log_y", "log_x", "keep_runs", "ignore_outliers") and isinstance(value, bool):
             return {name: value}
+        if name == "x_axis" and value in X_AXES:
+            return {"x_axis": value}
         if name == "last_steps" and isinstance(value, int) and not isinstance(value, bool):
             return {"last_steps": max(0, value)}
         if name == "step_range" and (value is None or _is_step_range(value)):

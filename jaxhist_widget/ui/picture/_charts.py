@@ -102,11 +102,13 @@ def _scale(limits: tuple[float, float], pixels: tuple[float, float], log: bool) 
 def _axes(out: list[str], p: ChartPicture, fx: Any, fy: Any, box: tuple[float, ...]) -> None:
     x0, x1, y0, y1 = box
     out.append(f'<g class="jhw-axes" font-size="11" fill="{_TEXT}">')
-    for t in p.x_ticks:
+    own = p.x_tick_labels if len(p.x_tick_labels) == len(p.x_ticks) else None
+    for k, t in enumerate(p.x_ticks):
         px = float(fx(t))
         if x0 - 0.5 <= px <= x1 + 0.5:
+            text = own[k] if own is not None else _label(p.x_format, t)
             out.append(_grid(px, y1, px, y0))
-            out.append(svg_text(px, y0 + 16, _label(p.x_format, t), anchor="middle", cls="x"))
+            out.append(svg_text(px, y0 + 16, text, anchor="middle", cls="x"))
     for t in p.y_ticks:
         py = float(fy(t))
         if math.isfinite(py) and y1 - 0.5 <= py <= y0 + 0.5:

@@ -51,6 +51,9 @@ class ChartPicture:
     y_limits: tuple[float, float] = (0.0, 1.0)
     x_ticks: tuple[float, ...] = ()
     x_format: str = ",.0f"
+    #: The x ticks' own labels (a time axis's: ``"30 s"``, ``"12:34:56"``), else () for the
+    #: format's.
+    x_tick_labels: tuple[str, ...] = ()
     y_ticks: tuple[float, ...] = ()
     y_format: str = ",~g"
     left: int = LEFT_PX  #: the figure's left margin (fits the widest y label)

@@ -3,7 +3,8 @@ plot's properties (`option`).
 
 The panel's view sends its controls as messages, which set the panel's traits (`LivePanel`);
 a `LivePlot` option set in Python sets the same trait. `Controls` observes those traits and
-applies each to the plot: Stop, Clear, log y (all charts and each chart's own), log x, the last
+applies each to the plot: Stop, Clear, log y (all charts and each chart's own), log x, the x
+axis (steps, relative time or the wall clock), the last
 N steps, the zoom (a drag across a chart), keep runs, the smoothing weight, ignore outliers, the
 run list's show/hide toggles, and the width a view reports. Every trait write holds the plot's
 lock (the panel's), so a control is applied under it, whatever thread set it.
@@ -17,6 +18,7 @@ from typing import Any
 
 from ..._host import Sink
 from ..figure import ChartGrid
+from ..look import check_x_axis
 from ..panel import LivePanel
 from ..reduce import check_weight
 from ..series import check_last_steps, check_step_range
@@ -24,6 +26,7 @@ from ._options import check_flag
 from ._updates import Updates
 
 __all__ = [
+    "ControlOptions",
     "Controls",
     "ignore_outliers",
     "keep_runs",
@@ -33,6 +36,7 @@ __all__ = [
     "option",
     "smoothing",
     "step_range",
+    "x_axis",
 ]
 
 
@@ -64,6 +68,13 @@ log_x = option(
     lambda v: check_flag("log_x", v),
     "Whether the step axis is logarithmic (synced with the panel's toggle).",
 )
+x_axis = option(
+    "x_axis",
+    check_x_axis,
+    """What the x axis counts: ``"step"``, ``"relative"`` (seconds since each run's first row)
+        or ``"wall"`` (the local time of day its rows reached the host); synced with the
+        panel's select. Times are per chunk of rows (see `jaxhist_widget.Run.times`).""",
+)
 keep_runs = option(
     "keep_runs",
     bool,
@@ -90,6 +101,22 @@ step_range = option(
         it. It wins over `last_steps` until reset; setting `last_steps` resets it.""",
     read=lambda steps: (steps[0], steps[1]) if steps else None,
 )
+
+
+class ControlOptions:
+    """A `LivePlot`'s options synced with its panel's controls, as its properties: set in
+    Python or clicked in the view, one truth (the panel's traits)."""
+
+    panel: LivePanel
+
+    log_y = log_y
+    log_x = log_x
+    x_axis = x_axis
+    keep_runs = keep_runs
+    smoothing = smoothing
+    ignore_outliers = ignore_outliers
+    last_steps = last_steps
+    step_range = step_range
 
 
 class Controls:
@@ -122,6 +149,7 @@ class Controls:
             (self._on_clear_click, "clear_clicks"),
             (self._on_log_y, "log_y"),
             (self._on_log_x, "log_x"),
+            (self._on_x_axis, "x_axis"),
             (self._on_log_charts, "log_charts"),
             (self._on_keep_runs, "keep_runs"),
             (self._on_smoothing, "smoothing"),
@@ -190,6 +218,10 @@ class Controls:
 
     def _on_log_x(self, change: dict[str, Any]) -> None:
         self.updates.set_log_x(bool(change["new"]))
+        self._picture()
+
+    def _on_x_axis(self, change: dict[str, Any]) -> None:
+        self.updates.set_x_axis(check_x_axis(change["new"]))
         self._picture()
 
     def _on_log_charts(self, change: dict[str, Any]) -> None:

@@ -38,7 +38,7 @@ __all__ = ["MAX_LANES", "MAX_POINTS_LIMIT", "MAX_UPDATES_PER_SECOND", "PUSH_BUDG
 T = TypeVar("T")
 
 
-class LivePlot(Sink):
+class LivePlot(controls.ControlOptions, Sink):
     """Plot every `jaxhist_widget.while_loop` run started while attached, live, and record it.
 
     Display it (last expression of a cell, or ``display(live)``), then run loops inside
@@ -118,6 +118,9 @@ class LivePlot(Sink):
         (every point of the range, however long the run), each y axis fitting them; it wins
         over ``last_steps`` until reset. A drag across a chart sets it, a double-click resets
         it, shift+drag pans it (`step_range` is synced with them).
+    x_axis
+        ``"step"``, ``"relative"`` (seconds since each run's first row) or ``"wall"`` (time of
+        day); a panel select too. Times are a chunk's (`Run.times`); zoom and `last_steps` wait.
     ignore_outliers
         Fit each chart's y range to its drawn points without the highest and lowest 2% (a
         spike leaves the axis alone), as TensorBoard's "ignore outliers"; a panel toggle too.
@@ -157,6 +160,7 @@ class LivePlot(Sink):
         log_x: bool = False,
         last_steps: int | None = None,
         step_range: tuple[int, int] | None = None,
+        x_axis: str = "step",
         **unknown: Any,
     ) -> None:
         given = locals()  # (the options by name, as `checked` takes them)
@@ -185,17 +189,7 @@ class LivePlot(Sink):
         self._outputs.link_figures()
         steps = list(o.step_range) if o.step_range is not None else []
         self.panel.write(smoothing=o.smoothing, ignore_outliers=o.ignore_outliers, log_x=o.log_x)
-        self.panel.write(last_steps=o.last_steps, step_range=steps)
-
-    # ------------------------------------------------------------------ options
-    # Synced with the panel's controls: set here or clicked in the view (`._controls`).
-    log_y = controls.log_y
-    log_x = controls.log_x
-    keep_runs = controls.keep_runs
-    smoothing = controls.smoothing
-    ignore_outliers = controls.ignore_outliers
-    last_steps = controls.last_steps
-    step_range = controls.step_range
+        self.panel.write(last_steps=o.last_steps, step_range=steps, x_axis=o.x_axis)
 
     @property
     def runs(self) -> list[Run]:
@@ -223,8 +217,7 @@ class LivePlot(Sink):
     def _ipython_display_(self) -> None:
         self._outputs.show()
 
-    def __repr__(self) -> str:
-        # What a script or a debugger prints: the picture's one-line summary.
+    def __repr__(self) -> str:  # what a script or a debugger prints: the picture's summary
         return f"<LivePlot: {outputs.summary_line(self.panel)}>"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
@@ -244,10 +237,10 @@ class LivePlot(Sink):
     def on_start(self, run: Run) -> None:
         self._updates.start(run, keep_runs=self.panel.keep_runs)
 
-    # Rows are filed in the chunk's call, not on the worker (see `Sink`), although on_rows
-    # never stops: a push then pauses the loop rather than competing with it for the cores,
-    # and each push's measured cost (which spaces the updates) stays its own. With deferred
-    # filing a long run in JupyterLab got a fraction of its updates on a machine of few cores.
+    # Rows are filed in the chunk's call, not on the worker (see `Sink`), though on_rows never
+    # stops: a push pauses the loop rather than compete with it for the cores, and each push's
+    # measured cost (spacing the updates) stays its own (deferred, a long run in JupyterLab got
+    # a fraction of its updates on a machine of few cores).
     rows_can_wait = False
 
     def on_rows(self, run: Run, lanes: list[int]) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..figure import check_charts
-from ..look import shown_text
+from ..look import check_x_axis, shown_text
 from ..reduce import check_weight
 from ..series import (
     PlotChoice,
@@ -50,6 +50,7 @@ OPTIONS = (
     "log_x",
     "last_steps",
     "step_range",
+    "x_axis",
 )
 
 
@@ -99,6 +100,7 @@ class Options:
     log_x: bool
     last_steps: int
     step_range: tuple[int, int] | None
+    x_axis: str
 
 
 def checked(unknown: dict[str, Any], **options: Any) -> Options:
@@ -125,6 +127,7 @@ def checked(unknown: dict[str, Any], **options: Any) -> Options:
         log_x=check_flag("log_x", o["log_x"]),
         last_steps=check_last_steps(o["last_steps"]),
         step_range=check_step_range(o["step_range"]),
+        x_axis=check_x_axis(o["x_axis"]),
         lane_labels=check_lane_labels(o["lane_labels"]),
         charts=check_charts(o["charts"]),
     )

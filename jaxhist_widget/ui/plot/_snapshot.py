@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..figure import DIVERGED_COLOR, BandExtra, DivergedEnds, HeatmapExtra, PathEnds
-from ..look import BAND_OPACITY, LEFT_PX, PALETTE, TOP_PX
+from ..look import BAND_OPACITY, LEFT_PX, PALETTE, TOP_PX, js_key
 from ..picture import PICTURE_LINES, ChartPicture, Picture, StaticImage, StaticLine
 
 __all__ = ["snapshot", "synced_state"]
@@ -95,6 +95,7 @@ def _chart(fig: Any, most: int) -> ChartPicture:
         y_limits=(float(fig.y_scale.min), float(fig.y_scale.max)),
         x_ticks=tuple(float(t) for t in fig.x_axis.tick_values),
         x_format=str(fig.x_axis.tick_format),
+        x_tick_labels=_tick_labels(fig.x_axis),
         y_ticks=tuple(float(t) for t in fig.y_axis.tick_values),
         y_format=str(fig.y_axis.tick_format),
         left=int(fig.figure.fig_margin.get("left", LEFT_PX)),
@@ -107,6 +108,15 @@ def _chart(fig: Any, most: int) -> ChartPicture:
         x_label=str(fig.x_axis.label or ""),
         left_out=left_out,
     )
+
+
+def _tick_labels(axis: Any) -> tuple[str, ...]:
+    """The labels an axis gives its ticks itself (a time axis's, each by `js_key`), or ()."""
+    labels = dict(axis.tick_labels or {})
+    keys = [js_key(float(t)) for t in axis.tick_values]
+    if not labels or not all(k in labels for k in keys):
+        return ()
+    return tuple(str(labels[k]) for k in keys)
 
 
 def _latest_runs(runs: list[Any], most: int) -> tuple[list[Any], int]:

@@ -19,6 +19,8 @@ import traceback
 import warnings
 from collections.abc import Callable, Hashable
 
+import numpy as np
+
 from ..._host import Run
 from ..figure import ChartGrid
 from ..panel import LivePanel, run_step
@@ -26,7 +28,16 @@ from ..series import RunDrawing, window_lines
 from ._state import PlotState
 from ._throttle import Throttle
 
-__all__ = ["Updates"]
+__all__ = ["TIME_WINDOW_NOTE", "Updates"]
+
+#: Said under the charts while a zoom or the last N steps are set on a time axis.
+TIME_WINDOW_NOTE = (
+    "The zoom and the last N steps apply to the step axis: the time axis shows every row."
+)
+#: Chunk arrivals per run the hover read-out gets at most (`Updates._sync_clocks`).
+CLOCK_PAIRS = 256
+#: The key of the plot's own notes among the runs' (`ChartGrid.set_notes`: run numbers >= 1).
+WINDOW_NOTE_KEY = 0
 
 
 class Updates:
@@ -68,6 +79,9 @@ class Updates:
             try:
                 self.fig.drop_runs(dropped)
                 self.fig.add_run(drawing.number, drawing.x0, drawing.name, drawing.color)
+                # A time axis places the run's steps at the times its rows reached the host.
+                clock = lambda s, x0=drawing.x0: run.row_times(s - x0)  # noqa: E731
+                self.fig.set_clock(drawing.number, clock)
                 self.fig.restyle()
                 self.fig.update_scales(self._settled())
                 self.sync_panel(now)
@@ -105,9 +119,10 @@ class Updates:
                 for d in self.state.drawn:
                     if d.run.ended is None or d.run is ended:
                         self._draw(d)
-                if self.state.window.on:
+                if self._windowed():
                     self._draw_window()
                 self.fig.update_scales(self._settled())
+                self._sync_clocks()
                 if current is not None:
                     now = time.perf_counter()
                     if current.ended is None:
@@ -117,6 +132,15 @@ class Updates:
                 self.show_error(e, current)
             finally:
                 self.throttle.ended(start)
+
+    def _windowed(self) -> bool:
+        """Whether the charts show a window of steps: one is set and the x axis counts steps
+        (a zoom and the last N steps are in steps: a time axis shows every row)."""
+        return self.state.window.on and self.fig.x_time == "step"
+
+    def _window_set_aside(self) -> bool:
+        """Whether a window of steps is set but not applied (the x axis counts time)."""
+        return self.state.window.on and self.fig.x_time != "step"
 
     def _settled(self) -> bool:
         """Whether every run drawn ended (the step axis then fits them: no live headroom)."""
@@ -143,7 +167,7 @@ class Updates:
             # the lanes drawn for a role were chosen anew (or first): named before drawn
             self._named[d.number] = d.lanes_version
             self.fig.set_lane_names(d.number, *d.lane_names(self.state.lane_names(d.run)))
-        if not self.state.window.on:  # (a window draws its own lines: `_draw_window`)
+        if not self._windowed():  # (a window draws its own lines: `_draw_window`)
             self._draw_whole(d)
         self.fig.set_flags(d.number, d.diverged_ends())
 
@@ -176,7 +200,8 @@ class Updates:
         """Draw every run's lines anew, whole or in the window."""
         with self.lock:
             self.state.window.forget()
-            if self.state.window.on:
+            self.fig.set_notes(WINDOW_NOTE_KEY, [TIME_WINDOW_NOTE] * self._window_set_aside())
+            if self._windowed():
                 self._draw_window()
             else:
                 self.fig.window, self.fig.zoomed = None, False
@@ -288,6 +313,32 @@ class Updates:
         with self.lock:
             self.fig.set_log_x(on)
             self.fig.update_scales(self._settled())
+
+    def set_x_axis(self, mode: str) -> None:
+        """What the x axis counts (`..look.X_AXES`): every run drawn anew on it."""
+        with self.lock:
+            if mode != self.fig.x_time:
+                self.fig.set_x_time(mode)
+                self.redraw()
+                self._sync_clocks()
+
+    def _sync_clocks(self) -> None:
+        """The panel's ``x_clocks``: on a time axis, each drawn run's chunk arrivals (at most
+        `CLOCK_PAIRS`, evenly picked) as the axis counts time, with their steps."""
+        clocks: dict[str, list[list[float]]] = {}
+        for d in self.state.drawn if self.fig.x_time != "step" else []:
+            rows, times = d.run.arrivals()
+            if not len(rows):
+                continue
+            pick = np.unique(np.linspace(0, len(rows) - 1, min(len(rows), CLOCK_PAIRS)).astype(int))
+            # Row 0 came with the first chunk: the time axis's first point is step x0.
+            steps = [d.x0, *(d.x0 + rows[pick] - 1).tolist()]
+            seconds = np.concatenate([times[:1], times[pick]])
+            if self.fig.x_time == "relative":
+                seconds = seconds - times[0]
+            clocks[d.name] = [np.round(seconds, 3).tolist(), steps]
+        if clocks != self.panel.x_clocks:
+            self.panel.write(x_clocks=clocks)
 
     def set_ignore_outliers(self, on: bool) -> None:
         with self.lock:
