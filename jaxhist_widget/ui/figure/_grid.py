@@ -16,7 +16,7 @@ It answers the calls a `LivePlot` makes of a single figure (`add_run`, `add_mark
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import bqplot
 import ipywidgets
@@ -34,6 +34,7 @@ from ._chart import Lines, LiveFigure
 from ._extras import make_extra, notes_html
 from ._legend import grid_legend, legend_html
 from ._path_chart import PathFigure
+from ._run_marks import Key
 from ._sweep import flag_ends, rename_lanes
 
 __all__ = ["CHART_MODES", "EMPTY_HINT", "MAX_CHARTS", "ChartGrid", "check_charts"]
@@ -217,11 +218,19 @@ class ChartGrid:
             if number in chart._runs:
                 chart._runs[number].last_step = last_step
 
-    def set_lane_names(self, number: int, names: Sequence[str], roles: Sequence[str]) -> None:
-        """Name run ``number``'s drawn lanes anew (they were chosen anew), each drawn for
-        ``roles`` ("" for none: ``lane 17 (best)``), on every chart."""
+    def set_lane_names(
+        self,
+        number: int,
+        names: Sequence[str],
+        roles: Sequence[str],
+        ids: Sequence[int] = (),
+        hidden: Collection[int] = (),
+    ) -> None:
+        """Name run ``number``'s drawn lanes anew (they were chosen anew, or some hidden),
+        each drawn for ``roles`` ("" for none: ``lane 17 (best)``), with their lane indices
+        ``ids`` and the ``hidden`` ones (the legend's toggles), on every chart."""
         for chart in self._all():
-            rename_lanes(chart, number, names, roles)
+            rename_lanes(chart, number, names, roles, ids, hidden)
         self._update_legend()
 
     def set_flags(self, number: int, flags: Sequence[np.ndarray]) -> None:
@@ -383,6 +392,6 @@ class ChartGrid:
             return
         self.legend.value = legend_html(*self.legend_entries()) + notes_html(self.notes)
 
-    def legend_entries(self) -> tuple[list[LegendLine], list[str], int]:
+    def legend_entries(self) -> tuple[list[LegendLine], list[str], int, list[Key]]:
         """One legend for all charts (`._legend.grid_legend`)."""
         return grid_legend(self._all(), self._order)

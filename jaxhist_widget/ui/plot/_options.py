@@ -21,6 +21,7 @@ from ..series import (
     check_lanes,
     check_last_steps,
     check_paths,
+    check_run_filter,
     check_step_range,
     check_vectors,
 )
@@ -50,6 +51,7 @@ OPTIONS = (
     "log_x",
     "last_steps",
     "step_range",
+    "run_filter",
 )
 
 
@@ -99,6 +101,7 @@ class Options:
     log_x: bool
     last_steps: int
     step_range: tuple[int, int] | None
+    run_filter: str
 
 
 def checked(unknown: dict[str, Any], **options: Any) -> Options:
@@ -125,6 +128,7 @@ def checked(unknown: dict[str, Any], **options: Any) -> Options:
         log_x=check_flag("log_x", o["log_x"]),
         last_steps=check_last_steps(o["last_steps"]),
         step_range=check_step_range(o["step_range"]),
+        run_filter=check_run_filter(o["run_filter"]),
         lane_labels=check_lane_labels(o["lane_labels"]),
         charts=check_charts(o["charts"]),
     )
