@@ -24,6 +24,7 @@ Needs Playwright, JupyterLab and Chromium (``JAXHIST_UI_CHROMIUM``, default /usr
 from __future__ import annotations
 
 import argparse
+import itertools
 import platform
 import statistics
 import sys
@@ -78,7 +79,8 @@ PROBE_JS = """
   const tip = document.querySelector('.jhw-hover');
   new MutationObserver(() => {
     const at = performance.now();
-    requestAnimationFrame(() => setTimeout(() => log.shows.push({ at, done: performance.now() }), 0));
+    const done = () => log.shows.push({ at, done: performance.now() });
+    requestAnimationFrame(() => setTimeout(done, 0));
   }).observe(tip, { attributes: true, attributeFilter: ['data-step', 'data-name', 'data-value'] });
   return !!tip;
 }
@@ -88,7 +90,10 @@ FRAMES_JS = """
 (ms) => new Promise((resolve) => {
   const times = [];
   const end = performance.now() + ms;
-  const tick = (t) => { times.push(t); if (t < end) requestAnimationFrame(tick); else resolve(times); };
+  const tick = (t) => {
+    times.push(t);
+    if (t < end) requestAnimationFrame(tick); else resolve(times);
+  };
   requestAnimationFrame(tick);
 })
 """
@@ -128,7 +133,7 @@ def scroll_frames(page, seconds: float) -> list[float]:
             page.wait_for_timeout(16)
         direction = -direction
     times = frames.json_value()
-    return [b - a for a, b in zip(times, times[1:], strict=False)]
+    return [b - a for a, b in itertools.pairwise(times)]
 
 
 def measure(browser, server, lanes: int, moves: int, seconds: float) -> dict[str, float]:

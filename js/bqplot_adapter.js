@@ -65,7 +65,12 @@ function readMark(mark) {
   if (!ctm) return null; // not laid out (detached, or display: none)
   const inverse = ctm.inverse();
   const colors = mark.model.get("colors") || [];
-  const lines = data.map((line) => {
+  // A vmap lane hidden one by one is drawn transparent: nothing to read out there.
+  const opacities = mark.model.get("opacities") || [];
+  const shown = (line) =>
+    !opacities.length || !Number.isInteger(line.index) ||
+    Number(opacities[line.index % opacities.length]) !== 0;
+  const lines = data.filter(shown).map((line) => {
     expect(line && Array.isArray(line.values), "a `mark_data` line without `values`");
     const first = line.values[0];
     expect(first === undefined || (first && "x" in first && "y" in first), "points not {x, y}");

@@ -1,5 +1,6 @@
 // The panel's link to its kernel: the controls (Stop as an interrupt or a message, Clear, log y,
-// keep runs, the zoom), the plot's width, and the watch that notices a dead or restarted kernel.
+// keep runs, the zoom, the run list's toggles and filter, the legend's lane toggles), the plot's
+// width, and the watch that notices a dead or restarted kernel.
 //
 // The view tells the kernel what its user did with widget messages of its own (`model.send`),
 // never by writing a trait: a trait write goes through ipywidgets' throttle, which sends a
@@ -25,7 +26,8 @@ export function stopMode(model) {
 }
 
 /** Sends the control `name` ("stop", "clear", "log_y", "keep_runs", "plot_width", "chart_log",
- * "smoothing", "ignore_outliers", "run_hidden", "log_x", "x_axis", "last_steps", "step_range") with its
+ * "smoothing", "ignore_outliers", "run_hidden", "runs_hidden", "run_filter", "lane_hidden",
+ * "log_x", "x_axis", "last_steps", "step_range") with its
  * `value` to the kernel (see the top of this file for why not as a trait write). */
 export function sendControl(model, name, value = null) {
   try {
@@ -94,6 +96,28 @@ export function wireControls(ui, model, view, refresh) {
     if (event.key === "Enter") onLastSteps();
   };
   ui.onRunToggle = (number, hidden) => sendControl(model, "run_hidden", [number, hidden]);
+  ui.onLaneToggle = (number, lane, hidden) =>
+    sendControl(model, "lane_hidden", [number, lane, hidden]);
+  // The filter is sent once typing pauses (each one redraws every chart in the kernel), at
+  // once on Enter; an invalid one too (the kernel keeps it as typed and applies none).
+  let filterTimer = 0;
+  const sendFilter = () => {
+    clearTimeout(filterTimer);
+    filterTimer = 0;
+    if (ui.runFilter.value !== (model.get("run_filter") || "")) {
+      sendControl(model, "run_filter", ui.runFilter.value);
+    }
+  };
+  const onFilterInput = () => {
+    refresh(); // its invalid mark follows the typing
+    clearTimeout(filterTimer);
+    filterTimer = setTimeout(sendFilter, 250);
+  };
+  const onFilterKey = (event) => {
+    if (event.key === "Enter") sendFilter();
+  };
+  const onShowAll = () => sendControl(model, "runs_hidden", false);
+  const onHideAll = () => sendControl(model, "runs_hidden", true);
   const onZoomReset = () => {
     if (requestZoom(model, view, null)) refresh();
   };
@@ -110,10 +134,41 @@ export function wireControls(ui, model, view, refresh) {
     [ui.lastSteps, "change", onLastSteps],
     [ui.lastSteps, "keydown", onLastStepsKey],
     [ui.zoomReset, "click", onZoomReset],
+    [ui.runFilter, "input", onFilterInput],
+    [ui.runFilter, "keydown", onFilterKey],
+    [ui.runFilter, "change", sendFilter],
+    [ui.showAll, "click", onShowAll],
+    [ui.hideAll, "click", onHideAll],
   ];
   for (const [node, type, fn] of listeners) node.addEventListener(type, fn);
   return () => {
+    clearTimeout(filterTimer);
     for (const [node, type, fn] of listeners) node.removeEventListener(type, fn);
+  };
+}
+
+/** Makes the legend's lane entries of the LivePlot `box` toggles: a click (or Enter / space
+ * on one focused) hides or shows that lane's line. The kernel writes each entry's run, lane and
+ * state (`data-run`, `data-lane`, `data-hidden`); listening on the box keeps working however
+ * often the legend's HTML is replaced. Returns a function that stops. */
+export function wireLegend(model, box, view) {
+  const toggle = (event) => {
+    const entry = event.target instanceof Element
+      ? event.target.closest(".jhw-legend-lane[data-lane]")
+      : null;
+    if (!entry || !box.contains(entry) || view.kernelLost) return;
+    if (event.type === "keydown") {
+      if (event.key !== "Enter" && event.key !== " ") return;
+      event.preventDefault();
+    }
+    const hidden = entry.dataset.hidden !== "true";
+    sendControl(model, "lane_hidden", [Number(entry.dataset.run), Number(entry.dataset.lane), hidden]);
+  };
+  box.addEventListener("click", toggle);
+  box.addEventListener("keydown", toggle);
+  return () => {
+    box.removeEventListener("click", toggle);
+    box.removeEventListener("keydown", toggle);
   };
 }
 

@@ -12,7 +12,7 @@
 //   bqplot_adapter.js  the one place that reads bqplot's internals
 //   dom.js             small DOM helpers
 //   panel_dom.js       the panel's DOM: `buildPanel`, `panelState`, `updatePanel`
-//   runs.js            the run list and the view options (smoothing, ignore outliers)
+//   runs.js            the run list, its filter and the view options (smoothing, outliers)
 //   kernel.js          the controls and the kernel watch
 //   readout.js         the read-out's rows: one per series, sorted, the nearest lanes (pure)
 //   readout_dom.js     the read-out's DOM and its place inside the chart
@@ -44,7 +44,7 @@
 
 import { isRunning } from "./format.js";
 import { attachHover } from "./hover.js";
-import { reportWidth, watchKernel, wireControls } from "./kernel.js";
+import { reportWidth, watchKernel, wireControls, wireLegend } from "./kernel.js";
 import { buildPanel, panelState, updatePanel } from "./panel_dom.js";
 import { attachZoom } from "./zoom.js";
 import { sameRange } from "./zoom_range.js";
@@ -53,7 +53,7 @@ const TRAITS = [
   "status", "title", "step", "max_steps", "rate", "elapsed", "lanes", "diverged",
   "fields", "latest", "error", "log_y", "keep_runs", "stop_mode", "run_number",
   "lane_statuses", "lane_names", "latest_range", "runs", "smoothing", "ignore_outliers", "log_x", "last_steps",
-  "step_range", "x_axis",
+  "step_range", "x_axis", "run_filter",
 ];
 
 function render({ model, el }) {
@@ -65,6 +65,7 @@ function render({ model, el }) {
   // yet shown by the kernel ({range}: [lo, hi] or null for every step; see `requestZoom`).
   const view = { kernelLost: null, stoppingRun: null, pendingZoom: null };
   let zoom = null; // the charts' zoom, once the LivePlot box is found
+  let unwireLegend = () => {}; // the legend's lane toggles, once the box is found
 
   const refresh = () => {
     const run = model.get("run_number");
@@ -103,6 +104,7 @@ function render({ model, el }) {
   refresh();
   const removeHover = attachHover(model, el, (box, chartAt) => {
     zoom = attachZoom(model, box, chartAt, view, schedule);
+    unwireLegend = wireLegend(model, box, view);
     return zoom;
   });
   const unreportWidth = reportWidth(model, el);
@@ -110,6 +112,7 @@ function render({ model, el }) {
   return () => {
     alive = false;
     removeHover();
+    unwireLegend();
     unreportWidth();
     for (const name of TRAITS) model.off(`change:${name}`, schedule);
     unwatchKernel();

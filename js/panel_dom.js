@@ -17,7 +17,14 @@ import {
   statusTitle,
 } from "./format.js";
 import { stopMode } from "./kernel.js";
-import { buildViewOptions, updateRunList, updateRunName, updateViewOptions } from "./runs.js";
+import {
+  buildRunTools,
+  buildViewOptions,
+  updateRunList,
+  updateRunName,
+  updateRunTools,
+  updateViewOptions,
+} from "./runs.js";
 import { zoomChip } from "./zoom_range.js";
 
 /** The panel's DOM, made once; `updatePanel` fills it. Returns its nodes by role. */
@@ -48,7 +55,7 @@ export function buildPanel() {
   const head = element("div", "jhw-row");
   ui.runs.hidden = true;
   ui.runName.title = "the latest run";
-  // Set by `wireControls`: a run's show/hide toggle was clicked.
+  // Set by `wireControls`: a run's (or a sweep lane's) show/hide toggle was clicked.
   ui.onRunToggle = () => {};
   // Two groups that wrap as units (panel.css): what runs (title, run, badge) and how far it
   // is (bar and counters), so a narrow output never leaves a lone "elapsed" on a line.
@@ -58,6 +65,8 @@ export function buildPanel() {
   counters.append(ui.step, ui.rate, ui.elapsed, ui.lanes, ui.laneStatus);
   const progress = element("div", "jhw-head-progress");
   progress.append(ui.progress, counters);
+  ui.onLaneToggle = () => {};
+  Object.assign(ui, buildRunTools());
   head.classList.add("jhw-head");
   head.append(ident, progress);
 
@@ -75,7 +84,7 @@ export function buildPanel() {
   controls.append(ui.stop, logLabel, logXLabel, keepLabel, ui.clear);
   controls.append(ui.smoothLabel, ui.outliersLabel, ui.lastLabel, ui.xAxisLabel, ui.zoom);
 
-  ui.root.append(head, ui.fields, ui.runs, ui.error, controls);
+  ui.root.append(head, ui.fields, ui.runTools, ui.runs, ui.error, controls);
   return ui;
 }
 
@@ -147,6 +156,7 @@ export function panelState(model, view) {
     logX: Boolean(get("log_x")),
     keepRuns: Boolean(get("keep_runs")),
     runs: get("runs") || [],
+    runFilter: get("run_filter") || "",
     smoothing: Number(get("smoothing")) || 0,
     ignoreOutliers: Boolean(get("ignore_outliers")),
     lastSteps: Number(get("last_steps")) || 0,
@@ -173,7 +183,9 @@ export function updatePanel(ui, s) {
   ui.status.title = statusTitle(shown, s.diverged);
   showText(ui.title, s.title);
   updateRunName(ui.runName, s.runs);
-  updateRunList(ui.runs, s.runs, (number, hidden) => ui.onRunToggle(number, hidden), lost);
+  updateRunTools(ui, s.runs, s.runFilter, lost);
+  const onLane = (number, lane, hidden) => ui.onLaneToggle(number, lane, hidden);
+  updateRunList(ui.runs, s.runs, (number, hidden) => ui.onRunToggle(number, hidden), lost, onLane);
   updateViewOptions(ui, s.smoothing, s.ignoreOutliers, lost, s.lastSteps, s.xAxis);
   updateZoomChip(ui, zoomChip(s.stepRange, s.pendingZoom), lost);
 

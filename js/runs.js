@@ -1,13 +1,19 @@
 // The panel's run list and its view options: one line per run the plot draws (its colour, name,
-// status, steps, time and latest values, and a show/hide toggle), shown once there are two or
-// more; and the view options: the smoothing slider, "ignore outliers", "last N steps". The
-// kernel holds the state (`runs`, `hidden_runs`, `smoothing`, `ignore_outliers`, `last_steps`);
-// a control sends a message.
+// status, steps, time and latest values, and a show/hide toggle; a sweep's lanes, each with a
+// toggle, folded under it), shown once there are two or more, under the run tools: a filter
+// (a regex over the names, TensorBoard's), show all and hide all; and the view options: the
+// smoothing slider, "ignore outliers", "last N steps". The kernel holds the state (`runs`,
+// `hidden_runs`, `run_filter`, `hidden_lanes`, `smoothing`, `ignore_outliers`, `last_steps`)
+// and decides which runs the filter leaves out (each entry's `filtered`: Python's regex, one
+// truth for the charts, the list and the picture); a control sends a message.
 //
-// Stable hooks for tests: .jhw-runs[data-count], .jhw-run[data-run][data-name][data-hidden]
-// with .jhw-run-toggle, .jhw-run-swatch, .jhw-run-name, .jhw-run-status, .jhw-run-steps,
-// .jhw-run-time, .jhw-run-values; .jhw-smoothing (a range input), .jhw-smoothing-value,
-// .jhw-outliers, .jhw-last-steps; .jhw-run-name in the header (the latest run's name).
+// Stable hooks for tests: .jhw-runs[data-count][data-shown],
+// .jhw-run[data-run][data-name][data-hidden] with .jhw-run-toggle, .jhw-run-swatch,
+// .jhw-run-name, .jhw-run-status, .jhw-run-steps, .jhw-run-time, .jhw-run-values, and under
+// vmap .jhw-run-lanes .jhw-lane[data-lane][data-hidden] > .jhw-lane-toggle; the tools
+// .jhw-run-tools with .jhw-run-filter[data-invalid], .jhw-runs-show-all, .jhw-runs-hide-all;
+// .jhw-smoothing (a range input), .jhw-smoothing-value, .jhw-outliers, .jhw-last-steps;
+// .jhw-run-name in the header (the latest run's name).
 
 import { checkbox, element, showText } from "./dom.js";
 import {
@@ -116,6 +122,79 @@ export function updateViewOptions(ui, weight, ignoreOutliers, lost, lastSteps = 
   ui.outliers.disabled = lost;
 }
 
+/** Why `text` is no run filter ("" when it is one, or empty): the browser's regex error. The
+ * kernel applies the filter with Python's `re` and ignores an invalid one; this marks the field
+ * at once as the user types (the two dialects agree on what a filter of run names uses). */
+export function filterError(text) {
+  if (!text) return "";
+  try {
+    new RegExp(text, "i");
+    return "";
+  } catch (e) {
+    return e instanceof SyntaxError ? e.message : String(e);
+  }
+}
+
+/** The run tools' DOM (the filter field, show all, hide all), made once. */
+export function buildRunTools() {
+  const runTools = element("div", "jhw-run-tools");
+  runTools.hidden = true;
+  const runFilter = element("input", "jhw-run-filter");
+  Object.assign(runFilter, { type: "search", placeholder: "filter runs (regex)", spellcheck: false });
+  runFilter.setAttribute("aria-label", "filter runs by a regular expression");
+  const runCount = element("span", "jhw-run-count jhw-muted");
+  const showAll = element("button", "jhw-runs-show-all", "show all");
+  const hideAll = element("button", "jhw-runs-hide-all", "hide all");
+  showAll.type = hideAll.type = "button";
+  showAll.title = "Show every run the filter lists";
+  hideAll.title = "Hide every run the filter lists";
+  runTools.append(runFilter, runCount, showAll, hideAll);
+  return { runTools, runFilter, runCount, showAll, hideAll };
+}
+
+/** Applies the runs (the trait) and the filter's text to the tools: shown with the list (two
+ * runs or more), the field left alone while it has the focus, marked invalid with the error as
+ * its title, "2 of 4" while the filter leaves runs out. */
+export function updateRunTools(ui, runs, filterText, lost) {
+  const all = Array.isArray(runs) ? runs : [];
+  ui.runTools.hidden = all.length < 2;
+  if (document.activeElement !== ui.runFilter) ui.runFilter.value = filterText || "";
+  const error = filterError(ui.runFilter.value);
+  ui.runFilter.dataset.invalid = String(Boolean(error));
+  ui.runFilter.title = error
+    ? `Not a regular expression, not applied: ${error}`
+    : "Show only the runs whose names match this regular expression (case-insensitive)";
+  const listed = all.filter((run) => !run.filtered).length;
+  showText(ui.runCount, listed < all.length ? `${listed} of ${all.length}` : "");
+  for (const control of [ui.runFilter, ui.showAll, ui.hideAll]) control.disabled = lost;
+  ui.showAll.disabled = lost || !all.some((run) => !run.filtered && run.hidden);
+  ui.hideAll.disabled = lost || !all.some((run) => !run.filtered && !run.hidden);
+}
+
+/** A sweep's drawn lanes, each with a toggle, folded under its run's line (`open`: unfolded). */
+function laneList(run, onLane, open) {
+  const lanes = run.drawn;
+  const off = lanes.filter((lane) => lane[2]).length;
+  const box = element("details", "jhw-run-lanes");
+  box.open = open;
+  box.dataset.run = String(run.number);
+  const more = Number(run.lanes) > lanes.length ? ` of ${formatCount(run.lanes)}` : "";
+  const hidden = off ? ` · ${off} hidden` : "";
+  const items = element("div", "jhw-lane-list");
+  box.append(element("summary", "jhw-muted", `${lanes.length}${more} lanes drawn${hidden}`), items);
+  for (const [lane, name, isHidden] of lanes) {
+    const [label, toggle] = checkbox("jhw-lane-toggle", name);
+    label.className = "jhw-lane";
+    label.dataset.lane = String(lane);
+    label.dataset.hidden = String(Boolean(isHidden));
+    toggle.checked = !isHidden;
+    toggle.title = isHidden ? `Show ${name}` : `Hide ${name}`;
+    toggle.addEventListener("change", () => onLane(run.number, lane, !toggle.checked));
+    items.append(label);
+  }
+  return box;
+}
+
 function runLine(run, onToggle) {
   const texts = runTexts(run);
   const row = element("div", "jhw-run");
@@ -145,18 +224,30 @@ function runLine(run, onToggle) {
   return row;
 }
 
-/** Fills the run list `list` with `runs` (the trait), hidden below two runs; `onToggle(number,
- * hidden)` is called when a run's toggle is clicked. Rebuilt only when something it shows
- * changed (an update of the running run changes its line). */
-export function updateRunList(list, runs, onToggle, lost) {
+/** Fills the run list `list` with `runs` (the trait), hidden below two runs, listing those the
+ * filter shows; `onToggle(number, hidden)` is called when a run's toggle is clicked,
+ * `onLane(number, lane, hidden)` when a lane's. Rebuilt only when something it shows changed
+ * (an update of the running run changes its line); a sweep's lanes stay unfolded across it. */
+export function updateRunList(list, runs, onToggle, lost, onLane = () => {}) {
   const key = JSON.stringify([runs, lost]);
   if (list.dataset.key === key) return;
   list.dataset.key = key;
   const shown = Array.isArray(runs) && runs.length >= 2;
+  const listed = shown ? runs.filter((run) => !run.filtered) : [];
   list.hidden = !shown;
   list.dataset.count = String(shown ? runs.length : 0);
-  const rows = shown ? runs.map((run) => runLine(run, onToggle)) : [];
-  for (const row of rows) row.querySelector(".jhw-run-toggle").disabled = lost;
+  list.dataset.shown = String(listed.length);
+  const open = new Set(
+    [...list.querySelectorAll(".jhw-run-lanes[open]")].map((node) => node.dataset.run),
+  );
+  const rows = listed.map((run) => {
+    const row = runLine(run, onToggle);
+    if (Array.isArray(run.drawn) && run.drawn.length) {
+      row.append(laneList(run, onLane, open.has(String(run.number))));
+    }
+    for (const toggle of row.querySelectorAll("input")) toggle.disabled = lost;
+    return row;
+  });
   list.replaceChildren(...rows);
 }
 

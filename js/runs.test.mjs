@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { formatWeight, lastStepsValue, runTexts } from "./runs.js";
+import { filterError, formatWeight, lastStepsValue, runTexts } from "./runs.js";
 
 test("a run's line says its status, steps, time and latest values as the panel does", () => {
   const run = {
@@ -37,4 +37,11 @@ test("the last-steps field reads a whole number of steps, 0 for every step", () 
   assert.equal(lastStepsValue("500"), 500);
   assert.equal(lastStepsValue("12.7"), 12);
   for (const text of ["", "0", "-3", "abc"]) assert.equal(lastStepsValue(text), 0, text);
+});
+
+test("the run filter is marked invalid only when it is no regular expression", () => {
+  for (const text of ["", "adam", "^AD", "lr=0\\.1$", "adam|sgd", "(?:adam)"]) {
+    assert.equal(filterError(text), "", text);
+  }
+  for (const text of ["adam(", "[lr", "*", "a{2,1}"]) assert.notEqual(filterError(text), "", text);
 });

@@ -54,7 +54,8 @@ RUN = textwrap.dedent(
         status=live.runs[-1].status, smoothing=p.smoothing, log_y=p.log_y, log_x=p.log_x,
         log_charts=list(p.log_charts), last_steps=p.last_steps, step_range=list(p.step_range),
         ignore_outliers=p.ignore_outliers, hidden_runs=list(p.hidden_runs),
-        keep_runs=p.keep_runs, plot_width=p.plot_width, x_axis=p.x_axis)))
+        keep_runs=p.keep_runs, plot_width=p.plot_width, x_axis=p.x_axis,
+        run_filter=p.run_filter, hidden_lanes=[list(x) for x in p.hidden_lanes])))
     """
 )
 
@@ -69,6 +70,9 @@ CLICKS: list[tuple[str, Any, str]] = [
     ("step_range", [10, 400], "step_range"),
     ("ignore_outliers", True, "ignore_outliers"),
     ("run_hidden", [1, True], "hidden_runs"),
+    ("runs_hidden", True, "hidden_runs"),
+    ("run_filter", ".", "run_filter"),
+    ("lane_hidden", [1, 0, True], "hidden_lanes"),
     ("keep_runs", True, "keep_runs"),
     ("plot_width", 777, "plot_width"),
 ]
@@ -120,6 +124,8 @@ def test_every_control_is_applied_while_a_normal_cell_runs(kernel: KernelDriver)
         "keep_runs": True,
         "plot_width": 777,
         "x_axis": "relative",
+        "run_filter": ".",
+        "hidden_lanes": [[1, 0]],
     }, json.dumps(state)
 
 

@@ -40,6 +40,7 @@ from ._axes import AXIS_TEXT, Extent, FigureAxes, Lines
 from ._extras import extra_colors
 from ._legend import legend_html
 from ._run_marks import (
+    Key,
     RunMarks,
     chart_legend,
     joint_extent,
@@ -176,11 +177,13 @@ class LiveFigure(FigureAxes):
         faint = RAW_OPACITY if self.smoothing else 1.0
         for r in runs:
             n = max(1, len(r.lane_names))
+            off = {k for k, lane in enumerate(r.lane_ids) if lane in r.hidden_lanes}
             for i, (colors, style) in enumerate(looks[r.number]):
                 for mark, alpha in [(r.marks[i], faint)] + [
                     (m, 1.0) for m in r.smoothed[i : i + 1]
                 ]:
-                    opacities = [alpha] * n
+                    # a lane hidden one by one: transparent (`..series.hide_lanes`)
+                    opacities = [0.0 if k in off else alpha for k in range(n)]
                     visible = not r.hidden
                     set_traits(
                         mark, colors=colors, line_style=style, opacities=opacities, visible=visible
@@ -334,7 +337,7 @@ class LiveFigure(FigureAxes):
         """The legend row: one entry per field (and per kept run), plus the latest run's lanes."""
         self.legend.value = legend_html(*self.legend_entries())
 
-    def legend_entries(self) -> tuple[list[LegendLine], list[str], int]:
+    def legend_entries(self) -> tuple[list[LegendLine], list[str], int, list[Key]]:
         """What the legend names (`._run_marks.chart_legend`): series, extras, lanes."""
         return chart_legend(list(self._runs.values()))
 

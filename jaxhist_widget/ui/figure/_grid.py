@@ -16,7 +16,7 @@ has one name and one colour (the plot's), in every chart.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 import bqplot
 import ipywidgets
@@ -32,10 +32,11 @@ from ..look import (
 )
 from ._chart import Lines, LiveFigure
 from ._extras import make_extra, notes_html
+from ._grid_scales import GridScales
 from ._legend import grid_legend, legend_html
 from ._path_chart import PathFigure
+from ._run_marks import Key
 from ._sweep import flag_ends, rename_lanes
-from ._time_axis import GridTime
 
 __all__ = ["CHART_MODES", "EMPTY_HINT", "MAX_CHARTS", "ChartGrid", "check_charts"]
 
@@ -62,7 +63,7 @@ def check_charts(charts: object) -> str:
     return charts
 
 
-class ChartGrid(GridTime):
+class ChartGrid(GridScales):
     """The charts of one `LivePlot` and what they draw.
 
     Attributes
@@ -224,11 +225,19 @@ class ChartGrid(GridTime):
             if number in chart._runs:
                 chart._runs[number].last_step = last_step
 
-    def set_lane_names(self, number: int, names: Sequence[str], roles: Sequence[str]) -> None:
-        """Name run ``number``'s drawn lanes anew (they were chosen anew), each drawn for
-        ``roles`` ("" for none: ``lane 17 (best)``), on every chart."""
+    def set_lane_names(
+        self,
+        number: int,
+        names: Sequence[str],
+        roles: Sequence[str],
+        ids: Sequence[int] = (),
+        hidden: Collection[int] = (),
+    ) -> None:
+        """Name run ``number``'s drawn lanes anew (they were chosen anew, or some hidden),
+        each drawn for ``roles`` ("" for none: ``lane 17 (best)``), with their lane indices
+        ``ids`` and the ``hidden`` ones (the legend's toggles), on every chart."""
         for chart in self._all():
-            rename_lanes(chart, number, names, roles)
+            rename_lanes(chart, number, names, roles, ids, hidden)
         self._update_legend()
 
     def set_flags(self, number: int, flags: Sequence[np.ndarray]) -> None:
@@ -267,13 +276,6 @@ class ChartGrid(GridTime):
             chosen = [self._placed(number, key, lines[i]) for i in idx]
             self.charts[key].set_smoothed_lines(number, chosen)
 
-    def set_ignore_outliers(self, on: bool) -> None:
-        """Fit each chart's y range to its drawn points without the extreme few percent
-        (`..reduce.robust_extent`), or to all of them; scales follow at `update_scales`."""
-        self.ignore_outliers = bool(on)
-        for chart in self._all():
-            chart.ignore_outliers = self.ignore_outliers
-
     def drop_runs(self, numbers: Iterable[int]) -> None:
         """Stop drawing runs ``numbers``; a chart left without marks is hidden (kept for reuse)."""
         numbers = [n for n in numbers if n in self._runs]
@@ -289,44 +291,6 @@ class ChartGrid(GridTime):
         for chart in self._all():
             chart.drop_runs(numbers)
         self._show()
-
-    def set_log(self, log: bool) -> None:
-        """Switch every chart's y axis (and the charts made later) to a log (or linear) scale."""
-        self.log = log
-        for chart in self._all():
-            if chart.log != log:
-                chart.set_log(log)
-        self._show()
-
-    def set_log_x(self, log: bool) -> None:
-        """Put every chart's step axis on a log (or linear) scale; scales follow at
-        `update_scales`. A time axis stays linear (the toggle applies to steps)."""
-        self.log_x = bool(log)
-        self._set_x_scales()
-
-    def set_log_charts(self, keys: Iterable[str]) -> None:
-        """Put exactly the charts ``keys`` (titles, see `log_charts`) on a log y axis, the
-        others on a linear one: each chart's own log toggle."""
-        keys = set(keys)
-        for key, chart in self.charts.items():
-            if chart.log != (key in keys):
-                chart.set_log(key in keys)
-        self._show()
-
-    @property
-    def log_charts(self) -> list[str]:
-        """The keys (titles) of the charts on a log y axis, in grid order."""
-        return [k for k, c in self.charts.items() if c.log]
-
-    def update_scales(self, settled: bool = False) -> None:
-        """Every chart's scales: one step range for all (a window's, if on), each its y range;
-        ``settled``: every run drawn ended (the step axis fits them, without a live headroom)."""
-        if self._update_time_scales(settled):
-            return
-        ranges = [c.step_range() for c in self._all() if c._runs]
-        steps = (min(r[0] for r in ranges), max(r[1] for r in ranges)) if ranges else (0, 0)
-        for chart in self._all():
-            chart.update_scales(self.window or steps, exact=self.zoomed, settled=settled)
 
     def set_width(self, pixels: float) -> None:
         """The grid's width in a view (0: unknown): each chart's width follows from the
@@ -392,6 +356,6 @@ class ChartGrid(GridTime):
             return
         self.legend.value = legend_html(*self.legend_entries()) + notes_html(self.notes)
 
-    def legend_entries(self) -> tuple[list[LegendLine], list[str], int]:
+    def legend_entries(self) -> tuple[list[LegendLine], list[str], int, list[Key]]:
         """One legend for all charts (`._legend.grid_legend`)."""
         return grid_legend(self._all(), self._order)

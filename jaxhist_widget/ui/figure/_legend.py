@@ -16,10 +16,17 @@ from ..look import DASHES, LANE_RAMP, LEGEND_LANES, LegendLine, lane_colors, leg
 __all__ = ["grid_legend", "legend_html"]
 
 
-def legend_html(lines: Sequence[LegendLine], lane_names: Sequence[str] = (), lanes: int = 0) -> str:
+def legend_html(
+    lines: Sequence[LegendLine],
+    lane_names: Sequence[str] = (),
+    lanes: int = 0,
+    keys: Sequence[tuple[int, int, bool]] = (),
+) -> str:
     """The legend row: one entry per line (named with its run when several runs are drawn),
     then the lanes of the latest batched run: ``lane_names`` are its drawn lanes, ``lanes`` its
-    lane count (more than drawn above the lane cap). Empty when there is nothing to name."""
+    lane count (more than drawn above the lane cap), ``keys`` each one's run number, lane index
+    and whether it is hidden (a click on its entry toggles it: ``js/kernel.js``). Empty when
+    there is nothing to name."""
     items = [
         f'<span class="jhw-legend-item"{_run_attr(line.run)} style="white-space:nowrap">'
         f"{_swatch(line.color, line.style, line.opacity)} {html.escape(text)}</span>"
@@ -28,8 +35,10 @@ def legend_html(lines: Sequence[LegendLine], lane_names: Sequence[str] = (), lan
     n = len(lane_names)
     colors = lane_colors(n)
     if 0 < n <= LEGEND_LANES:
+        toggles = list(keys) if len(keys) == n else [None] * n
         items += [
-            f'<span class="jhw-legend-lane" style="white-space:nowrap">'
+            f'<span class="jhw-legend-lane"{_lane_attrs(toggles[k], lane_names[k])} '
+            f'style="white-space:nowrap">'
             f"{_swatch(colors[k], 'solid', 1.0)} {html.escape(lane_names[k])}</span>"
             for k in range(n)
         ]
@@ -55,21 +64,36 @@ def legend_html(lines: Sequence[LegendLine], lane_names: Sequence[str] = (), lan
 
 def grid_legend(
     charts: Sequence[Any], order: Sequence[str]
-) -> tuple[list[LegendLine], list[str], int]:
+) -> tuple[list[LegendLine], list[str], int, list[tuple[int, int, bool]]]:
     """One legend for all ``charts``: the series that share a chart, once each, in the fields'
-    ``order``, then the latest shown batched run's lanes (runs: the panel's run list)."""
+    ``order``, then the latest shown batched run's lanes (runs: the panel's run list) and
+    their keys (run, lane, hidden)."""
     lines: dict[str, LegendLine] = {}
     names: list[str] = []
     lanes = 0
+    keys: list[tuple[int, int, bool]] = []
     for chart in charts:
-        chart_lines, chart_names, chart_lanes = chart.legend_entries()
+        chart_lines, chart_names, chart_lanes, chart_keys = chart.legend_entries()
         for line in chart_lines:
             lines.setdefault(line.label, line)
         if chart_names:
-            names, lanes = chart_names, chart_lanes
+            names, lanes, keys = chart_names, chart_lanes, chart_keys
     where = {label: i for i, label in enumerate(order)}
     ordered = sorted(lines.values(), key=lambda line: where.get(line.label, len(where)))
-    return ordered, names, lanes
+    return ordered, names, lanes, keys
+
+
+def _lane_attrs(key: tuple[int, int, bool] | None, name: str) -> str:
+    """A lane entry's toggle: its run and lane as data attributes, whether it is hidden (drawn
+    struck through: ``js/panel.css``), and what a click does; nothing when not known."""
+    if key is None:
+        return ""
+    run, lane, hidden = key
+    verb = "Show" if hidden else "Hide"
+    return (
+        f' data-run="{run}" data-lane="{lane}" data-hidden="{str(hidden).lower()}"'
+        f' role="button" tabindex="0" title="{verb} {html.escape(name, quote=True)}"'
+    )
 
 
 def _run_attr(run: int | None) -> str:

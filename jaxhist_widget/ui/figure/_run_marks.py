@@ -28,6 +28,7 @@ __all__ = [
     "RunMarks",
     "chart_legend",
     "joint_extent",
+    "lane_keys",
     "lanes_named",
     "legend_lines",
     "pad",
@@ -51,6 +52,8 @@ class RunMarks:
     lane_names: list[str] = field(default_factory=list)  # of the drawn lanes; [] unbatched
     lane_roles: list[str] = field(default_factory=list)  # why each is drawn ("best"; "": stride)
     lanes: int = 0  # the run's lane count (more than drawn above the lane cap)
+    lane_ids: list[int] = field(default_factory=list)  # the run's lane index of each drawn lane
+    hidden_lanes: set[int] = field(default_factory=set)  # lane indices hidden one by one
     marks: list[bqplot.Lines] = field(default_factory=list)
     smoothed: list[bqplot.Lines] = field(default_factory=list)  # one per mark while smoothing
     extras: list[Any] = field(default_factory=list)  # bands, heatmaps, path ends (`._extras`)
@@ -116,11 +119,12 @@ def legend_lines(runs: Sequence[RunMarks]) -> list[LegendLine]:
     return list(out.values())
 
 
-def chart_legend(runs: Sequence[RunMarks]) -> tuple[list[LegendLine], list[str], int]:
+def chart_legend(runs: Sequence[RunMarks]) -> tuple[list[LegendLine], list[str], int, list[Key]]:
     """What one chart's legend names: the series of a chart holding several (`legend_lines`),
     a line drawn over a band or heatmap (a median) with its extras' entries, and, of the
     batched run it draws alone, the lanes drawn for a role (``lane 17 (best)``, in their
-    colour: a ramp names the others), the drawn lane names and the lane count."""
+    colour: a ramp names the others), the drawn lane names, the lane count and each drawn
+    lane's key (`lane_keys`)."""
     named = lanes_named(runs)
     names, lanes = (named.shown_lanes, named.lanes) if named is not None else ([], 0)
     lines = legend_lines(runs)
@@ -138,7 +142,19 @@ def chart_legend(runs: Sequence[RunMarks]) -> tuple[list[LegendLine], list[str],
         colors = lane_colors(len(names))
         roles = enumerate(named.lane_roles)
         lines += [LegendLine(names[k], None, colors[k], "solid", 1.0) for k, role in roles if role]
-    return lines, list(names), lanes
+    return lines, list(names), lanes, lane_keys(named)
+
+
+#: A drawn lane as the legend's toggle names it: run number, lane index, whether it is hidden.
+Key = tuple[int, int, bool]
+
+
+def lane_keys(r: RunMarks | None) -> list[Key]:
+    """Each drawn lane of ``r`` as ``(run number, lane index, hidden)`` (the legend's lane
+    entries toggle it); none when its lane indices are not known."""
+    if r is None or len(r.lane_ids) != len(r.lane_names):
+        return []
+    return [(r.number, k, k in r.hidden_lanes) for k in r.lane_ids]
 
 
 def lanes_named(runs: Sequence[RunMarks]) -> RunMarks | None:

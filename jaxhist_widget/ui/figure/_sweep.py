@@ -7,7 +7,7 @@ The lanes and the flags' points are the series' (`jaxhist_widget.ui.series`); th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import bqplot
@@ -22,13 +22,22 @@ DIVERGED_COLOR = BADGE_COLORS["diverged"][0]
 _NO_EXTENT = (np.inf, -np.inf, np.inf)
 
 
-def rename_lanes(chart: Any, number: int, names: Sequence[str], roles: Sequence[str]) -> None:
+def rename_lanes(
+    chart: Any,
+    number: int,
+    names: Sequence[str],
+    roles: Sequence[str],
+    ids: Sequence[int] = (),
+    hidden: Collection[int] = (),
+) -> None:
     """Name run ``number``'s drawn lanes ``names`` on ``chart`` (a `LiveFigure`), each drawn for
-    ``roles`` ("" for none): its hover labels, colours and legend follow."""
+    ``roles`` ("" for none), with their lane indices ``ids`` and the ``hidden`` ones (the
+    legend's toggles): its hover labels, colours and legend follow."""
     r = chart._runs.get(number)
     if r is None or not r.marks:
         return
     r.lane_names, r.lane_roles = list(names), list(roles)
+    r.lane_ids, r.hidden_lanes = list(ids), set(hidden)
     for i, mark in enumerate(r.marks):
         mark.labels = r.labels(i)
     for i, mark in enumerate(r.smoothed):

@@ -128,7 +128,8 @@ class LivePanel(anywidget.AnyWidget):
     stop_mode = traitlets.Enum(STOP_MODES, default_value="message").tag(sync=True)
     #: The runs drawn, oldest first, one dict each (`._state.run_entry`): ``number``, ``name``,
     #: ``color``, ``status``, ``diverged``, ``step``, ``max_steps``, ``elapsed``, ``lanes``,
-    #: ``latest`` and ``hidden``. The view lists them once there are two or more.
+    #: ``latest``, ``hidden``, ``filtered`` (the run filter leaves it out) and ``drawn`` (its
+    #: drawn vmap lanes: ``[lane, name, hidden]``). The view lists them once there are two.
     runs = traitlets.List(traitlets.Dict()).tag(sync=True)
     #: Error text shown under the status (status is "error" while it applies).
     error = traitlets.Unicode("").tag(sync=True)
@@ -162,6 +163,11 @@ class LivePanel(anywidget.AnyWidget):
     log_charts = traitlets.List(traitlets.Unicode()).tag(sync=True)
     #: Numbers of the runs hidden from the run list (their lines are not drawn).
     hidden_runs = traitlets.List(traitlets.Int()).tag(sync=True)
+    #: The run filter: a regular expression (case-insensitive) the shown runs' names match
+    #: (""; or invalid, which the view marks: every run). What was typed, valid or not.
+    run_filter = traitlets.Unicode("").tag(sync=True)
+    #: The vmap lanes hidden one by one: ``[[run number, lane], ...]``.
+    hidden_lanes = traitlets.List(traitlets.List(traitlets.Int())).tag(sync=True)
     #: Weight of the debiased EMA drawn over each line (0: off; see `..reduce.Ema`).
     smoothing = traitlets.Float(0.0).tag(sync=True)
     #: Steps shown: the last ``last_steps`` only (0: every step; see `..series.StepWindow`).
@@ -254,6 +260,17 @@ class LivePanel(anywidget.AnyWidget):
             number, hidden = value
             numbers = [n for n in self.hidden_runs if n != number]
             return {"hidden_runs": [*numbers, number] if hidden else numbers}
+        if name == "run_filter" and isinstance(value, str):  # (an invalid one is not applied)
+            return {"run_filter": value}
+        if name == "runs_hidden" and isinstance(value, bool):
+            # show all / hide all: the runs the filter shows (those the list shows)
+            listed = [r["number"] for r in self.runs if not r.get("filtered")]
+            numbers = [n for n in self.hidden_runs if n not in listed]
+            return {"hidden_runs": [*numbers, *listed] if value else numbers}
+        if name == "lane_hidden" and _is_lane_hidden(value):
+            number, lane, hidden = value
+            pairs = [p for p in self.hidden_lanes if list(p) != [number, lane]]
+            return {"hidden_lanes": [*pairs, [number, lane]] if hidden else pairs}
         if name == "chart_log" and _is_chart_log(value):
             key, log = value
             keys = [k for k in self.log_charts if k != key]
@@ -285,6 +302,16 @@ def _is_run_hidden(value: Any) -> bool:
         and isinstance(value[0], int)
         and not isinstance(value[0], bool)
         and isinstance(value[1], bool)
+    )
+
+
+def _is_lane_hidden(value: Any) -> bool:
+    """Whether ``value`` is a ``lane_hidden`` control's value: ``[run number, lane, hidden]``."""
+    return (
+        isinstance(value, list)
+        and len(value) == 3
+        and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value[:2])
+        and isinstance(value[2], bool)
     )
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import collections
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -231,11 +231,15 @@ def run_entry(
     fields: Sequence[str],
     last_values: Sequence[Sequence[float]],
     lane_names: Sequence[str],
+    filtered: bool = False,
+    drawn_lanes: Sequence[int] = (),
+    hidden_lanes: Collection[int] = (),
 ) -> dict[str, Any]:
     """One line of the panel's run list (`LivePanel.runs`): the run's number, name, colour,
     status (the panel's: `panel_state`), whether a latest value is not finite, steps,
-    ``max_steps``, elapsed seconds, lanes, latest values (median over lanes under vmap) and
-    whether it is hidden."""
+    ``max_steps``, elapsed seconds, lanes, latest values (median over lanes under vmap),
+    whether it is hidden (its toggle) or ``filtered`` (left out by the run filter), and under
+    vmap its ``drawn`` lanes as ``[lane, name, hidden]`` (their toggles)."""
     state = panel_state(run, now=now, fields=fields, last_values=last_values, lane_names=lane_names)
     return {
         "number": number,
@@ -249,4 +253,9 @@ def run_entry(
         "lanes": state["lanes"],
         "latest": state["latest"],
         "hidden": hidden,
+        "filtered": filtered,
+        "drawn": [
+            [int(k), lane_names[k] if k < len(lane_names) else f"lane {k}", k in hidden_lanes]
+            for k in drawn_lanes
+        ],
     }

@@ -142,6 +142,8 @@ def _path(line: StaticLine, fx: Any, fy: Any) -> str:
             continue
         parts.append(f"{'M' if start else 'L'}{x:.1f} {y:.1f}")
         start = False
+    if not parts:  # nothing placeable (a lane hidden one by one): no empty path
+        return ""
     if len(parts) == 1 and not line.fill:  # one point (a run of one row): a dot, as live
         x, y = parts[0][1:].split()
         return (

@@ -81,4 +81,5 @@ class Picture:
     legend: tuple[LegendLine, ...] = ()
     lane_names: tuple[str, ...] = ()  #: of the latest batched run's drawn lanes
     lanes: int = 0  #: that run's lane count
+    hidden_lanes: frozenset[int] = frozenset()  #: places in `lane_names` hidden one by one
     notes: tuple[str, ...] = ()  #: what the runs do not draw as asked (under the legend)

@@ -1,6 +1,7 @@
 """The run list of the static picture (`._svg`): the panel's run list (``js/runs.js``) as
 SVG rows, one per run once the plot draws two or more: colour, name, status, steps, time and
-latest values; a hidden run's row dimmed and marked hidden, as in the widget.
+latest values; a hidden run's row dimmed and marked hidden, its lanes hidden one by one counted,
+and the runs the run filter leaves out not listed but counted, as in the widget.
 
 No widgets.
 """
@@ -37,10 +38,21 @@ def run_texts(run: Mapping[str, Any]) -> tuple[str, str, str, str]:
     return word, steps, format_duration(run.get("elapsed", 0.0)), values
 
 
-def draw_run_list(out: list[str], runs: Sequence[Mapping[str, Any]], y: float, width: int) -> float:
-    """Rows for ``runs`` from ``y`` (nothing below two runs); returns the y under them."""
+def draw_run_list(
+    out: list[str], runs: Sequence[Mapping[str, Any]], y: float, width: int, run_filter: str = ""
+) -> float:
+    """Rows for ``runs`` from ``y`` (nothing below two runs), but those ``run_filter`` (the
+    regex the panel shows) leaves out: a row says how many it lists. Returns the y under them."""
     if len(runs) < 2:
         return y
+    listed = [r for r in runs if not r.get("filtered")]
+    if len(listed) < len(runs):
+        y += 18
+        says = f"filter {run_filter!r}: {len(listed)} of {len(runs)} runs"
+        out.append(svg_text(12, y, says, size=12, fill=_MUTED, cls="jhw-runs-filter"))
+        runs = listed
+        if not runs:
+            return y + 6
     earlier = max(0, len(runs) - PICTURE_RUN_ROWS)  # the latest rows: a sweep's list is long
     runs = runs[earlier:]
     if earlier:
@@ -75,7 +87,9 @@ def draw_run_list(out: list[str], runs: Sequence[Mapping[str, Any]], y: float, w
         parts.append(svg_text(x, y, time, size=12, fill=_MUTED))
         x += time_w
         room = max(8, int((width - 12 - x) / _CHAR_PX))
-        text = f"hidden · {values}" if hidden else values
+        off = sum(1 for lane in run.get("drawn") or () if lane[2])
+        text = f"{off} lane{'s' if off > 1 else ''} hidden · {values}" if off else values
+        text = f"hidden · {text}" if hidden else text
         for k, piece in enumerate(_wrapped(text, room)):  # never cut at the picture's edge
             y += 16 if k else 0
             parts.append(svg_text(x, y, piece, size=12))

@@ -102,7 +102,7 @@ def _header(out: list[str], p: Picture, y: float) -> float:
     if s.get("error"):
         y += 18
         out.append(_text(12, y, first_line(s["error"])[:110], size=12, fill="#d32f2f"))
-    y = draw_run_list(out, runs, y, PICTURE_WIDTH)
+    y = draw_run_list(out, runs, y, PICTURE_WIDTH, str(s.get("run_filter") or ""))
     if s.get("smoothing"):
         y += 18
         weight = f"smoothing {float(s['smoothing']):g} (raw lines faint)"
@@ -119,7 +119,10 @@ def _legend(out: list[str], p: Picture, y: float, width: int) -> float:
     n = len(p.lane_names)
     if 0 < n <= LEGEND_LANES:
         items += [
-            (name, c, "solid", 1.0) for name, c in zip(p.lane_names, lane_colors(n), strict=True)
+            (f"{name} (hidden)", c, "solid", 0.35)
+            if k in p.hidden_lanes
+            else (name, c, "solid", 1.0)
+            for k, (name, c) in enumerate(zip(p.lane_names, lane_colors(n), strict=True))
         ]
     elif n:
         more = f" ({n} of {p.lanes} drawn)" if p.lanes > n else ""

@@ -6,7 +6,8 @@ a `LivePlot` option set in Python sets the same trait. `Controls` observes those
 applies each to the plot: Stop, Clear, log y (all charts and each chart's own), log x, the x
 axis (steps, relative time or the wall clock), the last
 N steps, the zoom (a drag across a chart), keep runs, the smoothing weight, ignore outliers, the
-run list's show/hide toggles, and the width a view reports. Every trait write holds the plot's
+run list's show/hide toggles (one run, or all the filter shows), the run filter, the lanes hidden
+one by one, and the width a view reports. Every trait write holds the plot's
 lock (the panel's), so a control is applied under it, whatever thread set it.
 """
 
@@ -21,7 +22,7 @@ from ..figure import ChartGrid
 from ..look import check_x_axis
 from ..panel import LivePanel
 from ..reduce import check_weight
-from ..series import check_last_steps, check_step_range
+from ..series import check_last_steps, check_run_filter, check_step_range
 from ._options import check_flag
 from ._updates import Updates
 
@@ -34,6 +35,9 @@ __all__ = [
     "log_x",
     "log_y",
     "option",
+    "run_filter",
+    "show_lane",
+    "show_run",
     "smoothing",
     "step_range",
     "x_axis",
@@ -101,6 +105,34 @@ step_range = option(
         it. It wins over `last_steps` until reset; setting `last_steps` resets it.""",
     read=lambda steps: (steps[0], steps[1]) if steps else None,
 )
+run_filter = option(
+    "run_filter",
+    check_run_filter,
+    """A regular expression (case-insensitive, anywhere in the name): only the runs whose names
+        match are drawn and listed ("": every run). Synced with the run list's filter field.""",
+)
+
+
+def show_run(plot: Any, run: int | str, visible: bool = True) -> None:
+    """Show (or hide, ``visible=False``) a drawn run, as its toggle in the run list does:
+    ``run`` is its index in `runs` (``-1``: the latest) or the name the plot lists it by. (A
+    `LivePlot` method.)"""
+    with plot._lock:
+        number = plot._state.number_of(run)
+        hidden = [n for n in plot.panel.hidden_runs if n != number]
+        plot.panel.write(hidden_runs=hidden if visible else [*hidden, number])
+
+
+def show_lane(plot: Any, run: int | str, lane: int, visible: bool = True) -> None:
+    """Show (or hide, ``visible=False``) vmap lane ``lane`` (its index in the vmap) of a drawn
+    run, as a click on its legend entry or its toggle in the run list does: ``run`` is its
+    index in `runs` (``-1``: the latest) or its name. (A `LivePlot` method.)"""
+    if isinstance(lane, bool) or not isinstance(lane, int) or lane < 0:
+        raise TypeError(f"lane must be a vmap lane's index (an int >= 0), got {lane!r}.")
+    with plot._lock:
+        number = plot._state.number_of(run)
+        pairs = [p for p in plot.panel.hidden_lanes if list(p) != [number, lane]]
+        plot.panel.write(hidden_lanes=pairs if visible else [*pairs, [number, lane]])
 
 
 class ControlOptions:
@@ -117,6 +149,7 @@ class ControlOptions:
     ignore_outliers = ignore_outliers
     last_steps = last_steps
     step_range = step_range
+    run_filter = run_filter
 
 
 class Controls:
@@ -157,16 +190,11 @@ class Controls:
             (self._on_last_steps, "last_steps"),
             (self._on_step_range, "step_range"),
             (self._on_hidden_runs, "hidden_runs"),
+            (self._on_run_filter, "run_filter"),
+            (self._on_hidden_lanes, "hidden_lanes"),
             (self._on_plot_width, "plot_width"),
         ):
             panel.observe(handler, name)
-
-    def show_run(self, run: int | str, visible: bool) -> None:
-        """Show or hide run ``run`` (its index or name), as its toggle in the run list does."""
-        with self.updates.lock:
-            number = self.updates.state.number_of(run)
-            hidden = [n for n in self.panel.hidden_runs if n != number]
-            self.panel.write(hidden_runs=hidden if visible else [*hidden, number])
 
     def clear(self) -> None:
         """Forget the ended runs and their lines, and reset the panel (the Clear button)."""
@@ -196,11 +224,15 @@ class Controls:
             sync()
 
     def sync_hidden_trait(self) -> None:
-        """List as hidden only the runs still drawn (the run list's toggles)."""
+        """List as hidden only the runs (and lanes) still drawn (the run list's toggles)."""
         with self.updates.lock:
-            hidden = sorted(self.updates.state.hidden)
+            state = self.updates.state
+            hidden = sorted(state.hidden)
             if list(self.panel.hidden_runs) != hidden:
                 self.panel.write(hidden_runs=hidden)
+            lanes = sorted([n, k] for n, ks in state.hidden_lanes.items() for k in ks)
+            if sorted(map(list, self.panel.hidden_lanes)) != lanes:
+                self.panel.write(hidden_lanes=lanes)
 
     # Each handler runs in the thread that set its trait, under the plot's lock.
     def _on_stop_click(self, change: dict[str, Any]) -> None:
@@ -255,6 +287,14 @@ class Controls:
 
     def _on_hidden_runs(self, change: dict[str, Any]) -> None:
         self.updates.set_hidden(set(change["new"]))
+        self._picture()
+
+    def _on_run_filter(self, change: dict[str, Any]) -> None:
+        self.updates.set_run_filter(change["new"])
+        self._picture()
+
+    def _on_hidden_lanes(self, change: dict[str, Any]) -> None:
+        self.updates.set_hidden_lanes(change["new"])
         self._picture()
 
     def _on_plot_width(self, change: dict[str, Any]) -> None:

@@ -59,11 +59,11 @@ class LivePlot(controls.ControlOptions, Sink):
         Start with a logarithmic y axis on every chart (the panel's "log y" toggle sets every
         chart; each chart also has its own "log" toggle in its top left corner).
     keep_runs
-        Keep previous runs on the plot and in `runs` (a toggle), each in its own colour and
-        listed in the panel (with a show/hide toggle); False keeps the latest run only (bounded
-        memory). A run is named where it starts (`named`, ``run(..., name=...)``, ``%%jaxhist
-        --name``, `name`), else after the call (``solve(3, lr=0.001)``), the cell (``cell 7``)
-        or its number (``run N``).
+        Keep previous runs on the plot and in `runs` (a toggle), each in its own colour, listed
+        in the panel (a show/hide toggle each, show all / hide all, a filter: ``run_filter``);
+        False keeps the latest run only (bounded memory). A run is named where it starts
+        (`named`, ``run(..., name=...)``, ``%%jaxhist --name``, `name`), else after the call
+        (``solve(3, lr=0.001)``), the cell (``cell 7``) or its number (``run N``).
     title
         Shown at the top of the panel.
     max_points
@@ -124,6 +124,9 @@ class LivePlot(controls.ControlOptions, Sink):
     ignore_outliers
         Fit each chart's y range to its drawn points without the highest and lowest 2% (a
         spike leaves the axis alone), as TensorBoard's "ignore outliers"; a panel toggle too.
+    run_filter
+        Draw and list only the runs whose names match this regular expression (searched in
+        the name, case-insensitive; "": every run): the run list's filter field.
 
     Examples
     --------
@@ -161,6 +164,7 @@ class LivePlot(controls.ControlOptions, Sink):
         last_steps: int | None = None,
         step_range: tuple[int, int] | None = None,
         x_axis: str = "step",
+        run_filter: str = "",
         **unknown: Any,
     ) -> None:
         given = locals()  # (the options by name, as `checked` takes them)
@@ -189,7 +193,9 @@ class LivePlot(controls.ControlOptions, Sink):
         self._outputs.link_figures()
         steps = list(o.step_range) if o.step_range is not None else []
         self.panel.write(smoothing=o.smoothing, ignore_outliers=o.ignore_outliers, log_x=o.log_x)
-        self.panel.write(last_steps=o.last_steps, step_range=steps, x_axis=o.x_axis)
+        self.panel.write(
+            last_steps=o.last_steps, step_range=steps, x_axis=o.x_axis, run_filter=o.run_filter
+        )
 
     @property
     def runs(self) -> list[Run]:
@@ -382,10 +388,7 @@ class LivePlot(controls.ControlOptions, Sink):
         self.on_start(run)
         self.on_end(run)
 
-    def show_run(self, run: int | str, visible: bool = True) -> None:
-        """Show (or hide, ``visible=False``) a drawn run, as its toggle in the run list does:
-        ``run`` is its index in `runs` (``-1``: the latest) or the name the plot lists it by."""
-        self._controls.show_run(run, visible)
+    show_run, show_lane = controls.show_run, controls.show_lane
 
     def clear(self) -> None:
         """Forget previous runs and their lines (a running run stays), and reset the panel."""

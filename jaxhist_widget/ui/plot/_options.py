@@ -21,6 +21,7 @@ from ..series import (
     check_lanes,
     check_last_steps,
     check_paths,
+    check_run_filter,
     check_step_range,
     check_vectors,
 )
@@ -51,6 +52,7 @@ OPTIONS = (
     "last_steps",
     "step_range",
     "x_axis",
+    "run_filter",
 )
 
 
@@ -101,6 +103,7 @@ class Options:
     last_steps: int
     step_range: tuple[int, int] | None
     x_axis: str
+    run_filter: str
 
 
 def checked(unknown: dict[str, Any], **options: Any) -> Options:
@@ -128,6 +131,7 @@ def checked(unknown: dict[str, Any], **options: Any) -> Options:
         last_steps=check_last_steps(o["last_steps"]),
         step_range=check_step_range(o["step_range"]),
         x_axis=check_x_axis(o["x_axis"]),
+        run_filter=check_run_filter(o["run_filter"]),
         lane_labels=check_lane_labels(o["lane_labels"]),
         charts=check_charts(o["charts"]),
     )

@@ -29,7 +29,7 @@ def snapshot(grid: Any, panel: Any) -> Picture:
     """
     most = -(-PICTURE_LINES // max(1, len(grid.shown)))  # a chart's share of the lines
     charts = tuple(_chart(c, most) for c in grid.shown)
-    lines, names, lanes = grid.legend_entries()
+    lines, names, lanes, keys = grid.legend_entries()
     first = grid.shown[0]
     return Picture(
         title=panel.title,
@@ -40,6 +40,7 @@ def snapshot(grid: Any, panel: Any) -> Picture:
         legend=tuple(lines),
         lane_names=tuple(names),
         lanes=lanes,
+        hidden_lanes=frozenset(k for k, key in enumerate(keys) if key[2]),
         notes=tuple(grid.notes),
     )
 
@@ -89,6 +90,8 @@ def _chart(fig: Any, most: int) -> ChartPicture:
             x, y = _unpad(np.asarray(xs[k], float), np.asarray(ys[k], float))
             color = mark.colors[k % len(mark.colors)] if len(mark.colors) else PALETTE[0]
             alpha = float(mark.opacities[k % len(mark.opacities)]) if len(mark.opacities) else 1.0
+            if alpha == 0:  # a lane hidden one by one
+                continue
             lines.append(StaticLine(x, y, color, mark.line_style, alpha, labels[k]))
     return ChartPicture(
         title=str(fig.figure.title or ""),

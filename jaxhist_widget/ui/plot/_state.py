@@ -1,6 +1,7 @@
 """`PlotState`: what a `LivePlot` draws and shows, as plain data: the runs it draws (a
 `RunDrawing` each, named and coloured), the error it hit, whether it waits for a loop, the rate,
-and the view options that decide what is drawn (smoothing, hidden runs, the window of steps).
+and the view options that decide what is drawn (smoothing, hidden runs, the run filter, hidden
+lanes, the window of steps).
 
 No widgets: the figure and the panel are drawn from this state (`._updates`), under the plot's
 lock, which every change here is made under too.
@@ -9,13 +10,14 @@ lock, which every change here is made under too.
 from __future__ import annotations
 
 import numbers
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..._host import Run
 from ..look import next_color, shown_text
 from ..panel import RateWindow, panel_state, run_entry
-from ..series import LaneNames, PlotChoice, RunDrawing, RunSmoothing, StepWindow
+from ..series import LaneNames, PlotChoice, RunDrawing, RunSmoothing, StepWindow, run_pattern
 
 __all__ = ["PlotState", "display_name"]
 
@@ -76,6 +78,8 @@ class PlotState:
         self.smoothing = 0.0  # the EMA weight (0: off)
         self.smoothed: dict[int, RunSmoothing] = {}  # by run number, while smoothing
         self.hidden: set[int] = set()  # run numbers hidden from the run list
+        self.run_filter: re.Pattern[str] | None = None  # the names shown match it (None: all)
+        self.hidden_lanes: dict[int, set[int]] = {}  # run number -> its lanes hidden
         self.window = StepWindow()  # the "last N steps" and the zoom
 
     @property
@@ -127,6 +131,29 @@ class PlotState:
         numbers = {d.number for d in self.drawn}
         self.smoothed = {n: s for n, s in self.smoothed.items() if n in numbers}
         self.hidden &= numbers
+        self.hidden_lanes = {n: s for n, s in self.hidden_lanes.items() if n in numbers}
+
+    def filtered(self, d: RunDrawing) -> bool:
+        """Whether the run filter leaves ``d`` out (its name does not match)."""
+        return self.run_filter is not None and self.run_filter.search(d.name) is None
+
+    @property
+    def off(self) -> set[int]:
+        """The runs not drawn: hidden by their toggle or left out by the run filter."""
+        return self.hidden | {d.number for d in self.drawn if self.filtered(d)}
+
+    def set_filter(self, text: str) -> None:
+        """Show only the runs whose names match ``text`` (`..series.run_pattern`: none when
+        empty or invalid)."""
+        self.run_filter = run_pattern(text)
+
+    def hide_lanes(self, pairs: Iterable[Sequence[int]]) -> None:
+        """Hide exactly the lanes ``pairs`` (``[run number, lane]``) of the drawn runs."""
+        numbers = {d.number for d in self.drawn}
+        self.hidden_lanes = {}
+        for number, lane in pairs:
+            if number in numbers:
+                self.hidden_lanes.setdefault(number, set()).add(lane)
 
     def hide(self, numbers: Iterable[int]) -> None:
         """Hide exactly the drawn runs ``numbers`` (the run list's toggles)."""
@@ -207,8 +234,11 @@ class PlotState:
             name=d.name,
             color=d.color,
             hidden=d.number in self.hidden,
+            filtered=self.filtered(d),
             now=now,
             fields=d.fields,
             last_values=d.last_values(),
             lane_names=self.lane_names(d.run) if d.run.lanes else (),
+            drawn_lanes=d.drawn_lanes if d.run.lanes is not None else (),
+            hidden_lanes=self.hidden_lanes.get(d.number, ()),
         )

@@ -22,9 +22,9 @@ from collections.abc import Callable, Hashable
 import numpy as np
 
 from ..._host import Run
-from ..figure import ChartGrid
+from ..figure import ChartGrid, Lines
 from ..panel import LivePanel, run_step
-from ..series import RunDrawing, window_lines
+from ..series import RunDrawing, check_hidden_lanes, hide_lanes, window_lines
 from ._state import PlotState
 from ._throttle import Throttle
 
@@ -67,7 +67,8 @@ class Updates:
         self.state, self.fig, self.panel, self.lock = state, fig, panel, lock
         self._attached = attached
         self.throttle = Throttle(self.flush, key)
-        self._named: dict[int, int] = {}  # run number -> `RunDrawing.lanes_version` named
+        # run number -> the `RunDrawing.lanes_version` and hidden lanes named in the legend
+        self._named: dict[int, tuple[int, frozenset[int]]] = {}
 
     # --------------------------------------------------------------------- runs
     def start(self, run: Run, keep_runs: bool) -> None:
@@ -158,18 +159,33 @@ class Updates:
             )
             self.fig.add_extras(d.number, d.extras_by_label(), d.x0)
             self.fig.set_notes(d.number, d.notes)
-            if self.state.hidden:  # a chart made now holds the hidden runs too
-                self.fig.set_hidden(self.state.hidden)
+            off = self.state.off
+            if off:  # a chart made now holds the hidden (and filtered) runs too
+                self.fig.set_hidden(off)
         start = time.perf_counter()
         d.ingest()
         self.throttle.ingested(start)
-        if d.run.lanes is not None and self._named.get(d.number) != d.lanes_version:
-            # the lanes drawn for a role were chosen anew (or first): named before drawn
-            self._named[d.number] = d.lanes_version
-            self.fig.set_lane_names(d.number, *d.lane_names(self.state.lane_names(d.run)))
+        self._name_lanes(d)
         if not self._windowed():  # (a window draws its own lines: `_draw_window`)
             self._draw_whole(d)
         self.fig.set_flags(d.number, d.diverged_ends())
+
+    def _name_lanes(self, d: RunDrawing) -> None:
+        """Name ``d``'s drawn lanes in the legend when they were chosen anew (or first: named
+        before drawn) or hidden one by one."""
+        hidden = frozenset(self.state.hidden_lanes.get(d.number, ()))
+        key = (d.lanes_version, hidden)
+        if d.run.lanes is None or self._named.get(d.number) == key:
+            return
+        self._named[d.number] = key
+        names, roles = d.lane_names(self.state.lane_names(d.run))
+        self.fig.set_lane_names(d.number, names, roles, d.drawn_lanes, hidden)
+
+    def _shown(self, d: RunDrawing, lines: Lines) -> Lines:
+        """``lines`` of run ``d`` with their extents those of the lanes shown (its lanes hidden
+        one by one are drawn transparent: `..series.hide_lanes`)."""
+        hidden = self.state.hidden_lanes.get(d.number)
+        return hide_lanes(lines, d.drawn_lanes, hidden) if hidden else lines
 
     def _draw_whole(self, d: RunDrawing) -> None:
         """Draw run ``d`` over all of its steps (and its smoothed lines, while smoothing)."""
@@ -178,23 +194,23 @@ class Updates:
             start = time.perf_counter()
             smoothed.ingest()
             self.throttle.ingested(start)
-        self.fig.set_lines(d.number, d.lines(), d.last_step)
+        self.fig.set_lines(d.number, self._shown(d, d.lines()), d.last_step)
         if smoothed is not None:
-            self.fig.set_smoothed_lines(d.number, smoothed.lines())
+            self.fig.set_smoothed_lines(d.number, self._shown(d, smoothed.lines()))
 
     def _draw_window(self) -> None:
         """Draw every run over the window's steps only (the zoom's, else the last N of the
         shown runs), decimated afresh from those steps' rows, a run only when they changed."""
         window, weight = self.state.window, self.state.smoothing
-        bounds = window.bounds(self.state.drawn, self.state.hidden)
+        bounds = window.bounds(self.state.drawn, self.state.off)
         self.fig.window, self.fig.zoomed = bounds, window.zoomed
         for d in self.state.drawn:
             if not d.series or not window.changed(d, bounds, weight):
                 continue
             raw, smoothed = window_lines(d, bounds[0], weight, bounds[1] if window.zoomed else None)
-            self.fig.set_lines(d.number, raw, d.last_step)
+            self.fig.set_lines(d.number, self._shown(d, raw), d.last_step)
             if smoothed is not None:
-                self.fig.set_smoothed_lines(d.number, smoothed)
+                self.fig.set_smoothed_lines(d.number, self._shown(d, smoothed))
 
     def redraw(self) -> None:
         """Draw every run's lines anew, whole or in the window."""
@@ -269,7 +285,7 @@ class Updates:
         """Drop every run but the latest (``keep_runs`` turned off)."""
         with self.lock:
             self.fig.drop_runs(self.state.keep_latest())
-            self.fig.set_hidden(self.state.hidden)
+            self.fig.set_hidden(self.state.off)
             self.fig.update_scales(self._settled())
             self.sync_panel()
 
@@ -301,8 +317,31 @@ class Updates:
         """Hide exactly the drawn runs ``numbers`` (the run list's toggles)."""
         with self.lock:
             self.state.hide(numbers)
-            self.fig.set_hidden(self.state.hidden)
-            self.fig.update_scales(self._settled())
+            self._show_runs()
+
+    def set_run_filter(self, text: str) -> None:
+        """Show only the runs whose names match the regex ``text`` (none when empty or
+        invalid: `..series.run_pattern`)."""
+        with self.lock:
+            self.state.set_filter(text)
+            self._show_runs()
+
+    def _show_runs(self) -> None:
+        """Draw exactly the runs neither hidden nor filtered out, and list them so."""
+        self.fig.set_hidden(self.state.off)
+        if self._windowed():  # the last N steps are the shown runs' own
+            self.redraw()
+        self.fig.update_scales(self._settled())
+        self.sync_panel()
+
+    def set_hidden_lanes(self, pairs: list[list[int]]) -> None:
+        """Hide exactly the lanes ``pairs`` (``[run number, lane]``) of the drawn runs."""
+        with self.lock:
+            self.state.hide_lanes(check_hidden_lanes(pairs))
+            for d in self.state.drawn:
+                if d.started:
+                    self._name_lanes(d)
+            self.redraw()
             self.sync_panel()
 
     def set_log(self, log: bool) -> None:

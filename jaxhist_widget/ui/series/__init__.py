@@ -1,7 +1,8 @@
 """What a plot draws of a run: the options that choose it (``fields=``, ``vectors=``,
 ``paths=``), the series they make of a run's record (`plan`, `Spec`), and each run's series read
 from its rows as they arrive (`RunDrawing`), smoothed (`RunSmoothing`) or over a window of steps
-(`StepWindow`).
+(`StepWindow`), and
+which runs and lanes are shown (`run_pattern`, `hide_lanes`).
 
 Numpy only, no widgets: the reductions themselves are `..reduce`'s; the live figure and the
 static picture draw what these hand out.
@@ -27,6 +28,14 @@ from ._drawing import MARK_POINTS, RunDrawing
 from ._lanes import MAX_LANES, ROLES, LaneNames, check_lane_labels
 from ._plan import Plan, Spec, component_label, plan
 from ._smoothing import RunSmoothing
+from ._visible import (
+    MAX_FILTER,
+    check_hidden_lanes,
+    check_run_filter,
+    filter_error,
+    hide_lanes,
+    run_pattern,
+)
 from ._window import (
     EMA_FORGOTTEN,
     StepWindow,
@@ -41,6 +50,7 @@ __all__ = [
     "AUTO_LINES_VMAP",
     "EMA_FORGOTTEN",
     "MARK_POINTS",
+    "MAX_FILTER",
     "MAX_LANES",
     "MAX_LINES",
     "ROLES",
@@ -55,15 +65,20 @@ __all__ = [
     "StepWindow",
     "VectorChoice",
     "check_fields",
+    "check_hidden_lanes",
     "check_lane_labels",
     "check_lanes",
     "check_last_steps",
     "check_paths",
+    "check_run_filter",
     "check_step_range",
     "check_vectors",
     "component_label",
+    "filter_error",
+    "hide_lanes",
     "path_title",
     "plan",
+    "run_pattern",
     "window_lines",
     "window_range",
 ]

@@ -1,0 +1,70 @@
+"""`GridScales`: the axes' scales of a `ChartGrid`: log y (every chart's, or each chart's own),
+log steps, the y ranges without outliers, and one step range for every chart."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ._time_axis import GridTime
+
+__all__ = ["GridScales"]
+
+
+class GridScales(GridTime):
+    """The scales part of a `ChartGrid` (which sets `charts`, `log`, `ignore_outliers`,
+    `window`, `zoomed` and `_show`)."""
+
+    charts: dict[str, Any]
+    log: bool
+    ignore_outliers: bool
+    window: Any
+    zoomed: bool
+
+    def _show(self) -> None:
+        raise NotImplementedError
+
+    def set_ignore_outliers(self, on: bool) -> None:
+        """Fit each chart's y range to its drawn points without the extreme few percent
+        (`..reduce.robust_extent`), or to all of them; scales follow at `update_scales`."""
+        self.ignore_outliers = bool(on)
+        for chart in self._all():
+            chart.ignore_outliers = self.ignore_outliers
+
+    def set_log(self, log: bool) -> None:
+        """Switch every chart's y axis (and the charts made later) to a log (or linear) scale."""
+        self.log = log
+        for chart in self._all():
+            if chart.log != log:
+                chart.set_log(log)
+        self._show()
+
+    def set_log_x(self, log: bool) -> None:
+        """Put every chart's step axis on a log (or linear) scale; scales follow at
+        `update_scales`. A time axis stays linear (the toggle applies to steps)."""
+        self.log_x = bool(log)
+        self._set_x_scales()
+
+    def set_log_charts(self, keys: Iterable[str]) -> None:
+        """Put exactly the charts ``keys`` (titles, see `log_charts`) on a log y axis, the
+        others on a linear one: each chart's own log toggle."""
+        keys = set(keys)
+        for key, chart in self.charts.items():
+            if chart.log != (key in keys):
+                chart.set_log(key in keys)
+        self._show()
+
+    @property
+    def log_charts(self) -> list[str]:
+        """The keys (titles) of the charts on a log y axis, in grid order."""
+        return [k for k, c in self.charts.items() if c.log]
+
+    def update_scales(self, settled: bool = False) -> None:
+        """Every chart's scales: one step range for all (a window's, if on), each its y range;
+        ``settled``: every run drawn ended (the step axis fits them, without a live headroom)."""
+        if self._update_time_scales(settled):
+            return
+        ranges = [c.step_range() for c in self._all() if c._runs]
+        steps = (min(r[0] for r in ranges), max(r[1] for r in ranges)) if ranges else (0, 0)
+        for chart in self._all():
+            chart.update_scales(self.window or steps, exact=self.zoomed, settled=settled)
