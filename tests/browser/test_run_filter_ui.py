@@ -19,6 +19,7 @@ import pytest
 
 from ..helpers.browser import Notebook, set_theme
 from ..helpers.jupyter_browser import save_screenshot
+from .test_runs_ui import PICTURE_JS
 
 if TYPE_CHECKING:
     from playwright.sync_api import Locator, Page
@@ -75,11 +76,7 @@ VIEW_JS = """
 })
 """
 
-# The first plot's static picture (hidden beside its live view), decoded.
-PICTURE_JS = """
-() => { const img = document.querySelector('img.jhw-static');
-  return img ? atob(img.src.split(',')[1]) : ''; }
-"""
+# The first plot's static picture (hidden beside its live view): test_runs_ui's reader.
 
 
 def view(box: Locator) -> dict:
