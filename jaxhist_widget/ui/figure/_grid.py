@@ -224,6 +224,11 @@ class ChartGrid(GridTime):
             if number in chart._runs:
                 chart._runs[number].last_step = last_step
 
+    def labels_on(self, number: int, key: str) -> list[str]:
+        """The labels of run ``number``'s series drawn on chart ``key`` (a title), in order."""
+        fields = self._fields.get(number, [])
+        return [fields[i] for k, idx in self._groups.get(number, []) if k == key for i in idx]
+
     def set_lane_names(self, number: int, names: Sequence[str], roles: Sequence[str]) -> None:
         """Name run ``number``'s drawn lanes anew (they were chosen anew), each drawn for
         ``roles`` ("" for none: ``lane 17 (best)``), on every chart."""
@@ -280,11 +285,8 @@ class ChartGrid(GridTime):
         if not numbers:
             return
         for n in numbers:
-            self._runs.pop(n)
-            self._clocks.pop(n, None)
-            self._looks.pop(n, None)
-            self._groups.pop(n, None)
-            self._fields.pop(n, None)
+            for held in (self._runs, self._clocks, self._looks, self._groups, self._fields):
+                held.pop(n, None)
             self._notes.pop(n, None)
         for chart in self._all():
             chart.drop_runs(numbers)
