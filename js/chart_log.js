@@ -1,27 +1,30 @@
-// Each titled chart's own "log" toggle (hover.js places them once it found the LivePlot box).
+// Each chart's own tools in its top left corner (hover.js places them once it found the LivePlot
+// box): a titled chart's "log" toggle, and every chart's download menu (js/chart_download.js).
 
 import { bqplot } from "./bqplot_adapter.js";
+import { attachDownloads } from "./chart_download.js";
 import { element } from "./dom.js";
 import { sendControl } from "./kernel.js";
 
 /**
- * Each titled chart's own "log" toggle, in its top left corner: pressed while the chart's title
- * is in the `log_charts` trait; a click asks the kernel to flip it (a `chart_log` control,
- * never a trait write, see `kernel.js`). A chart's figure view can be made after the figures
- * changed: the toggles are placed again a few times until every chart has its own.
- * Returns a function that removes them.
+ * Each chart's tools, in its top left corner: a titled chart's "log" toggle, pressed while the
+ * chart's title is in the `log_charts` trait (a click asks the kernel to flip it: a `chart_log`
+ * control, never a trait write, see `kernel.js`), then its download menu. A chart's figure
+ * view can be made after the figures changed: the tools are placed again a few times until
+ * every chart has its own. Returns a function that removes them.
  */
 export function attachChartLogToggles(model, box) {
   let disposed = false;
   let retry = 0;
   let tries = 0;
-  const toggles = new Map(); // chart title -> its button
+  const downloads = attachDownloads(model);
+  const tools = new Map(); // figure model -> {root, log: its log button or null, title}
   const watched = new Set(); // figure models whose title is watched
   async function place() {
     retry = 0;
     if (disposed) return;
     const refs = model.get("figures") || [];
-    const titles = new Set();
+    const current = new Set();
     let missing = false;
     for (const ref of refs) {
       let view = null;
@@ -31,45 +34,61 @@ export function attachChartLogToggles(model, box) {
         view = null;
       }
       if (disposed) return;
-      const title = view ? view.model.get("title") : "";
-      if (!view) missing = true;
+      if (!view) {
+        missing = true;
+        continue;
+      }
+      const figure = view.model;
+      current.add(figure);
       // A chart can be titled after its view is made (a live run's first rows name it).
-      if (view && !watched.has(view.model)) {
-        watched.add(view.model);
-        view.model.on("change:title", onFigures);
+      if (!watched.has(figure)) {
+        watched.add(figure);
+        figure.on("change:title", onFigures);
       }
-      if (!title) continue;
-      titles.add(title);
-      let button = toggles.get(title);
-      if (!button || button.parentNode !== view.el) {
-        if (button) button.remove();
-        button = element("button", "jhw-chart-log", "log");
-        button.type = "button";
-        button.title = `${title}: logarithmic y axis`;
-        button.addEventListener("click", () => {
-          const on = (model.get("log_charts") || []).includes(title);
-          sendControl(model, "chart_log", [title, !on]);
-        });
+      let tool = tools.get(figure);
+      if (!tool || tool.root.parentNode !== view.el) {
+        if (tool) tool.root.remove();
+        tool = { root: element("div", "jhw-chart-tools"), log: null, title: "" };
+        tool.root.append(downloads.control(() => figure.get("title") || ""));
         if (getComputedStyle(view.el).position === "static") view.el.style.position = "relative";
-        view.el.append(button);
-        toggles.set(title, button);
+        view.el.append(tool.root);
+        tools.set(figure, tool);
       }
+      tool.title = figure.get("title") || "";
+      if (tool.title && !tool.log) {
+        tool.log = logToggle(() => tool.title);
+        tool.root.prepend(tool.log);
+      } else if (!tool.title && tool.log) {
+        tool.log.remove();
+        tool.log = null;
+      }
+      if (tool.log) tool.log.title = `${tool.title}: logarithmic y axis`;
     }
-    for (const [title, button] of toggles) {
-      if (!titles.has(title)) {
-        button.remove();
-        toggles.delete(title);
+    for (const [figure, tool] of tools) {
+      if (!current.has(figure)) {
+        tool.root.remove();
+        tools.delete(figure);
       }
     }
     show();
     if (missing && ++tries < 20) retry = setTimeout(place, 250);
   }
+  function logToggle(title) {
+    const button = element("button", "jhw-chart-log", "log");
+    button.type = "button";
+    button.addEventListener("click", () => {
+      const on = (model.get("log_charts") || []).includes(title());
+      sendControl(model, "chart_log", [title(), !on]);
+    });
+    return button;
+  }
   function show() {
     const logs = model.get("log_charts") || [];
-    for (const [title, button] of toggles) {
-      const on = logs.includes(title);
-      button.setAttribute("aria-pressed", String(on));
-      button.classList.toggle("jhw-on", on);
+    for (const tool of tools.values()) {
+      if (!tool.log) continue;
+      const on = logs.includes(tool.title);
+      tool.log.setAttribute("aria-pressed", String(on));
+      tool.log.classList.toggle("jhw-on", on);
     }
   }
   const onFigures = () => {
@@ -86,6 +105,7 @@ export function attachChartLogToggles(model, box) {
     model.off("change:figures", onFigures);
     model.off("change:log_charts", show);
     for (const figure of watched) figure.off("change:title", onFigures);
-    for (const button of toggles.values()) button.remove();
+    for (const tool of tools.values()) tool.root.remove();
+    downloads.dispose();
   };
 }

@@ -199,7 +199,8 @@ export function attachHover(model, el, onBox = null) {
   // A click on a chart (not a drag: that zooms) pins the read-out shown, or lets it go.
   const onClick = (event) => {
     const target = event.target;
-    if (list.contains(target) || (target.closest && target.closest("button"))) return;
+    const tool = target.closest && target.closest("button, .jhw-chart-tools");
+    if (list.contains(target) || tool) return;
     const moved = downAt ? Math.hypot(event.clientX - downAt.x, event.clientY - downAt.y) : 0;
     if (moved > 4) return;
     if (pinned) {

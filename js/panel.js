@@ -17,7 +17,9 @@
 //   readout.js         the read-out's rows: one per series, sorted, the nearest lanes (pure)
 //   readout_dom.js     the read-out's DOM and its place inside the chart
 //   highlight.js       the run or lane under the pointer highlighted in every chart
-//   chart_log.js       each chart's own log toggle
+//   download.js        a chart's downloads: the request, the answer read, the PNG's size (pure)
+//   chart_download.js  each chart's download menu: CSV, SVG, PNG saved in the page
+//   chart_log.js       each chart's tools: its own log toggle and its download menu
 //   hover.js           the hover (`attachHover`): the read-out, the highlight, the pin
 //   zoom_range.js      the zoom's arithmetic: a drag to steps, a pan, the chip's words (pure)
 //   zoom.js            the zoom: drag, double-click, shift+drag on the charts (`attachZoom`)
@@ -35,7 +37,9 @@
 // .jhw-panel[data-kernel] ("alive", or "dead" once the view saw its kernel die or restart);
 // in a LivePlot box, the hover read-out .jhw-hover[data-name][data-step][data-value] (hidden
 // unless a drawn point is under the pointer), its marker .jhw-hover-dot and its table of
-// series (js/readout_dom.js), and the highlighted lines' g.curve.jhw-lit / .jhw-dim.
+// series (js/readout_dom.js), the highlighted lines' g.curve.jhw-lit / .jhw-dim, and each
+// chart's .jhw-chart-tools: .jhw-chart-log and .jhw-download-button with its menu's
+// .jhw-download-item[data-format] and its .jhw-download-note.
 //
 // Stop: in a normal cell (`with live:`) the kernel handles no widget message until the cell
 // ends, so a click there asks the kernel for an interrupt, exactly as the notebook's ■ does;

@@ -137,7 +137,7 @@ export function attachZoom(model, box, chartAt, view, refresh) {
     const target = event.target;
     const fig = target && target.closest ? target.closest(".jhw-figure") : null;
     if (!fig || !box.contains(fig) || fig.classList.contains("jhw-path")) return;
-    if (target.closest("button")) return; // a chart's log toggle
+    if (target.closest("button, .jhw-chart-tools")) return; // a chart's own tools
     event.preventDefault(); // no text selection while dragging
     const start = { x: event.clientX, y: event.clientY };
     const kind = event.shiftKey ? "pan" : "zoom";
@@ -172,7 +172,7 @@ export function attachZoom(model, box, chartAt, view, refresh) {
 
   const onDoubleClick = (event) => {
     const fig = event.target && event.target.closest ? event.target.closest(".jhw-figure") : null;
-    if (!fig || fig.classList.contains("jhw-path") || event.target.closest("button")) return;
+    if (!fig || fig.classList.contains("jhw-path") || event.target.closest("button, .jhw-chart-tools")) return;
     if (view.kernelLost || timeAxis()) return;
     hide();
     if (requestZoom(model, view, null)) refresh();

@@ -225,6 +225,11 @@ class ChartGrid(GridScales):
             if number in chart._runs:
                 chart._runs[number].last_step = last_step
 
+    def labels_on(self, number: int, key: str) -> list[str]:
+        """The labels of run ``number``'s series drawn on chart ``key`` (a title), in order."""
+        fields = self._fields.get(number, [])
+        return [fields[i] for k, idx in self._groups.get(number, []) if k == key for i in idx]
+
     def set_lane_names(
         self,
         number: int,
@@ -282,11 +287,8 @@ class ChartGrid(GridScales):
         if not numbers:
             return
         for n in numbers:
-            self._runs.pop(n)
-            self._clocks.pop(n, None)
-            self._looks.pop(n, None)
-            self._groups.pop(n, None)
-            self._fields.pop(n, None)
+            for held in (self._runs, self._clocks, self._looks, self._groups, self._fields):
+                held.pop(n, None)
             self._notes.pop(n, None)
         for chart in self._all():
             chart.drop_runs(numbers)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -187,6 +187,7 @@ class LivePanel(anywidget.AnyWidget):
     def __init__(self, *, lock: threading.RLock | None = None, **traits: Any) -> None:
         # Before the traits: from here on every write holds it.
         self.__dict__["_write_lock"] = lock if lock is not None else threading.RLock()
+        self.__dict__["_requests"] = {}
         super().__init__(**traits)
         self.on_msg(self._on_view_message)
         # Controls act while a normal cell runs (where the kernel has subshells): see _subshell.
@@ -197,6 +198,13 @@ class LivePanel(anywidget.AnyWidget):
     def lock(self) -> threading.RLock:
         """The lock every write of the panel's traits holds."""
         return self.__dict__["_write_lock"]
+
+    def serve(self, name: str, handler: Callable[[Any], None]) -> None:
+        """Answer the control ``name`` with ``handler(value)`` rather than with trait changes:
+        a request for something (a chart's download), which its handler answers with a message
+        of its own (`send`). It is called outside the lock: an answer that takes long (a CSV of
+        a million rows) must not hold the plot's updates back."""
+        self.__dict__["_requests"][name] = handler
 
     def write(self, **traits: Any) -> None:
         """Set ``traits``, under the lock, in one message to the views."""
@@ -234,6 +242,10 @@ class LivePanel(anywidget.AnyWidget):
         ``js/kernel.js``). Other messages (anywidget's own) are left alone.
         """
         if not isinstance(content, dict) or "jhw_control" not in content:
+            return
+        handler = self.__dict__["_requests"].get(content["jhw_control"])
+        if handler is not None:
+            handler(content.get("value"))
             return
         with self.lock:  # a change made from the traits' values (a click count, a list)
             changes = self._control(content["jhw_control"], content.get("value"))

@@ -28,6 +28,7 @@ from ..series import MAX_LANES
 from . import _controls as controls
 from . import _export as export
 from . import _outputs as outputs
+from ._download import Downloads
 from ._options import MAX_POINTS_LIMIT, OPTIONS, checked
 from ._state import PlotState
 from ._throttle import MAX_UPDATES_PER_SECOND, PUSH_BUDGET
@@ -186,6 +187,9 @@ class LivePlot(controls.ControlOptions, Sink):
             self.panel, self._fig, self._updates, sink=self, redraw_picture=self._update_static
         )
         self._copies = export.Copies(store, tensorboard)
+        # Each chart's download menu in the page (its CSV, the picture): `._download`.
+        parts = (self.panel, self._fig, self._state, self._lock, self._outputs.picture)
+        self._downloads = Downloads(*parts)
         #: The charts' grid (one bqplot figure per chart; see `figures`).
         self.charts = self._fig.box
         #: The legend row under the charts (HTML).
