@@ -186,9 +186,10 @@ class LivePlot(controls.ControlOptions, Sink):
             self.panel, self._fig, self._updates, sink=self, redraw_picture=self._update_static
         )
         self._copies = export.Copies(store, tensorboard)
-        #: The charts' grid (one bqplot figure per chart; see `figures`).
+        #: The charts' grid: per chart a cell of its bqplot figure (see `figures`) and the
+        #: HTML legend of its own series under it.
         self.charts = self._fig.box
-        #: The legend row under the charts (HTML).
+        #: The legend row under the charts (HTML): what the charts share.
         self.legend = self._fig.legend
         self._outputs.link_figures()
         steps = list(o.step_range) if o.step_range is not None else []
