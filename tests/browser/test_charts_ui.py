@@ -62,7 +62,7 @@ def adam(peak):
 
 # Per chart of the (only) LivePlot: its title, plot area, drawn lines' bounds.
 CHARTS_JS = """
-() => [...document.querySelectorAll('.jhw-liveplot .jhw-charts > .jhw-figure')].map((fig) => {
+() => [...document.querySelectorAll('.jhw-liveplot .jhw-charts .jhw-figure')].map((fig) => {
   const box = (r) => ({ left: r.left, right: r.right, top: r.top, bottom: r.bottom });
   const area = fig.querySelector('.plotarea_background').getBoundingClientRect();
   const lines = [...fig.querySelectorAll('g.curve path.line')].map((p) => box(p.getBBox ?

@@ -46,7 +46,7 @@ CELLS = [
 
 # Per chart (by title): its drawn lines in drawing order, by name, with what the highlight set.
 DRAWN_JS = """
-() => Object.fromEntries([...document.querySelectorAll('.jhw-charts > .jhw-figure')].map((fig) =>
+() => Object.fromEntries([...document.querySelectorAll('.jhw-charts .jhw-figure')].map((fig) =>
   [(fig.querySelector('text.mainheading') || {}).textContent || '',
    [...fig.querySelectorAll('g.curve')].filter((g) => g.getClientRects().length > 0)
      .map((g) => ({ name: String(g.__data__.name), lit: g.classList.contains('jhw-lit'),

@@ -108,7 +108,7 @@ GEOMETRY_JS = """
 () => [...document.querySelectorAll('.jhw-liveplot')].map((view) => {
   const box = (el) => { const r = el.getBoundingClientRect();
     return { left: r.left, right: r.right, top: r.top, bottom: r.bottom }; };
-  const legend = view.querySelector('.jhw-legend-items');
+  const legend = view.querySelector('.jhw-legend .jhw-legend-items');
   // A tick d3 is removing (opacity ~0, a transition not yet run) is not a label a user sees.
   const shown = (t) => t.textContent && Number(getComputedStyle(t.closest('.tick')).opacity) > 0.5;
   const charts = [...view.querySelectorAll('.jhw-figure')].map((fig) => {

@@ -83,7 +83,8 @@ def descend(x0):
 """
 
 # Per LivePlot (in order) and chart (by title): its lines (stroke, fill, vertex count, box),
-# images (box) and dots (box), and the panel's status.
+# images (box) and dots (box), its figure's box and its own legend (text and box; null while
+# hidden), and the panel's status and legend row.
 CHARTS_JS = """
 () => [...document.querySelectorAll('.jhw-liveplot')].map((plot) => ({
   status: plot.querySelector('.jhw-panel').dataset.status,
@@ -96,7 +97,13 @@ CHARTS_JS = """
       stroke: getComputedStyle(p).stroke, fill: getComputedStyle(p).fill,
       points: (p.getAttribute('d') || '').split(/[ML]/).length - 1, box: box(p),
       name: (p.parentNode.__data__ || {}).name }));
+    const cell = fig.closest('.jhw-chart-cell');
+    const own = cell && cell.querySelector('.jhw-chart-legend');
+    const shown = own && getComputedStyle(own).display !== 'none';
     return [(fig.querySelector('text.mainheading') || {}).textContent || '', {
+      figure: box(fig),
+      legend: shown ? { text: own.textContent, box: box(own),
+                        items: [...own.querySelectorAll('.jhw-legend-item')].map(box) } : null,
       area: box(fig.querySelector('.plotarea_background')),
       lines,
       // An image's drawn box: its unit square through its transform (Chrome's bounding box of
@@ -158,6 +165,21 @@ def _hover_plot(page: Page, k: int, prefix: str) -> str:
     return tip.first.text_content() or ""
 
 
+def _legend_under(chart: dict, names: list[str]) -> None:
+    """``chart``'s own legend names ``names`` and sits right under its figure: its top at the
+    figure's bottom, its entries within the figure's left and right, under it."""
+    legend, figure = chart["legend"], chart["figure"]
+    assert legend is not None and all(n in legend["text"] for n in names), legend
+    assert abs(legend["box"]["top"] - figure["bottom"]) <= 2, (legend["box"], figure)
+    assert legend["items"] and all(
+        figure["left"] - 1 <= item["left"]
+        and item["right"] <= figure["right"] + 1
+        and figure["bottom"] - 1 <= item["top"]
+        and item["bottom"] <= legend["box"]["bottom"] + 1
+        for item in legend["items"]
+    ), (legend["items"], figure)
+
+
 def _copy_to_docs(shots: dict[str, Path]) -> None:
     if os.environ.get("JHW_UPDATE_SCREENSHOT") == "1":
         DOCS.mkdir(exist_ok=True)
@@ -198,7 +220,10 @@ def test_per_class_losses_lines_and_a_50_class_band_and_heatmap(
     chart = ten["charts"]["class_loss"]
     assert len(chart["lines"]) == 10 and len({line["stroke"] for line in chart["lines"]}) == 10
     assert all(_inside(line["box"], chart["area"]) for line in chart["lines"])
-    assert all(f"class_loss[{k}]" in ten["legend"] for k in range(10))
+    # their legend right under their chart, not in the row under the whole grid (which the
+    # reader would have to match colours across)
+    _legend_under(chart, [f"class_loss[{k}]" for k in range(10)])
+    assert "class_loss[" not in ten["legend"] and ten["charts"]["loss"]["legend"] is None
     # 50 classes: two filled bands under one median line, the bands around it
     chart = fifty["charts"]["class_loss"]
     bands = [line for line in chart["lines"] if line["fill"] != "none"]
@@ -207,7 +232,8 @@ def test_per_class_losses_lines_and_a_50_class_band_and_heatmap(
     outer = bands[0]["box"]
     assert outer["top"] <= median["box"]["top"] and median["box"]["bottom"] <= outer["bottom"]
     assert _inside(outer, chart["area"]) and bands[0]["fill"] == bands[1]["fill"]
-    assert "class_loss min–max" in fifty["legend"]
+    _legend_under(chart, ["class_loss median", "class_loss min–max"])
+    assert "class_loss" not in fifty["legend"]
     # the heatmap: an image (a PNG) under the median
     chart = heat["charts"]["class_loss"]
     (image,) = chart["images"]

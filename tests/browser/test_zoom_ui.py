@@ -75,7 +75,7 @@ def cells(width: str | None, flag: str) -> list[str]:
 # The plot area of the chart titled `title`, in client pixels.
 AREA_JS = """
 (title) => {
-  const fig = [...document.querySelectorAll('.jhw-charts > .jhw-figure')].find((f) =>
+  const fig = [...document.querySelectorAll('.jhw-charts .jhw-figure')].find((f) =>
     (f.querySelector('text.mainheading') || {}).textContent === title);
   const r = fig.querySelector('rect.plotarea_background').getBoundingClientRect();
   return { left: r.left, right: r.right, top: r.top, bottom: r.bottom };

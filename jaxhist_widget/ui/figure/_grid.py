@@ -4,8 +4,10 @@ With ``charts="per_field"`` (the default) every plotted field gets its own
 chart (a `LiveFigure`: its own auto-scaled y axis, titled with the field's name); the components
 of one vector leaf share a chart; a run of more than `MAX_CHARTS` such charts is drawn on one.
 ``charts="shared"`` draws every field on one chart. All charts show the same step range; each
-chart has its own log toggle (`set_log_charts`), the panel's sets all of them (`set_log`); one
-legend row under the grid names the fields, kept runs and lanes.
+chart has its own log toggle (`set_log_charts`), the panel's sets all of them (`set_log`); a
+chart of several series of its own (a vector's components, median, band) names them right under
+it (`._chart_legends`), and one legend row under the grid names what the charts share (lanes,
+flags).
 
 It answers the calls a `LivePlot` makes of a single figure (`add_run`, `add_marks`,
 `set_lines`, `restyle`, `drop_runs`, `set_hidden`, `set_smoothing`, `update_scales`, `set_log`,
@@ -31,6 +33,7 @@ from ..look import (
     field_colors,
 )
 from ._chart import Lines, LiveFigure
+from ._chart_legends import ChartCells, shown_legends
 from ._extras import make_extra, notes_html
 from ._grid_scales import GridScales
 from ._legend import grid_legend, legend_html
@@ -69,10 +72,11 @@ class ChartGrid(GridScales):
     Attributes
     ----------
     box
-        The grid widget holding the shown charts' figures (a CSS grid: as many columns of at
-        least `CHART_MIN_PX` as the width allows).
+        The grid widget holding the shown charts' cells, each a figure with its own legend
+        under it (a CSS grid: as many columns of at least `CHART_MIN_PX` as the width allows).
     legend
-        One HTML row under the grid: the fields (with their colors), kept runs and lanes.
+        One HTML row under the grid: what the charts share (lanes, flags), or what the one
+        chart shown names.
     charts
         The charts, by key (a field's label, a vector leaf's name, or ``""`` when shared).
     """
@@ -111,6 +115,7 @@ class ChartGrid(GridScales):
             )
         )
         self.box.add_class("jhw-charts")
+        self._cells = ChartCells()
         self.legend = ipywidgets.HTML(layout=ipywidgets.Layout(width="auto"))
         self.legend.add_class("jhw-legend")
         # Before any run one empty chart holds the place (and reports the width of a chart),
@@ -123,7 +128,7 @@ class ChartGrid(GridScales):
     @property
     def figures(self) -> list[bqplot.Figure]:
         """The figures shown, in grid order."""
-        return list(self.box.children)
+        return [ChartCells.figure(cell) for cell in self.box.children]
 
     @property
     def shown(self) -> list[LiveFigure]:
@@ -337,9 +342,9 @@ class ChartGrid(GridScales):
 
     def _show(self) -> None:
         """List the shown charts' figures in the grid, size them, and redo the legend."""
-        figures = [c.figure for c in self.shown]
-        if list(self.box.children) != figures:
-            self.box.children = figures
+        cells = [self._cells.cell(c) for c in self.shown]
+        if list(self.box.children) != cells:
+            self.box.children = cells
         self._set_chart_widths()
         self._update_legend()
 
@@ -353,11 +358,17 @@ class ChartGrid(GridScales):
             chart.set_width(math.floor(width) if width else 0)
 
     def _update_legend(self) -> None:
+        own, rest = shown_legends(self._all(), self.shown, self._order)
+        self._cells.set_legends(self.shown, own)  # (none when no run is drawn)
         if not any(c._runs for c in self._all()):  # an empty plot: what to do, not a blank
             self.legend.value = notes_html([EMPTY_HINT], prefix="")
             return
-        self.legend.value = legend_html(*self.legend_entries()) + notes_html(self.notes)
+        self.legend.value = legend_html(*grid_legend(rest, self._order)) + notes_html(self.notes)
 
     def legend_entries(self) -> tuple[list[LegendLine], list[str], int, list[Key]]:
-        """One legend for all charts (`._legend.grid_legend`)."""
-        return grid_legend(self._all(), self._order)
+        """The grid's legend row (`._legend.grid_legend`): what no chart names under itself."""
+        return grid_legend(shown_legends(self._all(), self.shown, self._order)[1], self._order)
+
+    def chart_legends(self) -> list[list[LegendLine]]:
+        """Per shown chart (grid order), the entries it names under itself."""
+        return shown_legends(self._all(), self.shown, self._order)[0]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from typing import Any
 
 from ..look import DASHES, LANE_RAMP, LEGEND_LANES, LegendLine, lane_colors, legend_labels
 
@@ -63,17 +62,18 @@ def legend_html(
 
 
 def grid_legend(
-    charts: Sequence[Any], order: Sequence[str]
+    entries: Sequence[tuple[list[LegendLine], list[str], int, list[tuple[int, int, bool]]]],
+    order: Sequence[str],
 ) -> tuple[list[LegendLine], list[str], int, list[tuple[int, int, bool]]]:
-    """One legend for all ``charts``: the series that share a chart, once each, in the fields'
+    """One legend for the charts' legend ``entries`` (each chart's, less what it shows under
+    itself: `._chart_legends`): the series that share a chart, once each, in the fields'
     ``order``, then the latest shown batched run's lanes (runs: the panel's run list) and
     their keys (run, lane, hidden)."""
     lines: dict[str, LegendLine] = {}
     names: list[str] = []
     lanes = 0
     keys: list[tuple[int, int, bool]] = []
-    for chart in charts:
-        chart_lines, chart_names, chart_lanes, chart_keys = chart.legend_entries()
+    for chart_lines, chart_names, chart_lanes, chart_keys in entries:
         for line in chart_lines:
             lines.setdefault(line.label, line)
         if chart_names:

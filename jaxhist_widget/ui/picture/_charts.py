@@ -26,6 +26,7 @@ from ..look import (
     shown_text,
     ticks,
 )
+from ._legend import draw_legend, legend_items
 from ._picture import ChartPicture, StaticImage, StaticLine
 
 __all__ = ["draw_charts", "svg_attr", "svg_text"]
@@ -41,15 +42,22 @@ def draw_charts(
     width: int,
 ) -> tuple[float, str]:
     """Draw ``charts`` in a grid from ``top`` (as many columns of at least `CHART_MIN_PX` as
-    ``width`` holds); return the bottom of the grid and the charts' clip paths."""
+    ``width`` holds), each chart's own legend under it (a grid row as tall as its tallest
+    chart and legend); return the bottom of the grid and the charts' clip paths."""
     n = max(1, len(charts))
     cols = chart_columns(width, n)
     cell = (width - CHART_GAP_PX * (cols - 1)) / cols
     height = CHART_HEIGHT_PX
     clips = []
+    # each chart's own legend's height (a dry run), and each grid row's top
+    below = [_chart_legend([], chart, 0.0, 0.0, cell) for chart in charts]
+    rows = math.ceil(n / cols)
+    heights = [height + max(below[r * cols : (r + 1) * cols], default=0.0) for r in range(rows)]
+    tops = [top + sum(heights[:r]) for r in range(rows)]
     for i, chart in enumerate(charts):
-        ox, oy = (i % cols) * (cell + CHART_GAP_PX), top + (i // cols) * height
+        ox, oy = (i % cols) * (cell + CHART_GAP_PX), tops[i // cols]
         out.append(f'<g class="jhw-chart" data-title={svg_attr(chart.title)}>')
+        _chart_legend(out, chart, ox, oy + height, cell)
         margin_top = max(chart.top, TITLED_TOP_PX if chart.title else 0)
         x0, x1 = ox + float(chart.left), ox + cell - RIGHT_MARGIN_PX
         y1, y0 = oy + margin_top, oy + height - BOTTOM_PX
@@ -77,8 +85,20 @@ def draw_charts(
         out += [_image(image, fx, fy) for image in chart.images]
         out += [_dots(line, fx, fy) if line.dots else _path(line, fx, fy) for line in chart.lines]
         out.append("</g></g>")
-    rows = math.ceil(n / cols)
-    return top + rows * height, "".join(clips)
+    return top + sum(heights), "".join(clips)
+
+
+def _chart_legend(out: list[str], chart: ChartPicture, left: float, y: float, cell: float) -> float:
+    """Draw ``chart``'s own legend (its `ChartPicture.legend`) from ``y`` in its cell at
+    ``left`` as the widget's row under a chart (8 px in from its edges); return its height
+    (0 without one)."""
+    if not chart.legend:
+        return 0.0
+    out.append('<g class="jhw-chart-legend">')
+    items = legend_items(chart.legend)
+    bottom = draw_legend(out, items, y, left + 8, left + cell - 8, "jhw-chart-legend-item")
+    out.append("</g>")
+    return bottom - y
 
 
 def _scale(limits: tuple[float, float], pixels: tuple[float, float], log: bool) -> Any:

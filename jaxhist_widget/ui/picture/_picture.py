@@ -65,6 +65,9 @@ class ChartPicture:
     x_limits: tuple[float, float] | None = None  #: its own x axis (a path), else the steps'
     x_label: str = "step"
     left_out: int = 0  #: older lines the copy left out (`._budget`: it draws the latest)
+    #: The entries it names under itself (a vector's components, median, band), not in the
+    #: picture's legend rows (`Picture.legend`: what the charts share).
+    legend: tuple[LegendLine, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -16,14 +16,9 @@ from xml.sax.saxutils import escape
 
 from ..look import (
     BADGE_COLORS,
-    DASHES,
-    LANE_RAMP,
-    LEGEND_LANES,
     PICTURE_WIDTH,
     format_count,
-    lane_colors,
     lane_summary,
-    legend_labels,
     shown_status,
     shown_text,
     status_word,
@@ -31,6 +26,7 @@ from ..look import (
 from ._budget import within_budget
 from ._charts import draw_charts, svg_attr
 from ._charts import svg_text as _text
+from ._legend import draw_legend, legend_items
 from ._picture import Picture
 from ._run_list import draw_run_list
 from ._summary import first_line, latest_values, summary
@@ -111,57 +107,10 @@ def _header(out: list[str], p: Picture, y: float) -> float:
 
 
 def _legend(out: list[str], p: Picture, y: float, width: int) -> float:
-    """Legend entries in rows under the figure, wrapped like the widget's legend row."""
-    items = [
-        (text, line.color, line.style, line.opacity)
-        for line, text in zip(p.legend, legend_labels(p.legend), strict=True)
-    ]
-    n = len(p.lane_names)
-    if 0 < n <= LEGEND_LANES:
-        items += [
-            (f"{name} (hidden)", c, "solid", 0.35)
-            if k in p.hidden_lanes
-            else (name, c, "solid", 1.0)
-            for k, (name, c) in enumerate(zip(p.lane_names, lane_colors(n), strict=True))
-        ]
-    elif n:
-        more = f" ({n} of {p.lanes} drawn)" if p.lanes > n else ""
-        items.append((f"{p.lane_names[0]} … {p.lane_names[-1]}{more}", "ramp", "solid", 1.0))
-    x, row = 12.0, y + 14
-    for label, color, style, opacity in items:
-        w = 30 + _CHAR_PX * len(label)
-        if x > 12 and x + w > width - 12:
-            x, row = 12.0, row + 20
-        if color == "ramp":  # the lanes' color scale, as a gradient bar
-            stops = "".join(
-                f'<stop offset="{k / (len(LANE_RAMP) - 1):.2f}" stop-color="{c}"/>'
-                for k, c in enumerate(LANE_RAMP)
-            )
-            swatch = (
-                f'<defs><linearGradient id="jhw-ramp">{stops}</linearGradient></defs>'
-                f'<rect x="{x:.1f}" y="{row - 8}" width="22" height="8" fill="url(#jhw-ramp)"/>'
-            )
-        elif style == "flag":  # a diverged line's end: a cross, as on the chart
-            swatch = (
-                f'<path d="M{x + 9:.1f} {row - 10}h4v3h3v4h-3v3h-4v-3h-3v-4h3z" fill="{color}"/>'
-            )
-        elif style == "band":
-            swatch = (
-                f'<rect x="{x:.1f}" y="{row - 8}" width="22" height="8" fill="{color}" '
-                f'fill-opacity="{0.35 * opacity:.2f}"/>'
-            )
-        else:
-            dash = DASHES.get(style, "")
-            ink = _TEXT if color == "currentColor" else color
-            swatch = (
-                f'<line x1="{x:.1f}" y1="{row - 4}" x2="{x + 22:.1f}" y2="{row - 4}" '
-                f'stroke="{ink}" stroke-width="2.5" stroke-opacity="{opacity:.2f}"'
-                + (f' stroke-dasharray="{dash}"' if dash else "")
-                + "/>"
-            )
-        out.append(f'<g class="jhw-legend-item">{swatch}{_text(x + 27, row, label, size=12)}</g>')
-        x += w + 14
-    return row + 6 if items else y
+    """The legend rows under the charts (what the charts share), wrapped like the widget's
+    legend row; each chart draws its own entries under itself (`._charts`)."""
+    items = legend_items(p.legend, p.lane_names, p.lanes, p.hidden_lanes)
+    return draw_legend(out, items, y, 12.0, width - 12)
 
 
 def _notes(out: list[str], notes: tuple[str, ...], y: float, width: int) -> float:

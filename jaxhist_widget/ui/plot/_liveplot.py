@@ -190,9 +190,9 @@ class LivePlot(controls.ControlOptions, Sink):
         # Each chart's download menu in the page (its CSV, the picture): `._download`.
         parts = (self.panel, self._fig, self._state, self._lock, self._outputs.picture)
         self._downloads = Downloads(*parts)
-        #: The charts' grid (one bqplot figure per chart; see `figures`).
+        #: The charts' grid: per chart its bqplot figure (`figures`) and its own legend under it.
         self.charts = self._fig.box
-        #: The legend row under the charts (HTML).
+        #: The legend row under the charts (HTML): what the charts share.
         self.legend = self._fig.legend
         self._outputs.link_figures()
         steps = list(o.step_range) if o.step_range is not None else []

@@ -9,6 +9,7 @@ the copy alone and never imports the live figure, nor the figure the picture.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,11 @@ def snapshot(grid: Any, panel: Any) -> Picture:
     traits.
     """
     most = -(-PICTURE_LINES // max(1, len(grid.shown)))  # a chart's share of the lines
-    charts = tuple(_chart(c, most) for c in grid.shown)
+    own = grid.chart_legends()  # each chart's own entries, drawn under it
+    charts = tuple(
+        dataclasses.replace(_chart(c, most), legend=tuple(lines))
+        for c, lines in zip(grid.shown, own, strict=True)
+    )
     lines, names, lanes, keys = grid.legend_entries()
     first = grid.shown[0]
     return Picture(

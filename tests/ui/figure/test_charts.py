@@ -40,7 +40,8 @@ def test_one_chart_per_field_each_with_its_own_y_range_and_the_same_steps() -> N
     figures = live.figures
     assert [f.title for f in figures] == ["loss", "grad_norm", "lr"]
     assert live.panel.figures == figures and live.panel.figure is figures[0]
-    assert live.charts.children == tuple(figures)
+    # each chart's cell: its figure, its own legend under it
+    assert tuple(cell.children[0] for cell in live.charts.children) == tuple(figures)
     x_limits = {(f.marks[0].scales["x"].min, f.marks[0].scales["x"].max) for f in figures}
     assert len(x_limits) == 1  # one step range on every chart
     for figure, (name, v) in zip(figures, values.items(), strict=True):

@@ -367,7 +367,7 @@ def test_each_line_ends_at_a_point_its_axes_can_place():
     lanes = [np.array([4.0, 2.0, 1.0]), np.array([3.0, 1.0, np.nan]), np.array([2.0, 1.0, 0.0])]
 
     def last_points(live: LivePlot) -> np.ndarray:
-        (mark,) = [m for m in live.charts.children[0].marks if np.ndim(m.y) == 2]
+        (mark,) = [m for m in live.figures[0].marks if np.ndim(m.y) == 2]
         return np.asarray(mark.y)[:, -1]
 
     for log_y in (False, True):
@@ -389,7 +389,7 @@ def test_a_run_of_one_row_is_a_point_live_and_in_the_picture():
         jhw.while_loop(lambda x: x > 10.0, lambda x: x / 2, jnp.float32(3.0), max_steps=5)
     with live.named("steps"):
         jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, jnp.float32(8.0), max_steps=5)
-    marks = [m for m in live.charts.children[0].marks if len(m.labels)]
+    marks = [m for m in live.figures[0].marks if len(m.labels)]
     by_run = {m.labels[0].split(" · ")[-1]: m for m in marks}
     assert by_run["no step"].marker == "circle" and by_run["steps"].marker is None
     _, root = picture(live)
@@ -404,7 +404,7 @@ def test_the_step_axis_fits_the_runs_once_they_ended():
     with live:
         loop = FakeLoop(layout(("loss",), max_steps=10_000))
         loop.send(loss=np.linspace(1, 0, 3386))
-        x_scale = live.charts.children[0].axes[0].scale
+        x_scale = live.figures[0].axes[0].scale
         assert (x_scale.min, x_scale.max) == (0, 4000)
         loop.end("stopped")
     assert (x_scale.min, x_scale.max) == (0, 3400)

@@ -429,7 +429,8 @@ def test_display_reuses_one_container():
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == live.widget.model_id
     assert live.widget is live.widget
     assert live.widget.children == (live.panel, live.charts, live.legend)
-    assert live.charts.children == (live.figure,)  # one chart (empty) before any run
+    (cell,) = live.charts.children  # one chart (empty) before any run: its figure, its legend
+    assert cell.children[0] is live.figure
 
 
 def test_panel_esm_is_the_js_module():

@@ -82,7 +82,7 @@ def test_lanes_names_the_lanes_drawn_by_index_or_label():
     (d,) = live._state.drawn
     assert d.drawn_lanes == (7, LANES - 1, 300)
     assert any("no lane 'lr=nope'" in n for n in d.notes)
-    hover = live.charts.children[0].marks
+    hover = live.figures[0].marks
     names = [label for m in hover for label in getattr(m, "labels", [])]
     assert any("lr=300" in n for n in names) and not any("lr=0 " in n for n in names)
     with pytest.raises(TypeError, match="lane indices"):

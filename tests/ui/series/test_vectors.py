@@ -44,6 +44,12 @@ def picture(live) -> ET.Element:
     return ET.fromstring(live._repr_mimebundle_()["image/svg+xml"])
 
 
+def legends(live) -> str:
+    """The text of every legend: the grid's row and each chart's own (under that chart)."""
+    rows = [live.legend.value] + [cell.children[1].value for cell in live.charts.children]
+    return html.unescape("".join(rows))
+
+
 def svg_chart(root, title):
     (g,) = [g for g in root.iter(f"{SVG}g") if g.get("data-title") == title]
     return g
@@ -97,13 +103,13 @@ def test_one_runs_vector_legend_names_components_and_no_run() -> None:
     live = jhw.LivePlot(keep_runs=True)
     values = {"class_loss": class_losses(50), "xy": crossing_path()}
     feed(live, values, shapes=[(50,), (2,)], max_steps=1000)
-    legend_text = html.unescape(live.legend.value)
+    legend_text = legends(live)
     assert "xy[0]" in legend_text and "xy[1]" in legend_text and "class_loss median" in legend_text
     assert "(run" not in legend_text
     texts = [t.text or "" for t in picture(live).iter(f"{SVG}text")]
     assert "xy[0]" in texts and not [t for t in texts if "(run" in t]
     feed(live, values, shapes=[(50,), (2,)], max_steps=1000)  # a second run: no "run 0" either
-    legend_text = html.unescape(live.legend.value)
+    legend_text = legends(live)
     assert "(run 0)" not in legend_text and "xy[0] (run" not in legend_text
 
 
