@@ -59,3 +59,21 @@ def failing_solve():
     return jax.jit(
         lambda x: jhw.while_loop(lambda c: c[0] < 100, body, (0, x), max_steps=100, stream_every=1)
     )
+
+
+def least_squares_sweep(steps: int) -> Callable:
+    """``solve(lr) -> (final, history)``: gradient descent on ``(x**2 + x**4 / 2)`` from 2 for
+    ``steps`` steps, recording ``loss = x**2``; vmapped over many rates, the largest diverge
+    (a sweep as users run one)."""
+
+    def solve(lr):
+        def body(c):
+            k, x = c
+            return k + 1, x - lr * 2 * x * (1 + x**2)
+
+        return jhw.while_loop(
+            lambda c: c[0] < steps, body, (0, jnp.float32(2.0)), max_steps=steps,
+            record=lambda c: {"loss": c[1] ** 2},
+        )  # fmt: skip
+
+    return solve

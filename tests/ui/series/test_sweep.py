@@ -19,6 +19,7 @@ import pytest
 import jaxhist_widget as jhw
 from jaxhist_widget.ui.series import MAX_LANES, ROLES
 
+from ...helpers.loops import least_squares_sweep
 from ...helpers.static import SVG, picture
 from ...helpers.synthetic import feed
 
@@ -94,15 +95,7 @@ def test_lanes_names_the_lanes_drawn_by_index_or_label():
 def test_a_compiled_sweep_reads_as_numpy_reads_its_last_values():
     rates = jnp.logspace(-3, 0.5, LANES)
 
-    def solve(lr):
-        def body(c):
-            k, x = c
-            return k + 1, x - lr * 2 * x * (1 + x**2)
-
-        return jhw.while_loop(
-            lambda c: c[0] < 100, body, (0, jnp.float32(2.0)), max_steps=100,
-            record=lambda c: {"loss": c[1] ** 2},
-        )  # fmt: skip
+    solve = least_squares_sweep(100)
 
     live = jhw.LivePlot(log_y=True)
     with live:

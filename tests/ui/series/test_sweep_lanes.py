@@ -19,6 +19,7 @@ import jaxhist_widget as jhw
 from jaxhist_widget.ui.figure import DivergedEnds
 from jaxhist_widget.ui.reduce import LaneSeries, ema
 
+from ...helpers.loops import least_squares_sweep
 from ...helpers.static import SVG, picture
 from ...helpers.synthetic import FakeLoop, feed, layout
 
@@ -154,15 +155,7 @@ def test_the_users_lanes_are_never_overridden():
 def test_a_compiled_sweep_draws_numpys_best_median_and_worst_lanes():
     rates = jnp.logspace(-3, 0.5, LANES)
 
-    def solve(lr):
-        def body(c):
-            k, x = c
-            return k + 1, x - lr * 2 * x * (1 + x**2)
-
-        return jhw.while_loop(
-            lambda c: c[0] < 60, body, (0, jnp.float32(2.0)), max_steps=60,
-            record=lambda c: {"loss": c[1] ** 2},
-        )  # fmt: skip
+    solve = least_squares_sweep(60)
 
     live = jhw.LivePlot(log_y=True)
     with live:
