@@ -7,6 +7,7 @@ rule (`jaxhist_widget.ui.figure`), applied the same way to the picture it copies
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -89,8 +90,14 @@ def lane_colors(n: int) -> list[str]:
     >>> lane_colors(20)[0] == LANE_RAMP[0] and lane_colors(20)[-1] == LANE_RAMP[-1]
     True
     """
+    return list(_lane_colors(n))
+
+
+@functools.lru_cache(maxsize=64)
+def _lane_colors(n: int) -> tuple[str, ...]:
+    # (every update of a sweep restyles its lines: the same few counts, computed once)
     if n <= len(PALETTE):
-        return list(PALETTE[:n])
+        return tuple(PALETTE[:n])
     ramp = np.array([[int(c[i : i + 2], 16) for i in (1, 3, 5)] for c in LANE_RAMP], float)
     out = []
     for k in range(n):
@@ -98,7 +105,7 @@ def lane_colors(n: int) -> list[str]:
         j = min(int(t), len(ramp) - 2)
         rgb = ramp[j] + (t - j) * (ramp[j + 1] - ramp[j])
         out.append("#" + "".join(f"{round(v):02x}" for v in rgb))
-    return out
+    return tuple(out)
 
 
 def next_color(used: Iterable[str]) -> str:

@@ -53,10 +53,10 @@ class Spec:
         if self.xy is not None:
             x, y = self.xy
             return np.stack([x.values(rows), y.values(rows)], axis=1)
-        if self.kind == "scalar":
-            return self.components(rows)[:, 0]
-        if self.kind == "component":
-            return self.components(rows)[:, self.index]
+        if self.kind in ("scalar", "component"):
+            # (one column converted, not the leaf: a sweep's band reads every lane's rows)
+            new = rows[self.leaf]
+            return new.reshape(len(new), -1)[:, self.index].astype(np.float64)
         if self.kind == "median":  # NaN where a component is: the panel flags it as diverged
             values = self.components(rows)
             (median,) = row_quantiles(values, (50.0,))
