@@ -207,7 +207,7 @@ def prepare(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init
 #: callbacks and checkify checks (lax's vmapped loop refuses both where the predicate differs
 #: per lane). Every other effect may: debug prints and callbacks (lax runs them for every lane
 #: too), Ref reads, Ref writes in ``body_fun`` (left to lax to mask per lane,
-#: `loop._body_masked`; in ``cond_fun`` they are refused), and named-axis queries such as
+#: `steps._body_masked`; in ``cond_fun`` they are refused), and named-axis queries such as
 #: ``lax.axis_index``, which only read which lane they are in.
 _PER_LANE = frozenset({"IOEffect", "OrderedIOEffect", "ErrorEffect"})
 

@@ -319,7 +319,7 @@ def _write_row_rule(axis_size, in_batched, buf, row, x, active):
         _lanes(axis_size, v, b) for v, b in zip((buf, row, x, active), in_batched, strict=True)
     )
     # The running lanes step in lockstep: every lane starts at row 1 and each step advances
-    # exactly the active ones, which stop together at the chunk's limit (`loop._run_until`), so
+    # exactly the active ones, which stop together at the chunk's limit (`steps.run_until`), so
     # they all write the same row, the highest of any lane. That makes the write one
     # dynamic_update_slice across lanes, in place, cheaper than the scatter a row per lane
     # needs (see docs/performance.md). A lane that is not active rewrites what its

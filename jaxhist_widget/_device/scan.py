@@ -1,4 +1,4 @@
-"""`scan` and `fori_loop`: ``lax.scan`` and ``lax.fori_loop`` that also record every step.
+"""`scan`: ``lax.scan`` that also records every step.
 
 Layer 1 (pure JAX). The recording scan is a ``lax.scan`` itself, not a while loop: its trip
 count is static, so reverse-mode autodiff (``jax.grad``) goes through it as through lax's, and
@@ -13,8 +13,8 @@ The flush reads the history buffers inside that ``cond`` (only when it is due); 
 XLA does not copy them for it, and each of the two conditionals costs well under a microsecond
 a step on CPU (``benchmarks/loops.py`` compares the whole scan with lax's).
 
-A ``fori_loop`` with static bounds is this scan (reverse-differentiable, as lax's is); with
-traced bounds it is `while_loop`, which needs ``max_steps`` (lax's is a while loop there too).
+A ``fori_loop`` with static bounds is this scan (`fori`). An eager call runs a cached
+``jax.jit`` of the scan (`eager`).
 """
 
 from __future__ import annotations
@@ -29,20 +29,14 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .._wire import NEVER
-from . import checks, lanes, rows, sizes, streaming
+from . import checks, eager, lanes, rows, sizes, streaming
 from .history import History
-from .loop import _trace_state_clean, while_loop
 
-__all__ = ["fori_loop", "scan"]
+__all__ = ["scan"]
 
 Carry = TypeVar("Carry")
 X = TypeVar("X")
 Y = TypeVar("Y")
-
-# The status the last flush carries (an index into the host runtime's `STATUSES`): a scan that
-# ran all its steps ends as "converged", which a plot shows as "finished".
-_FINISHED = 1
 
 
 class _State(NamedTuple):
@@ -139,7 +133,7 @@ def scan(
         dtype=dtype,
         warn_bytes=warn_bytes,
     )
-    cached = _eager_scan(f, options)
+    cached = eager.cached(scan, (f,), options)
     if cached is not None:
         return cached(init, xs)
 
@@ -157,7 +151,7 @@ def scan(
         answer = streaming.open_run(layout, plan.first)
         flush = streaming.make_flush(layout)
     else:
-        answer, flush = jnp.array(_NOBODY, jnp.int32), None
+        answer, flush = jnp.array(streaming.NOBODY, jnp.int32), None
     state = _State(init, bufs, jnp.int32(1), jnp.int32(0), answer)
     zeros = jax.tree_util.tree_map(_zeros, y_shape)
     body = functools.partial(_step, f, plan, max_rows, flush, zeros)
@@ -165,10 +159,6 @@ def scan(
     if lane_bytes is not None:
         sizes.warn_lanes(lane_bytes, warn_bytes, lax.stop_gradient((out.n, out.bufs)))
     return (out.carry, ys), plan.history(out.bufs, out.n, max_rows)
-
-
-#: The answer of a scan that makes no host call: run on, nobody listens.
-_NOBODY = tuple(NEVER if i == streaming.EVERY else 0 for i in range(3))
 
 
 def _step(f, plan: rows.Rows, max_rows: int, flush, zeros, s: _State, x):
@@ -184,10 +174,11 @@ def _step(f, plan: rows.Rows, max_rows: int, flush, zeros, s: _State, x):
     s = s._replace(carry=carry, bufs=bufs, n=n)
     if flush is None:
         return s, y
-    # The last step's flush carries the end status, and ends the run on the host.
+    # The last step's flush carries the end status (all steps ran: "converged", which a plot
+    # shows as "finished"), and ends the run on the host.
     last = n >= max_rows
     due = go & ((n - s.flushed >= s.answer[streaming.EVERY]) | last)
-    status = jnp.where(last, _FINISHED, 0).astype(jnp.int32)
+    status = jnp.where(last, streaming.CONVERGED, 0).astype(jnp.int32)
 
     def send(answer, bufs, n, flushed):
         args = streaming.FlushArgs(answer=answer, bufs=bufs, n=n, flushed=flushed, status=status)
@@ -225,101 +216,6 @@ def _write_row_jvp(primals, tangents):
     if not jnp.issubdtype(out.dtype, jnp.inexact):
         return out, np.zeros(out.shape, jax.dtypes.float0)
     return out, lax.dynamic_update_index_in_dim(d_buf, d_x.astype(d_buf.dtype), row, 0)
-
-
-def fori_loop(
-    lower: Any,
-    upper: Any,
-    body_fun: Callable[[Any, Carry], Carry],
-    init_val: Carry,
-    *,
-    max_steps: int | None = None,
-    unroll: int | bool | None = None,
-    record: Callable[[Carry], Any] | None = None,
-    stream: bool = True,
-    stream_every: int | Literal["auto"] = "auto",
-    dtype: Any = None,
-    warn_bytes: int | None = None,
-) -> tuple[Carry, History]:
-    """``lax.fori_loop`` that records every step and streams the rows to the attached sinks.
-
-    Returns ``(final, history)``: what ``lax.fori_loop(lower, upper, body_fun, init_val)``
-    returns, and a `History` whose row 0 is ``record(init_val)`` and row ``i`` the record
-    after the ``i``-th call of ``body_fun``. Eager, ``jax.jit``, ``jax.vmap``; with static
-    bounds also ``jax.grad`` (it is `scan` then, as lax's is a scan), with traced bounds
-    forward mode only (it is `while_loop` then, as lax's is a while loop).
-
-    Parameters
-    ----------
-    lower, upper, body_fun, init_val, unroll
-        As in ``lax.fori_loop``: ``body_fun(i, val) -> val`` for ``i`` in
-        ``range(lower, upper)``; ``unroll`` needs static bounds.
-    max_steps
-        Needed only when a bound is traced: the static cap that sizes the history (the loop
-        then ends at ``max_steps`` steps, status ``max steps``, where lax would go on). With
-        static bounds the history has ``upper - lower + 1`` rows, and ``max_steps``, if
-        given, must allow that many steps.
-    record
-        ``val -> pytree of arrays`` (default: the whole ``val``).
-    stream, stream_every, dtype, warn_bytes
-        As in `while_loop`.
-
-    Examples
-    --------
-    >>> import jaxhist_widget as jhw
-    >>> x, hist = jhw.fori_loop(0, 4, lambda i, x: x + i, 0.0)
-    >>> float(x), hist.to_numpy().tolist()
-    (6.0, [0.0, 0.0, 1.0, 3.0, 6.0])
-    """
-    if not callable(body_fun):
-        raise TypeError(
-            f"fori_loop's body_fun must be a callable (i, val) -> val, got {body_fun!r}."
-        )
-    checks.check_record(record)
-    user_record = (lambda v: v) if record is None else record
-    options = dict(stream=stream, stream_every=stream_every, dtype=dtype, warn_bytes=warn_bytes)
-    bounds = _static_bounds(lower, upper)
-    if bounds is None:
-        if unroll not in (None, 1, False):
-            raise ValueError("fori_loop: unroll needs static bounds (as in lax.fori_loop).")
-        if max_steps is None:
-            raise TypeError(
-                "jhw.fori_loop with traced bounds needs max_steps=N, a static cap on the steps "
-                "(it sizes the history): e.g. jhw.fori_loop(0, n, body, x, max_steps=1000). "
-                "With static bounds (Python ints) it is not needed."
-            )
-        i0 = _bound_dtype(lower, upper)
-        final, hist = while_loop(
-            lambda c: c[0] < upper,
-            lambda c: (c[0] + 1, body_fun(c[0], c[1])),
-            (lax.convert_element_type(lower, i0), init_val),
-            max_steps=max_steps,
-            record=lambda c: user_record(c[1]),
-            **options,
-        )
-        return final[1], hist
-    lo, hi = bounds
-    steps = max(hi - lo, 0)
-    if max_steps is not None and checks.check_max_steps(max_steps) < steps:
-        raise ValueError(
-            f"fori_loop({lo}, {hi}, ...) runs {steps} steps but max_steps={max_steps} caps "
-            "them: omit max_steps (static bounds size the history themselves) or raise it."
-        )
-    i0 = _bound_dtype(lower, upper)
-
-    def step(c, _):
-        return (c[0] + 1, body_fun(c[0], c[1])), None
-
-    ((_, final), _), hist = scan(
-        step,
-        (jnp.asarray(lo, i0), init_val),
-        None,
-        length=steps,
-        unroll=1 if unroll is None else unroll,
-        record=lambda c, _: user_record(c[1]),
-        **options,
-    )
-    return final, hist
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -403,49 +299,3 @@ def _default_record(y_shape: Any) -> Callable[[Any, Any], Any]:
     if jax.tree_util.tree_leaves(y_shape):
         return lambda carry, y: y
     return lambda carry, y: carry
-
-
-def _static_bounds(lower: Any, upper: Any) -> tuple[int, int] | None:
-    """The bounds as Python ints if both are concrete (as lax.fori_loop decides), else None."""
-    try:
-        return operator.index(lower), operator.index(upper)
-    except TypeError:
-        pass
-    try:
-        return int(lower), int(upper)
-    except (TypeError, jax.errors.ConcretizationTypeError):
-        return None
-
-
-def _bound_dtype(lower: Any, upper: Any) -> Any:
-    """The dtype of ``i``: lax.fori_loop's (the bounds' common integer dtype)."""
-    dtype = jnp.result_type(lower, upper)
-    if not jnp.issubdtype(dtype, jnp.integer):
-        raise TypeError(
-            f"fori_loop's bounds must be integers, got {jnp.result_type(lower)} and "
-            f"{jnp.result_type(upper)}."
-        )
-    return dtype
-
-
-# ------------------------------------------------------------------------------ eager cache
-def _eager_scan(f: Callable, options: dict[str, Any]) -> Callable | None:
-    """A cached ``jax.jit`` of the scan for an eager call (see `loop._eager_loop`)."""
-    if not _trace_state_clean() or jax.config.jax_disable_jit:
-        return None
-    key = (f, *sorted(options.items()))
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return _jitted_scan(key)
-
-
-@functools.lru_cache(maxsize=32)
-def _jitted_scan(key: tuple) -> Callable[[Any, Any], Any]:
-    f, *options = key
-    return jax.jit(functools.partial(_traced_scan, f, dict(options)))
-
-
-def _traced_scan(f: Callable, options: dict[str, Any], init: Any, xs: Any) -> Any:
-    return scan(f, init, xs, **options)

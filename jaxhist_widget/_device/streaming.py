@@ -54,6 +54,12 @@ from .lanes import as_bits
 #: words where it needs them, and a skipped flush keeps it as it is, with no kernel to compile.
 STOP, EVERY, RUN = 0, 1, 2
 _ANSWER = jax.ShapeDtypeStruct((3,), jnp.int32)
+#: The answer of a loop that makes no host call: run on, nobody listens.
+NOBODY = tuple(_wire.NEVER if i == EVERY else 0 for i in range(3))
+#: End status codes a flush carries (an index into the host runtime's `STATUSES`; 0: running,
+#: and the host itself decides "stopped", 3). A scan that ran all its steps ends as converged,
+#: which a plot shows as "finished".
+CONVERGED, MAX_STEPS = 1, 2
 
 
 class FlushArgs(NamedTuple):

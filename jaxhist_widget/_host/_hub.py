@@ -7,23 +7,26 @@ flush. The program never holds a sink, only a run id: the hub maps it to the sin
 attached when the run started (plus any that `join` it), so the jit cache cannot keep a stale
 sink. The hub meets sinks only through `HubSink` (`_protocol`): it imports no sink class.
 
-A run moves through an explicit state machine, always under the hub's lock::
+A run moves through an explicit state machine (`_hub_runs`), always under the hub's lock::
 
     OPEN --(every lane ended)--> ENDED
     OPEN --(its blocks ended, no chunk will come)--> ABANDONED --(rows came after all)--> OPEN
 
-Three ordering promises hold per run, kept here and only here: rows are filed in the order they
-came; a sink's ``on_end`` follows its last ``on_rows``; every row is in when the call that ran
-the loop returns. A chunk whose rows no sink needs before the loop goes on is filed on the
-worker (keyed by its run: the worker keeps each key's order, and runs other keys meanwhile),
-and a chunk that some sink must see first waits for that run's earlier chunks; a sink whose
-``on_rows`` proved slow gets its updates on the worker (keyed by the sink), merged while it is
-busy, until it has been quick again for a while. So a slow sink delays only its own runs.
+Three ordering promises hold per run, kept by the hub and only by it (here and in its calls into
+sinks, `_hub_sinks`): rows are filed in the order they came; a sink's ``on_end`` follows its
+last ``on_rows``; every row is in when the call that ran the loop returns. A chunk whose rows no
+sink needs before the loop goes on is filed on the worker (keyed by its run: the worker keeps
+each key's order, and runs other keys meanwhile), and a chunk that some sink must see first
+waits for that run's earlier chunks; a sink whose ``on_rows`` proved slow gets its updates on
+the worker (keyed by the sink), merged while it is busy, until it has been quick again for a
+while (`_hub_sinks`). So a slow sink delays only its own runs. Where a chunk's rows go in its
+run is worked out in `_hub_chunks`.
 
 Lock order, the one place it is written (a lock may be taken while holding those before it):
 
 1. the interrupt bridge's lock (a press stops sinks);
-2. the hub's lock;
+2. the hub's lock (its run table, `_hub_runs.RunTable`, and its calls into sinks,
+   `_hub_sinks.SinkCalls`, work under it too);
 3. a sink's lock (`Sink._lock`);
 4. a run's lock (`Run._lock`).
 
@@ -36,25 +39,23 @@ run) are leaves: nothing is taken while one is held. No lock is held while a sin
 user code run, or while waiting for the worker.
 
 Exceptions never propagate into XLA (that would kill the computation and its device history):
-they are reported (`report`) once per sink, run and hook.
+they are reported (`report`) once per sink, run and hook (`_hub_sinks`).
 """
 
 from __future__ import annotations
 
-import collections
-import dataclasses
-import itertools
 import threading
 import time
-import weakref
 from typing import Any
 
 import numpy as np
 
 from .. import _wire
 from .._wire import NEVER, Chunk, Layout, answer
+from ._hub_chunks import chunk_end, lane_groups
+from ._hub_runs import ABANDONED, ENDED, OPEN, Entry, RunTable
+from ._hub_sinks import SinkCalls
 from ._naming import run_name
-from ._pace import Pace
 from ._protocol import HubSink
 from ._report import report
 from ._run import FAILED, STATUSES, Run, lane_index
@@ -63,12 +64,6 @@ from ._worker import Worker
 
 __all__ = ["HUB", "Hub"]
 
-#: An ``on_rows`` that takes longer than this (seconds) moves its sink's updates to the worker,
-#: until `QUICK_AGAIN` updates in a row took less than half of it.
-SLOW_S = 0.05
-QUICK_AGAIN = 8
-#: Abandoned runs remembered (to take them up again should rows come); the oldest are dropped.
-MAX_ABANDONED = 256
 #: A run taken up again while none of its sinks is attached is given up once more if it sends
 #: nothing for `ORPHAN_GAPS` times the longest wait it has had between two flushes, and at
 #: least `ORPHAN_S` seconds: its computation has most likely raised since (nothing else ends a
@@ -77,19 +72,6 @@ MAX_ABANDONED = 256
 ORPHAN_S = 2.0
 ORPHAN_GAPS = 20
 _STOPPED = STATUSES.index("stopped")
-
-OPEN, ABANDONED, ENDED = "open", "abandoned", "ended"
-_MOVES = {(OPEN, ENDED), (OPEN, ABANDONED), (ABANDONED, OPEN), (ABANDONED, ENDED)}
-
-
-@dataclasses.dataclass(eq=False)
-class _Entry:
-    """One run in the table: its rows, its sinks, its state and its flush clock."""
-
-    run: Run
-    sinks: tuple[HubSink, ...]
-    state: str = OPEN
-    pace: Pace = dataclasses.field(default_factory=Pace)
 
 
 class Hub:
@@ -102,19 +84,9 @@ class Hub:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._attached: list[HubSink] = []
-        self._runs: dict[int, _Entry] = {}
-        self._abandoned: collections.OrderedDict[int, None] = collections.OrderedDict()
-        self._ids = itertools.count(1)
-        # Slow sinks: the updates not yet handed to each, merged (run -> lanes), whether a task
-        # to hand them over is queued, and how many handovers in a row were quick.
-        self._notes: weakref.WeakKeyDictionary[Any, dict[Run, set[int]]]
-        self._notes = weakref.WeakKeyDictionary()
-        self._note_queued: weakref.WeakSet[Any] = weakref.WeakSet()
-        self._quick: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
-        # BaseExceptions raised by sinks' hooks, kept from XLA and raised again at block end.
-        self._exits: weakref.WeakKeyDictionary[Any, BaseException]
-        self._exits = weakref.WeakKeyDictionary()
+        self._runs = RunTable()
         self.worker = Worker()
+        self._calls = SinkCalls(self._lock, self.worker)
         self.interrupts = InterruptBridge(self._press, self.worker)
 
     # ------------------------------------------------------------------------ attaching
@@ -136,7 +108,7 @@ class Hub:
     def live_runs(self) -> list[Run]:
         """Runs that started and have not ended (abandoned ones have ended as ``failed``)."""
         with self._lock:
-            return [e.run for e in self._runs.values() if e.state == OPEN]
+            return [e.run for e in self._runs.entries() if e.state == OPEN]
 
     def join(self, run: Run, sink: HubSink) -> None:
         """Make ``sink`` a sink of ``run`` from now on, as if attached when it started.
@@ -146,7 +118,7 @@ class Hub:
         mode does, `Worker.submit` with ``run.id``), so that no chunk of the run is filed while
         it joins.
         """
-        self._call(sink, "_start", run)
+        self._calls.call(sink, "_start", run)
         with self._lock:
             entry = self._runs.get(run.id)
             live = entry is not None and entry.run is run and entry.state != ENDED
@@ -154,23 +126,9 @@ class Hub:
                 entry.sinks = (*entry.sinks, sink)
         lanes = [i for i, n in enumerate(run.counts) if n]
         if lanes:
-            self._notify_rows(sink, run, lanes)
+            self._calls.notify_rows(sink, run, lanes)
         if not live:
-            self._notify_end(sink, run)
-
-    def _move(self, entry: _Entry, state: str) -> None:
-        # Caller holds the lock: the one place a run changes state.
-        if (entry.state, state) not in _MOVES:
-            raise RuntimeError(f"run {entry.run.id}: no move from {entry.state} to {state}")
-        entry.state = state
-        if state == ABANDONED:
-            self._abandoned[entry.run.id] = None
-            while len(self._abandoned) > MAX_ABANDONED:  # the oldest will not come back
-                self._runs.pop(self._abandoned.popitem(last=False)[0], None)
-        else:
-            self._abandoned.pop(entry.run.id, None)
-        if state == ENDED:
-            self._runs.pop(entry.run.id, None)
+            self._calls.notify_end(sink, run)
 
     # ------------------------------------------------------------ called from the device
     def open_run(self, layout: Layout, token: Any = None) -> np.ndarray:
@@ -182,14 +140,14 @@ class Hub:
         try:
             with self._lock:
                 sinks = tuple(self._attached)
-                run_id = next(self._ids) & 0x7FFFFFFF
+                run_id = self._runs.new_id()
                 if not sinks:
                     return np.array([run_id, NEVER], np.int32)
                 run = Run(run_id, layout)
-                self._runs[run_id] = _Entry(run, sinks)
+                self._runs.add(Entry(run, sinks))
             run.name, run.name_given = run_name(sinks)  # before any sink sees the run
             for sink in sinks:
-                self._call(sink, "_start", run)
+                self._calls.call(sink, "_start", run)
             if self.interrupts.aborting:  # a press is on its way to the main thread: let it
                 self._press(True)
             # Send the first row(s) at once so a watcher sees the run start; adapt from there.
@@ -222,14 +180,14 @@ class Hub:
                 return answer(False, NEVER)
             interval = entry.pace.interval(layout, chunk.rows, arrived)
             # When its rows came: now, in this call (not when the worker files them later).
-            entry.run._arrived(_chunk_end(chunk), arrived)
+            entry.run._arrived(chunk_end(chunk), arrived)
             if self._rows_can_wait(entry, chunk):
                 self.worker.submit(entry.run.id, self._file_later, entry, chunk)
                 return answer(False, interval)
             self.worker.drain(entry.run.id)  # earlier chunks first: rows are filed in order
             self._file(entry, chunk)
             # After the rows: a sink may ask for a stop when it sees them.
-            stop = any(self._ask(s, "_should_stop", entry.run) for s in entry.sinks)
+            stop = any(self._calls.ask(s, "_should_stop", entry.run) for s in entry.sinks)
             codes = np.where(chunk.status != 0, chunk.status, _STOPPED if stop else 0)
             if codes.all():  # every lane has ended (also a vmap over no lanes)
                 self._end(entry, codes.tolist())
@@ -242,16 +200,17 @@ class Hub:
                 entry.pace.host_work(time.perf_counter() - arrived)
                 entry.pace.call_ended()
 
-    def _rows_can_wait(self, entry: _Entry, chunk: Chunk) -> bool:
+    def _rows_can_wait(self, entry: Entry, chunk: Chunk) -> bool:
         """Whether the device may have its answer (run on) before this chunk's rows are filed:
         some lane runs on, no stop is asked, and no sink needs to see the rows first."""
+        ask = self._calls.ask
         return (
             bool((chunk.status == 0).any())
-            and all(self._ask(s, "_rows_can_wait", default=False) for s in entry.sinks)
-            and not any(self._ask(s, "_should_stop", entry.run) for s in entry.sinks)
+            and all(ask(s, "_rows_can_wait", default=False) for s in entry.sinks)
+            and not any(ask(s, "_should_stop", entry.run) for s in entry.sinks)
         )
 
-    def _file_later(self, entry: _Entry, chunk: Chunk) -> None:
+    def _file_later(self, entry: Entry, chunk: Chunk) -> None:
         """`_file` on the worker: its time counts as the host's cost of the run's chunks."""
         t0 = time.perf_counter()
         try:
@@ -259,57 +218,36 @@ class Hub:
         finally:
             entry.pace.host_work(time.perf_counter() - t0)
 
-    def _file(self, entry: _Entry, chunk: Chunk) -> None:
+    def _file(self, entry: Entry, chunk: Chunk) -> None:
         """Append a chunk's rows to its run and tell the sinks."""
         run = entry.run
         with self._lock:
             resumed = entry.state == ABANDONED
             if resumed:  # it was given up for dead, and is alive after all
-                self._move(entry, OPEN)
+                self._runs.move(entry, OPEN)
                 run._reopen()
         for sink in entry.sinks if resumed else ():
-            self._call(sink, "_resume", run)
+            self._calls.call(sink, "_resume", run)
         if resumed:
             self._watch_orphan(entry, -1)
         run._ensure_lanes(chunk.lanes)
-        lanes = np.flatnonzero(chunk.count > 0)
-        if lanes.size:
-            first, count = chunk.first[lanes], chunk.count[lanes]
-            lo = first - chunk.slice_start[lanes]  # the device clamps window starts at the end
-            window = chunk.leaves[0].shape[1]  # a loop recording no leaf streams nothing
-            bad = (lo < 0) | (lo + count > window)
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise RuntimeError(
-                    f"run {run.id} lane {int(lanes[i])}: rows {first[i]}..{first[i] + count[i]} "
-                    f"are not in the window sent (rows {first[i] - lo[i]}.."
-                    f"{first[i] - lo[i] + window}); please report this"
-                )
-            # Lanes that share where their rows start and end are appended together, one copy
-            # per leaf: under vmap every running lane steps in lockstep, so nearly always all
-            # of them; lanes that ended inside this chunk form a few more groups.
-            keys = np.stack([first, count, lo], axis=1)
-            if (keys == keys[0]).all():
-                groups = [(keys[0], lanes)]
-            else:
-                unique, which = np.unique(keys, axis=0, return_inverse=True)
-                groups = [(unique[g], lanes[which.ravel() == g]) for g in range(len(unique))]
-            for (start, n, at), group in groups:
-                pick = lane_index(group)
-                run.append_lanes(group, int(start), [x[pick, at : at + n] for x in chunk.leaves])
-            touched = lanes.tolist()
+        touched, groups = lane_groups(chunk, run.id)
+        for (start, n, at), group in groups:
+            pick = lane_index(group)
+            run.append_lanes(group, int(start), [x[pick, at : at + n] for x in chunk.leaves])
+        if touched:
             for sink in entry.sinks:
-                self._notify_rows(sink, run, touched)
+                self._calls.notify_rows(sink, run, touched)
 
-    def _end(self, entry: _Entry, codes: list[int]) -> None:
+    def _end(self, entry: Entry, codes: list[int]) -> None:
         """End the run with each lane's status code, and tell its sinks (once)."""
         with self._lock:
             if entry.state == ENDED:
                 return
-            self._move(entry, ENDED)
+            self._runs.move(entry, ENDED)
             entry.run._finish(codes)
         for sink in entry.sinks:
-            self._notify_end(sink, entry.run)
+            self._calls.notify_end(sink, entry.run)
 
     # ---------------------------------------------------------------- called by sinks
     def abandon_runs(self, sink: HubSink) -> None:
@@ -326,17 +264,17 @@ class Hub:
         with self._lock:
             dead = [
                 e
-                for e in self._runs.values()
+                for e in self._runs.entries()
                 if e.state == OPEN and sink in e.sinks and not any(s.attached for s in e.sinks)
             ]
             for e in dead:  # chosen and finished under one lock: no chunk comes in between
-                self._move(e, ABANDONED)
+                self._runs.move(e, ABANDONED)
                 e.run._finish([FAILED] * max(1, len(e.run.statuses)))
         for e in dead:
             for s in e.sinks:
-                self._notify_end(s, e.run)
+                self._calls.notify_end(s, e.run)
 
-    def _watch_orphan(self, entry: _Entry, rows_then: int) -> None:
+    def _watch_orphan(self, entry: Entry, rows_then: int) -> None:
         """Give up a taken-up run that nobody waits for once it has sent nothing for a while."""
         rows = sum(entry.run.counts)
         with self._lock:
@@ -344,11 +282,11 @@ class Hub:
                 return
             idle = rows == rows_then
             if idle:
-                self._move(entry, ABANDONED)
+                self._runs.move(entry, ABANDONED)
                 entry.run._finish([FAILED] * max(1, len(entry.run.statuses)))
         if idle:
             for s in entry.sinks:
-                self._notify_end(s, entry.run)
+                self._calls.notify_end(s, entry.run)
         else:
             wait = max(ORPHAN_S, ORPHAN_GAPS * entry.pace.longest_gap)
             self.worker.later(wait, lambda: self._watch_orphan(entry, rows))
@@ -356,84 +294,16 @@ class Hub:
     def take_exit(self, sink: HubSink) -> BaseException | None:
         """A `BaseException` (``SystemExit``, ``KeyboardInterrupt``) one of ``sink``'s hooks
         raised inside a callback, to be raised again where the sink's block or call ends."""
-        with self._lock:
-            return self._exits.pop(sink, None)
+        return self._calls.take_exit(sink)
 
     def drain(self, sink: HubSink) -> None:
         """Wait until the rows of ``sink``'s runs are filed and it was given every update (its
         own timed work on the worker included)."""
         with self._lock:
-            ids = [rid for rid, e in self._runs.items() if sink in e.sinks]
+            ids = [e.run.id for e in self._runs.entries() if sink in e.sinks]
         for rid in ids:
             self.worker.drain(rid)
         self.worker.drain(sink)
-
-    # ------------------------------------------------------------------------ sinks
-    def _notify_rows(self, sink: HubSink, run: Run, lanes: list[int]) -> None:
-        """Tell ``sink`` of new rows: now, or on the worker while it proves slow."""
-        with self._lock:
-            notes = self._notes.get(sink)
-            if notes is not None:
-                notes.setdefault(run, set()).update(lanes)
-                queue = sink not in self._note_queued
-                self._note_queued.add(sink)
-        if notes is not None:
-            if queue:
-                self.worker.submit(sink, self._hand_notes, sink)
-            return
-        t0 = time.perf_counter()
-        self._call(sink, "on_rows", run, lanes)
-        if time.perf_counter() - t0 > SLOW_S:
-            with self._lock:
-                self._notes.setdefault(sink, {})
-                self._quick[sink] = 0
-
-    def _hand_notes(self, sink: HubSink) -> None:
-        with self._lock:
-            notes, self._notes[sink] = self._notes[sink], {}
-            self._note_queued.discard(sink)
-        t0 = time.perf_counter()
-        for run, lanes in notes.items():
-            self._call(sink, "on_rows", run, sorted(lanes))
-        quick = time.perf_counter() - t0 < SLOW_S / 2
-        with self._lock:
-            self._quick[sink] = self._quick.get(sink, 0) + 1 if quick else 0
-            if self._quick[sink] >= QUICK_AGAIN and not self._notes[sink]:
-                # Quick again for a while: back to updates in the loop's own call.
-                del self._notes[sink], self._quick[sink]
-
-    def _notify_end(self, sink: HubSink, run: Run) -> None:
-        """End ``run`` for ``sink``, after any update of its still queued on the worker."""
-        if self.worker.pending(sink):
-            self.worker.submit(sink, self._call, sink, "_end", run)
-        else:
-            self._call(sink, "_end", run)
-
-    def _call(self, sink: HubSink, method: str, run: Run, *args: Any) -> None:
-        """``sink.method(run, *args)``; an exception is reported (once per sink, run and hook),
-        never raised into the loop. A ``SystemExit`` or ``KeyboardInterrupt`` stops the sink's
-        runs and is raised again where its block ends (inside XLA it would become an XLA
-        error)."""
-        try:
-            getattr(sink, method)(run, *args)
-        except Exception as e:
-            where = f"{type(sink).__name__}.{method.lstrip('_')}"
-            report(e, where, once=(id(sink), run.id, method))
-        except BaseException as e:
-            with self._lock:
-                self._exits.setdefault(sink, e)
-            sink.stop()
-
-    @staticmethod
-    def _ask(sink: HubSink, name: str, run: Run | None = None, default: bool = False) -> bool:
-        """A sink's answer to the hub's question ``name`` (a method given ``run``, or a
-        property); ``default`` if asking fails (reported once)."""
-        try:
-            value = getattr(sink, name)
-            return bool(value(run) if run is not None else value)
-        except Exception as e:
-            report(e, f"{type(sink).__name__}.{name.lstrip('_')}", once=(id(sink), name))
-            return default
 
     # ---------------------------------------------------------------------- interrupts
     def _press(self, abort: bool) -> bool:
@@ -442,7 +312,7 @@ class Hub:
         targets = [
             s
             for s in self.interrupts.armed()
-            if self._ask(s, "running", default=False) and (abort or not s.stop_requested)
+            if self._calls.ask(s, "running", default=False) and (abort or not s.stop_requested)
         ]
         for sink in targets:
             sink.stop()
@@ -451,10 +321,3 @@ class Hub:
 
 #: The process's hub.
 HUB = Hub()
-
-
-def _chunk_end(chunk: Chunk) -> int:
-    """The rows a run has once ``chunk`` is filed: the furthest end of its lanes' rows (the
-    lanes of a vmap step together), 0 for a chunk without rows."""
-    new = chunk.count > 0
-    return int((chunk.first + chunk.count)[new].max()) if new.any() else 0

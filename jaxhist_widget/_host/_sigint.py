@@ -20,7 +20,8 @@ byte per signal at once to the file descriptor given to `signal.set_wakeup_fd`. 
 the bridge owns that descriptor (a socket pair) and reads it on every flush (`poll`) and every
 `PUMP_S` on the worker, so presses are counted exactly, however fast they come (the Python
 handler runs once for all presses that arrived meanwhile). Bytes of other signals go on to the
-descriptor that was set before (asyncio's, say) within `PUMP_S`.
+descriptor that was set before (asyncio's, say) within `PUMP_S`. Taking the handler and the
+descriptor, reading and forwarding the bytes, and giving both back is `_sigint_wakeup`'s.
 
 The exception is never raised inside a host callback (XLA would turn it into a
 ``JaxRuntimeError``: the hub marks its own calls, `host_call`, and JAX's code that runs every
@@ -35,15 +36,14 @@ from __future__ import annotations
 
 import _thread
 import contextlib
-import os
 import signal
-import socket
 import threading
 import types
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ._agreement import PressAgreement
+from ._sigint_wakeup import WakeupFd, behave_as, let_pending_handlers_run
 
 if TYPE_CHECKING:
     from ._protocol import HubSink
@@ -94,7 +94,7 @@ class InterruptBridge:
         # also while the main thread holds this lock (arming, disarming).
         self._lock = threading.RLock()
         self._sinks: list[tuple[HubSink, object]] = []  # (sink, token) per arm; blocks may nest
-        self._saved: dict[str, Any] = {}  # handler, wakeup fd and sockets while installed
+        self._wakeup = WakeupFd()  # SIGINT's handler and the wakeup fd, while installed
         self._busy = False  # the main thread is arming or disarming
         self._shield = 0  # depth of `shielded` sections of the main thread
         self._held = False  # someone is inside the lock
@@ -138,7 +138,7 @@ class InterruptBridge:
                 undo()
             self._shield -= 1
         if previous is not _NONE:
-            _behave_as(previous, signal.SIGINT, None)
+            behave_as(previous, signal.SIGINT, None)
 
     def arm(self, sink: HubSink) -> object | None:
         """Make presses stop ``sink``'s runs; a token for `disarm`, or None where that cannot
@@ -147,7 +147,7 @@ class InterruptBridge:
         if threading.current_thread() is not threading.main_thread():
             return None
         with self._locked(busy=True):
-            if not self._saved and not self._install():
+            if not self._wakeup.installed and not self._install():
                 return None
             token = object()
             self._sinks.append((sink, token))
@@ -158,13 +158,13 @@ class InterruptBridge:
         restores the handler and the wakeup fd. A press to raise is left to `shielded`."""
         with self._locked(busy=True):
             self._sinks = [(s, t) for s, t in self._sinks if t is not token]
-            if self._sinks or not self._saved:
+            if self._sinks or not self._wakeup.installed:
                 return
             self._read()
             if self._presses > self._handled:
                 # The handler of a press already read has not run yet: let it (it only counts,
                 # we are busy), or it would reach the restored handler as a fresh press.
-                _let_pending_handlers_run()
+                let_pending_handlers_run()
             if self._account() is not _NONE:
                 self._raise = True  # for `_settle_shield`, once uninstalled
             self._uninstall()
@@ -183,7 +183,7 @@ class InterruptBridge:
     def poll(self) -> None:
         """Count the presses that arrived (any thread; one non-blocking ``recv`` if none)."""
         with self._locked():
-            if self._saved:
+            if self._wakeup.installed:
                 self._read()
 
     # ----------------------------------------------------------------------- internals
@@ -199,7 +199,7 @@ class InterruptBridge:
 
     def _read(self) -> None:
         """Account for wakeup bytes; forward those of other signals (caller holds the lock)."""
-        data = _drain(self._saved["read"])
+        data = self._wakeup.read()
         forward = bytearray()
         for signum in data:
             if signum != signal.SIGINT:
@@ -208,9 +208,7 @@ class InterruptBridge:
                 self._owed -= 1
             elif self._decide():  # the previous owner's press: its fd learns of it too
                 forward.append(signum)
-        if forward and self._saved["fd"] >= 0:
-            with contextlib.suppress(OSError):
-                os.write(self._saved["fd"], bytes(forward))
+        self._wakeup.forward(bytes(forward))
 
     def _decide(self) -> bool:
         """One more press (caller holds the lock); whether it goes to the previous handler."""
@@ -240,13 +238,13 @@ class InterruptBridge:
         if not self._raise:
             return _NONE
         self._raise = False
-        return self._saved["handler"]
+        return self._wakeup.previous
 
     def _settle_shield(self) -> Any:
         """At the end of a shielded section: the handler to behave as for a press that came
         meanwhile and must be raised, else `_NONE`."""
         with self._locked(busy=True):
-            if self._saved:
+            if self._wakeup.installed:
                 return self._account()
             # Not installed (any more): a press meanwhile is the current handler's.
             pending = self._raise or self._signalled > 0
@@ -273,12 +271,12 @@ class InterruptBridge:
             return
         self._handling = True
         try:
-            previous = self._account() if self._saved else _NONE
+            previous = self._account() if self._wakeup.installed else _NONE
         finally:
             self._handling = False
             self._lock.release()
         if previous is not _NONE:
-            _behave_as(previous, signum, frame)
+            behave_as(previous, signum, frame)
 
     def _in_callback(self, frame: Any) -> bool:
         """Whether the main thread is inside a host callback: one of the loop's (the hub's
@@ -301,7 +299,7 @@ class InterruptBridge:
         # not one of the user's presses).
         def again() -> None:
             with self._locked():
-                if not (self._saved and (self._signalled or self._raise)):
+                if not (self._wakeup.installed and (self._signalled or self._raise)):
                     return
                 self._owed += 1
             _thread.interrupt_main(signal.SIGINT)
@@ -310,37 +308,14 @@ class InterruptBridge:
 
     def _pump_tick(self) -> None:
         with self._locked():
-            if not self._saved:
+            if not self._wakeup.installed:
                 return
             self._read()
             self._pump = self._worker.later(PUMP_S, self._pump_tick)
 
     def _install(self) -> bool:
-        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-            return False  # ignored in this process: presses stay ignored, as without us
-        # Our handler first, then the wakeup fd: a press in between reaches our handler, which
-        # only counts it while arming; the other order could leave our fd set behind a raise.
-        try:
-            read, write = socket.socketpair()
-        except OSError:
+        if not self._wakeup.install(self._on_sigint):
             return False
-        read.setblocking(False)
-        write.setblocking(False)
-        try:
-            previous = signal.signal(signal.SIGINT, self._on_sigint)
-        except ValueError:  # not the main interpreter
-            read.close()
-            write.close()
-            return False
-        try:
-            # With a Python-level handler installed, the C handler writes the byte.
-            old_fd = signal.set_wakeup_fd(write.fileno(), warn_on_full_buffer=False)
-        except (ValueError, OSError):
-            signal.signal(signal.SIGINT, previous)
-            read.close()
-            write.close()
-            return False
-        self._saved.update(handler=previous, fd=old_fd, read=read, write=write)
         self._presses = self._handled = self._owed = 0
         self._agreement.begin_block()
         self._raise = False
@@ -349,61 +324,9 @@ class InterruptBridge:
 
     def _uninstall(self) -> None:
         """Restore the handler and the wakeup fd (caller holds the lock)."""
-        saved = dict(self._saved)
-        self._saved.clear()
         if self._pump is not None:
             self._pump.cancel()
-        with contextlib.suppress(ValueError, OSError):
-            signal.set_wakeup_fd(saved["fd"])
-        with contextlib.suppress(ValueError, TypeError):
-            if signal.getsignal(signal.SIGINT) == self._on_sigint:
-                signal.signal(signal.SIGINT, saved["handler"])
-        # Bytes that came after the last read belong to the restored fd's owner now.
-        leftover = _drain(saved["read"])
-        if leftover and saved["fd"] >= 0:
-            with contextlib.suppress(OSError):
-                os.write(saved["fd"], leftover)
-        saved["read"].close()
-        saved["write"].close()
+        self._wakeup.uninstall(self._on_sigint)
 
 
 _NONE = object()  # no press to raise
-
-
-def _let_pending_handlers_run() -> None:
-    # Pending Python signal handlers run at the next check of the main thread's eval loop,
-    # which a Python function call makes.
-    for _ in range(3):
-        _noop()
-
-
-def _noop() -> None:
-    pass
-
-
-def _behave_as(previous: Any, signum: int, frame: Any) -> None:
-    """Do what the handler ``previous`` would have done with this press."""
-    if previous is signal.SIG_IGN:
-        return
-    if previous is signal.SIG_DFL or previous is None:
-        # The default action: end the process, as without the package.
-        signal.signal(signum, signal.SIG_DFL)
-        signal.raise_signal(signum)
-        return
-    if callable(previous):
-        previous(signum, frame)
-        return
-    raise KeyboardInterrupt
-
-
-def _drain(sock: socket.socket) -> bytes:
-    chunks = []
-    while True:
-        try:
-            data = sock.recv(4096)
-        except OSError:  # BlockingIOError: nothing (more) to read
-            break
-        if not data:
-            break
-        chunks.append(data)
-    return b"".join(chunks)

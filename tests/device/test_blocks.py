@@ -2,8 +2,8 @@
 
 On a GPU a ``while`` loop copies its predicate to the host every step; where the steps left are
 known (``cond_fun`` is ``i < n`` on a step counter), the loop takes them in blocks with no
-predicate between (`loop._blocks`). CPU compiles no blocks (a predicate costs nothing there):
-these tests turn them on for CPU (`loop._CPU_BLOCKS`) and check that every result is the one
+predicate between (`steps._blocks`). CPU compiles no blocks (a predicate costs nothing there):
+these tests turn them on for CPU (`steps._CPU_BLOCKS`) and check that every result is the one
 the step-by-step loop, and lax, give.
 """
 
@@ -16,18 +16,18 @@ import pytest
 from jax import lax
 
 import jaxhist_widget as jhw
-from jaxhist_widget._device import loop as loop_module
+from jaxhist_widget._device import steps
 from jaxhist_widget._device.carry import prepare
 
 # Compiles many loops under jit, vmap and jvp: out of the quick subset.
 pytestmark = pytest.mark.slow
 
-BLOCK = loop_module.BLOCK
+BLOCK = steps.BLOCK
 
 
 @pytest.fixture(autouse=True)
 def blocks_on_cpu(monkeypatch):
-    monkeypatch.setattr(loop_module, "_CPU_BLOCKS", True)
+    monkeypatch.setattr(steps, "_CPU_BLOCKS", True)
 
 
 def body(c):

@@ -103,7 +103,7 @@ def test_body_fun_is_in_the_program_once():
     # XLA compiles, and lowering grows with, every copy of a (possibly large) body_fun: one
     # copy, as in lax.while_loop, whatever the platform choice around the step. The traced
     # program holds a second one for a counting condition (an accelerator's blocks of steps,
-    # `loop._blocks`), which lowering for CPU leaves out; any other condition, one.
+    # `steps._blocks`), which lowering for CPU leaves out; any other condition, one.
     def run(x, cond=lambda c: c[0] < 100, **kw):
         return jhw.while_loop(cond, lambda c: (c[0] + 1, jnp.sin(c[1])), (0, x), max_steps=10, **kw)
 

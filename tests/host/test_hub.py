@@ -418,7 +418,7 @@ def test_a_hub_of_one_s_own_drives_a_sink_as_the_package_s_does():
 def test_a_slow_sink_delays_only_its_own_runs():
     # Issue 33: one worker served every run's work in order, so a sink slow in on_rows held up
     # the filing of runs it has nothing to do with.
-    from jaxhist_widget._host import _hub
+    from jaxhist_widget._host import _hub_sinks
 
     release, first = threading.Event(), [True]
 
@@ -426,7 +426,7 @@ def test_a_slow_sink_delays_only_its_own_runs():
         def on_rows(self, run, lanes):
             if first[0]:  # slow once in the loop's call: its updates move to the worker
                 first[0] = False
-                time.sleep(2 * _hub.SLOW_S)
+                time.sleep(2 * _hub_sinks.SLOW_S)
             else:  # and then stuck there
                 release.wait(10)
 
@@ -451,7 +451,7 @@ def test_a_slow_sink_delays_only_its_own_runs():
 
 def test_a_sink_slow_once_gets_its_updates_in_the_loop_s_call_again_when_quick():
     # Issue 33: the slow-sink mode, set by timing, never switched back.
-    from jaxhist_widget._host import _hub
+    from jaxhist_widget._host import _hub_sinks
 
     seen_on = []
     slow_now = [True]
@@ -461,15 +461,15 @@ def test_a_sink_slow_once_gets_its_updates_in_the_loop_s_call_again_when_quick()
             seen_on.append(threading.current_thread().name)
             if slow_now[0]:
                 slow_now[0] = False
-                time.sleep(2 * _hub.SLOW_S)
+                time.sleep(2 * _hub_sinks.SLOW_S)
 
     sink = Once()
     with sink:
         run_id = int(HUB.open_run(LAYOUT)[0])
-        for k in range(_hub.QUICK_AGAIN + 6):
+        for k in range(_hub_sinks.QUICK_AGAIN + 6):
             flush(run_id, 4 * k, [float(k)] * 4)
             HUB.drain(sink)
-        flush(run_id, 4 * (_hub.QUICK_AGAIN + 6), [0.0], status=1)
+        flush(run_id, 4 * (_hub_sinks.QUICK_AGAIN + 6), [0.0], status=1)
     main = threading.current_thread().name
     assert seen_on[0] == main  # in the loop's call first
     assert seen_on[1] != main  # slow once: on the worker
