@@ -54,12 +54,7 @@ def serve_controls_at_once(comm: Any) -> bool:
     def reply_subshell_for(data: Any, default: Any) -> Any:
         # Runs on the kernel's shell channel thread for each of this comm's messages, before
         # any handler: cheap, and it never raises (a failure here would drop the message).
-        try:
-            if is_control_message(data):
-                return default
-        except Exception:  # pragma: no cover - data is a decoded JSON message
-            pass
-        return route(data, default)
+        return default if is_control_message(data) else route(data, default)
 
     reply_subshell_for._jhw_controls = True  # type: ignore[attr-defined]
     comm._reply_subshell_for = reply_subshell_for
