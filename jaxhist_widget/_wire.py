@@ -154,6 +154,11 @@ class Layout:
         Steps an accelerator takes at a time with no predicate read between them (a counting
         loop's blocks; 1: step by step). Adaptive intervals and batched windows of at least
         that many rows are whole blocks, so that chunks end where blocks do.
+    ends_itself
+        The sender ends the run with a last chunk carrying its end status (a Python loop's
+        rows, `jaxhist_widget.log`), so a stop answer asks it to stop and does not end the run:
+        rows logged after the answer was asked for still arrive. A device loop stops on the
+        answer and sends nothing after it, so there the answer ends the run.
     """
 
     names: tuple[str, ...]
@@ -165,6 +170,7 @@ class Layout:
     every: int | None
     step_counters: tuple[int, ...] = ()
     block: int = 1
+    ends_itself: bool = False
 
     @property
     def row_nbytes(self) -> int:

@@ -188,7 +188,8 @@ class Hub:
             self._file(entry, chunk)
             # After the rows: a sink may ask for a stop when it sees them.
             stop = any(self._calls.ask(s, "_should_stop", entry.run) for s in entry.sinks)
-            codes = np.where(chunk.status != 0, chunk.status, _STOPPED if stop else 0)
+            ends_now = stop and not layout.ends_itself
+            codes = np.where(chunk.status != 0, chunk.status, _STOPPED if ends_now else 0)
             if codes.all():  # every lane has ended (also a vmap over no lanes)
                 self._end(entry, codes.tolist())
             return answer(stop, interval)

@@ -71,9 +71,8 @@ class _Open:
         self.run_id = run_id
         self.interval = interval
         self.pending: list[tuple] = []  # rows not handed to the worker yet
-        self.parked: list[tuple] = []  # rows the worker held back on a stop (older)
         self.sent = 0  # rows the hub received
-        self.host_stop = False  # the hub answered stop (a sink asked on seeing rows)
+        self.host_stop = False  # the hub answered stop (a sink, ■, Ctrl-C)
         self.step = -1  # the last step= given (or counted)
 
 
@@ -200,6 +199,7 @@ def _start(sinks: tuple, values: dict[str, Any], step: int | None) -> _Open | No
         chunk=CHUNK_ROWS,
         every=None,
         step_counters=(names.index(STEP),) if step is not None else (),
+        ends_itself=True,
     )
     run_id, interval = (int(v) for v in _wire.open_run(layout))
     if interval >= NEVER:  # nobody listens after all (the sinks left meanwhile)
@@ -246,17 +246,10 @@ def _row(run: _Open, values: dict[str, Any], step: int | None) -> tuple:
 
 def _deliver(run: _Open, rows: list[tuple]) -> None:
     """On the worker thread: fetch a batch of rows (waiting for the device here, not in the
-    loop) and send it. On a stop the batch is held back for `_finish`, which sends it with
-    every newer row: the hub ends a run on its stop answer, and takes no rows after that."""
-    columns = _columns(run, rows)
-    # A press (■, Ctrl-C) not counted yet becomes a stop here, not in the hub's own poll,
-    # which would end the run with this batch and drop the rows the loop logged since.
-    HUB.interrupts.poll()
-    if run.parked or any(_stop_requested(s) for s in run.sinks):
-        run.parked.extend(rows)
-        return
-    if _send(run, columns, len(rows), 0):
-        run.host_stop = True  # a sink asked on seeing these rows: the next `log` ends the loop
+    loop) and send it. The run is ours to end (`Layout.ends_itself`): a stop answer only tells
+    the next `log` to end the loop, and `_finish` sends every row logged until then."""
+    if _send(run, _columns(run, rows), len(rows), 0):
+        run.host_stop = True
 
 
 def _finish(run: _Open, status: int) -> None:
@@ -264,8 +257,7 @@ def _finish(run: _Open, status: int) -> None:
     if _STATE.open is run:
         _STATE.open = None
     HUB.worker.drain(run)  # the batches handed over so far, in order
-    rows = run.parked + run.pending
-    run.parked, run.pending = [], []
+    rows, run.pending = run.pending, []
     for start in range(0, max(len(rows), 1), CHUNK_ROWS):
         batch = rows[start : start + CHUNK_ROWS]
         last = start + CHUNK_ROWS >= len(rows)
