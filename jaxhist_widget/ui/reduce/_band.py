@@ -24,7 +24,7 @@ __all__ = ["BAND_PERCENTILES", "BandSeries", "row_quantiles"]
 
 #: The band edges: the outer band is min–max, the inner one the quartiles.
 BAND_PERCENTILES = (0.0, 25.0, 75.0, 100.0)
-#: Above this many values a row's percentiles come from numpy's partition, not a sort.
+#: Above this many float64 values a row's percentiles come from numpy's partition, not a sort.
 _SORT_MOST = 1000
 
 
@@ -61,7 +61,7 @@ class BandSeries:
         return self._lo, self._hi, self._lo_pos
 
     def extend(self, components: np.ndarray) -> np.ndarray:
-        """Append the rows ``components`` (float64 ``(rows, components)``); return their
+        """Append the rows ``components`` (float ``(rows, components)``); return their
         median (of the same sort), NaN where a component is not finite (as the median line
         draws it: the panel flags such a value as diverged)."""
         if not len(components):
@@ -95,14 +95,16 @@ def row_quantiles(components: np.ndarray, percentiles: tuple[float, ...]) -> np.
     """Per row, the ``percentiles`` of its finite values (linear between the two nearest, as
     `numpy.percentile` by default), NaN for a row with none: ``(len(percentiles), rows)``.
 
-    One sort of each row: for rows of up to a thousand values quicker than `numpy.percentile`
-    (whose partition along the last axis goes row by row), which takes longer rows.
+    One sort of each row: quicker than `numpy.percentile` (whose partition along the last axis
+    goes row by row) for rows of up to a thousand float64 values, and of any length in float32
+    (a sweep's thousands of lanes per step sort as float32 in a third of percentile's time);
+    longer float64 rows go to percentile.
 
     >>> row_quantiles(np.array([[4.0, 1, 3, 2], [np.nan, 5, np.inf, 1]]), (0, 50, 100)).tolist()
     [[1.0, 1.0], [2.5, 3.0], [4.0, 5.0]]
     """
     finite = np.isfinite(components)
-    if components.shape[1] > _SORT_MOST:
+    if components.shape[1] > _SORT_MOST and components.dtype.itemsize > 4:
         if finite.all():
             return np.percentile(components, percentiles, axis=1)
         with warnings.catch_warnings():  # a row without a finite value: NaN, as documented
@@ -116,8 +118,8 @@ def row_quantiles(components: np.ndarray, percentiles: tuple[float, ...]) -> np.
         at = q / 100.0 * top
         lo = np.floor(at).astype(np.int64)
         hi = np.minimum(lo + 1, top)
-        a = np.take_along_axis(ordered, lo[:, None], axis=1)[:, 0]
-        b = np.take_along_axis(ordered, hi[:, None], axis=1)[:, 0]
+        a = np.take_along_axis(ordered, lo[:, None], axis=1)[:, 0].astype(np.float64)
+        b = np.take_along_axis(ordered, hi[:, None], axis=1)[:, 0].astype(np.float64)
         out[k] = a + (at - lo) * (b - a)
     out[:, count == 0] = np.nan
     return out

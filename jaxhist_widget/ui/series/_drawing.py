@@ -262,23 +262,32 @@ class RunDrawing:
     def _ingest_lane_bands(self, counts: np.ndarray) -> None:
         """Extend the bands over every lane with the steps new since the last call: per step,
         the spread of the lanes that have it (a lane that ended counts no more). One block
-        read per row count (the lanes step together: a few), no loop over lanes."""
+        read per row count (the lanes step together: a few), no loop over lanes; the values
+        stay in their recorded width (a float32 sweep's steps sort quicker as float32)."""
         start = next(iter(self.lane_bands.values())).size
         stop = int(counts.max())
         if stop <= start:
             return
-        values = {i: np.full((len(counts), stop - start), np.nan) for i in self.lane_bands}
-        for c in np.unique(counts[counts > start]).tolist():
-            lanes = np.flatnonzero(counts == c)
-            n = c - start
-            block = self.run.block(lanes, start, c)
-            rows = [r.reshape(len(lanes) * n, *r.shape[2:]) for r in block]
-            for i in self.lane_bands:
-                new = self.specs[i].values(rows).reshape(len(lanes), n)
-                values[i][lanes, :n] = new
-                self._band_gaps[i][lanes] |= ~np.isfinite(new).all(axis=1)
+        groups = [(c, np.flatnonzero(counts == c)) for c in np.unique(counts[counts > start])]
+        blocks = [(c - start, lanes, self.run.block(lanes, start, c)) for c, lanes in groups]
         for i, band in self.lane_bands.items():
-            band.extend(values[i].T)
+            spec = self.specs[i]
+            # (steps, lanes): a step's values side by side, as the quantiles read them
+            per_group = [(n, lanes, spec.lane_values(block)) for n, lanes, block in blocks]
+            if (
+                len(per_group) == 1
+                and per_group[0][0] == stop - start
+                and len(counts) == len(per_group[0][1])
+            ):
+                steps = per_group[0][2]  # every lane has every new step: no gaps to fill
+            else:
+                dtype = np.result_type(*(v.dtype for _, _, v in per_group))
+                steps = np.full((stop - start, len(counts)), np.nan, dtype)
+                for n, lanes, values in per_group:
+                    steps[:n, lanes] = values
+            for _, lanes, values in per_group:
+                self._band_gaps[i][lanes] |= ~np.isfinite(values).all(axis=0)
+            band.extend(steps)
             band.left_out = int(self._band_gaps[i].sum())  # its legend says how many
 
     def lines(self) -> list[tuple[list[np.ndarray], list[np.ndarray], tuple[float, float, float]]]:

@@ -63,6 +63,20 @@ class Spec:
             return np.where(np.isfinite(values).all(axis=1), median, np.nan)
         return np.linalg.norm(self.components(rows), axis=1)
 
+    def lane_values(self, block: list[np.ndarray]) -> np.ndarray:
+        """This series' values of a block of lanes (`Run.block`: one ``(lanes, rows, *shape)``
+        array per leaf) as ``(rows, lanes)``, C-ordered: a scalar or a component in its own
+        float width (float32 stays float32), a norm or a median in float64."""
+        if self.kind in ("scalar", "component"):
+            leaf = block[self.leaf]
+            lanes, rows = leaf.shape[:2]
+            column = leaf.reshape(lanes, rows, -1)[:, :, self.index]
+            dtype = np.result_type(column.dtype, np.float32)
+            return np.ascontiguousarray(column.T, dtype=dtype)
+        flat = [leaf.reshape(-1, *leaf.shape[2:]) for leaf in block]
+        lanes, rows = block[self.leaf].shape[:2]
+        return np.ascontiguousarray(self.values(flat).reshape(lanes, rows).T)
+
     def components(self, rows: list[np.ndarray]) -> np.ndarray:
         """Every value of this series' leaf in ``rows``, flat: float64 ``(rows, components)``."""
         new = rows[self.leaf]

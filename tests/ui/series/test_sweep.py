@@ -75,6 +75,26 @@ def test_an_even_stride_of_lanes_is_drawn_over_a_band_of_every_lane():
     assert f"({len(d.drawn_lanes)} of 4096 drawn)" in legend and "lane 4095" in legend
 
 
+def test_the_band_is_every_steps_quantiles_over_the_lanes_that_have_it():
+    lanes, _ = _sweep_values(np.random.default_rng(3))
+    live = jhw.LivePlot()
+    feed(live, {"loss": lanes}, lanes=LANES)
+    (d,) = live._state.drawn
+    (band,) = d.lane_bands.values()
+    steps = max(len(c) for c in lanes)
+    table = np.full((steps, LANES), np.nan)  # a step's values side by side, NaN: no such row
+    for k, curve in enumerate(lanes):
+        table[: len(curve), k] = curve.astype(np.float32)  # as the loop recorded them
+    table[~np.isfinite(table)] = np.nan  # a diverged value is left out of the band
+    expect = np.nanpercentile(table, [0, 25, 75, 100], axis=1)
+    outer, inner = band.polygons()
+    for (x, y), (lower, upper) in zip((outer, inner), ((0, 3), (1, 2)), strict=True):
+        half = len(x) // 2
+        np.testing.assert_array_equal(x[:half], np.arange(steps))  # one point a step
+        np.testing.assert_allclose(y[:half], expect[lower], rtol=1e-12)
+        np.testing.assert_allclose(y[half:][::-1], expect[upper], rtol=1e-12)
+
+
 def test_lanes_names_the_lanes_drawn_by_index_or_label():
     lanes, _ = _sweep_values(np.random.default_rng(2))
     labels = [f"lr={k}" for k in range(LANES)]
