@@ -217,8 +217,10 @@ class MinMaxBuckets:
             tables.append(_reduce(y[used:], start + used, rest))
             self._partial = _merge_pair(self._partial, tables[-1][:, 0])
         self.n += y.size
-        while self._buckets.shape[1] and _count(self._buckets) > limit:
-            self._merge()  # gaps need a third point in a bucket: merge further
+        # Gaps need a third point in a bucket: merge further (a bucket draws at most three
+        # points, so up to limit // 3 buckets cannot be too many: no count needed).
+        while self._buckets.shape[1] > limit // 3 and _count(self._buckets) > limit:
+            self._merge()
         lo = min(float(t[_LO_V].min()) for t in tables)
         hi = max(float(t[_HI_V].max()) for t in tables)
         return lo, hi
@@ -295,6 +297,14 @@ def _reduce(y: np.ndarray, start: int, size: int) -> np.ndarray:
 def _merge_pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Buckets ``a`` followed by ``b`` (columns, or one bucket each) as one: ties keep ``a``'s
     point, the earlier one, as ``argmin`` / ``argmax`` over both would."""
+    if a.ndim == 1:  # one bucket each (the partial one): scalars, not five array operations
+        lo_i, lo_v, hi_i, hi_v, gap = a.tolist()
+        b_lo_i, b_lo_v, b_hi_i, b_hi_v, b_gap = b.tolist()
+        if b_lo_v < lo_v:
+            lo_i, lo_v = b_lo_i, b_lo_v
+        if b_hi_v > hi_v:
+            hi_i, hi_v = b_hi_i, b_hi_v
+        return np.array([lo_i, lo_v, hi_i, hi_v, b_gap if gap < 0 else gap])
     out = a.copy()
     lo = b[_LO_V] < a[_LO_V]
     hi = b[_HI_V] > a[_HI_V]
