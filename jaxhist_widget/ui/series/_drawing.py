@@ -232,6 +232,35 @@ class RunDrawing:
         self.last_step = max(counts) - 1
         if self._stride:
             self._rank()
+        if self.run.lanes is not None and not self.extras:  # a sweep of plain lines
+            self._ingest_lines(np.asarray(counts))
+        else:
+            self._ingest_each_lane()
+        if self.lane_bands:
+            self._ingest_lane_bands(np.asarray(counts))
+
+    def _ingest_lines(self, counts: np.ndarray) -> None:
+        """The drawn lanes' new rows, a block at a time: lanes with as many rows reduced and
+        as many received (lanes in lockstep: all of them) in one read and one conversion per
+        series, not one per lane and series."""
+        groups: dict[tuple[int, int], list[int]] = {}
+        for j, lane in enumerate(self.drawn_lanes):  # j: the drawn lane's place
+            start, stop = self.series[0, j].size, int(counts[lane])
+            if stop > start:
+                groups.setdefault((start, stop), []).append(j)
+        for (start, stop), slots in groups.items():
+            slots.sort(key=lambda j: self.drawn_lanes[j])  # a block reads ascending lanes
+            block = self.run.block([self.drawn_lanes[j] for j in slots], start, stop)
+            flat = [leaf.reshape(-1, *leaf.shape[2:]) for leaf in block]
+            for i, spec in enumerate(self.specs):
+                values = spec.values(flat)
+                values = values.reshape(len(slots), stop - start, *values.shape[1:])
+                for k, j in enumerate(slots):
+                    self.series[i, j].extend(values[k])
+
+    def _ingest_each_lane(self) -> None:
+        """The drawn lanes' new rows, lane by lane: an unbatched run, or series drawn over a
+        band or a heatmap of their own (a vector's components)."""
         # A histogram pools the lanes: the rows of lanes at the same steps are counted at once.
         pooled: dict[tuple[int, int, int], list[np.ndarray]] = {}
         for j, lane in enumerate(self.drawn_lanes):  # j: the drawn lane's place
@@ -256,8 +285,6 @@ class RunDrawing:
                 self.series[i, j].extend(values)
         for (i, start, _), values in pooled.items():
             self.extras[i].add(start, np.concatenate(values, axis=1))
-        if self.lane_bands:
-            self._ingest_lane_bands(np.asarray(counts))
 
     def _ingest_lane_bands(self, counts: np.ndarray) -> None:
         """Extend the bands over every lane with the steps new since the last call: per step,
