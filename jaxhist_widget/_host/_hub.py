@@ -187,7 +187,7 @@ class Hub:
             self.worker.drain(entry.run.id)  # earlier chunks first: rows are filed in order
             self._file(entry, chunk)
             # After the rows: a sink may ask for a stop when it sees them.
-            stop = any(self._calls.ask(s, "_should_stop", entry.run) for s in entry.sinks)
+            stop = self._stop_asked(entry)
             ends_now = stop and not layout.ends_itself
             codes = np.where(chunk.status != 0, chunk.status, _STOPPED if ends_now else 0)
             if codes.all():  # every lane has ended (also a vmap over no lanes)
@@ -208,8 +208,14 @@ class Hub:
         return (
             bool((chunk.status == 0).any())
             and all(ask(s, "_rows_can_wait", default=False) for s in entry.sinks)
-            and not any(ask(s, "_should_stop", entry.run) for s in entry.sinks)
+            and not self._stop_asked(entry)
         )
+
+    def _stop_asked(self, entry: Entry) -> bool:
+        """Whether the run is to stop: a sink asks now, or one had asked when it was
+        abandoned."""
+        ask = self._calls.ask
+        return entry.stop or any(ask(s, "_should_stop", entry.run) for s in entry.sinks)
 
     def _file_later(self, entry: Entry, chunk: Chunk) -> None:
         """`_file` on the worker: its time counts as the host's cost of the run's chunks."""
@@ -255,11 +261,18 @@ class Hub:
         """End, as ``failed``, the open runs of ``sink`` that nobody attached waits for.
 
         Called when the last block that attached ``sink`` ends, once its rows are in. On the
-        CPU a call returns only after its loop closed, so a run still open then is one whose
-        computation raised: no close will ever come. Its sinks learn that it ended and the rows
-        received so far stay readable. A run some other attached sink streams to is left alone
-        (another thread may still run it); should an abandoned run send rows after all, it is
-        taken up again (`_file`) and ends with its real status.
+        CPU a call returns only after its loop closed, so a run still open then is most likely
+        one whose computation raised: no close will ever come. Its sinks learn that it ended and
+        the rows received so far stay readable. A run some other attached sink streams to is
+        left alone (another thread may still run it); should an abandoned run send rows after
+        all, it is taken up again (`_file`) and ends with its real status.
+
+        It may well be alive: a ``KeyboardInterrupt`` can leave the block while the loop still
+        runs (JAX's waits for a result, ``block_until_ready`` or a multi-process array's value,
+        run signal handlers meanwhile). A stop asked of it then (the press that raised stopped
+        it) holds when it comes back, though its sinks, told it ended, forgot the request:
+        otherwise it would run on to ``max_steps`` with nobody waiting, and a process exiting
+        meanwhile waits for it (or, in a ``jax.distributed`` job, leaves the others hanging).
         """
         self.drain(sink)
         with self._lock:
@@ -272,6 +285,7 @@ class Hub:
                 self._runs.move(e, ABANDONED)
                 e.run._finish([FAILED] * max(1, len(e.run.statuses)))
         for e in dead:
+            e.stop = self._stop_asked(e)  # before the sinks' `_end` drops their requests
             for s in e.sinks:
                 self._calls.notify_end(s, e.run)
 
@@ -286,6 +300,7 @@ class Hub:
                 self._runs.move(entry, ABANDONED)
                 entry.run._finish([FAILED] * max(1, len(entry.run.statuses)))
         if idle:
+            entry.stop = self._stop_asked(entry)  # as in `abandon_runs`
             for s in entry.sinks:
                 self._calls.notify_end(s, entry.run)
         else:

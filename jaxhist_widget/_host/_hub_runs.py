@@ -35,6 +35,9 @@ class Entry:
     sinks: tuple[HubSink, ...]
     state: str = OPEN
     pace: Pace = dataclasses.field(default_factory=Pace)
+    #: A sink had asked it to stop when it was abandoned: should it send rows after all, it
+    #: stops (its sinks forgot the request when it ended for them).
+    stop: bool = False
 
 
 class RunTable:

@@ -8,7 +8,9 @@ What a press means, from the moment the first sink is armed until the last one i
 - **any further press** — while that stop is pending, or later in the same block — and a
   first press while nothing of ours runs: what the handler installed before would do
   (``KeyboardInterrupt`` by default; ``SIG_IGN`` ignores it; ``SIG_DFL`` ends the process). Runs
-  in flight are stopped too, so a call busy in XLA returns and the exception is raised then.
+  in flight are stopped too, so a call busy in XLA returns and the exception is raised then
+  (or sooner, where JAX's wait for the result runs signal handlers: the stop still holds once
+  the block has ended, `Hub.abandon_runs`).
 
 Where SIGINT is ignored when the first sink is armed (``SIG_IGN``: a script started in the
 background of a shell without job control, a launcher that handles Ctrl-C itself), nothing is
@@ -58,6 +60,9 @@ PUMP_S = 0.02
 #: moment XLA hands back control (CPython runs handlers right after a C call returns), before
 #: the user's next statement can start another run.
 RETRY_S = 0.0
+#: A handler call with no new byte waits at most this long for one (seconds): the C handler
+#: trips the Python handler before it writes the byte, and may run on another thread.
+BYTE_WAIT_S = 0.05
 
 
 def _xla_callback_code() -> frozenset[types.CodeType]:
@@ -101,7 +106,7 @@ class InterruptBridge:
         self._presses = 0  # SIGINT presses counted (from bytes) since installed
         self._handled = 0  # presses the Python handler has accounted for
         self._signalled = 0  # handler calls not yet settled
-        self._owed = 0  # bytes to skip: presses counted before their byte came
+        self._owed = 0  # bytes to skip: those of simulated presses (`_retry_later`)
         self._raise = False  # a press must reach the previous handler
         self._pump: Any = None
         self._handling = False  # the main thread is inside `_on_sigint`'s critical section
@@ -161,10 +166,10 @@ class InterruptBridge:
             if self._sinks or not self._wakeup.installed:
                 return
             self._read()
-            if self._presses > self._handled:
-                # The handler of a press already read has not run yet: let it (it only counts,
-                # we are busy), or it would reach the restored handler as a fresh press.
-                let_pending_handlers_run()
+            # A handler call still pending (a press already read, or a simulated one whose
+            # byte was): let it run now (it only counts, we are busy), or it would reach the
+            # restored handler as a fresh press.
+            let_pending_handlers_run()
             if self._account() is not _NONE:
                 self._raise = True  # for `_settle_shield`, once uninstalled
             self._uninstall()
@@ -230,9 +235,13 @@ class InterruptBridge:
         """Settle the handler's calls against the bytes (caller holds the lock); the handler
         to behave as when a press must be raised, else `_NONE`."""
         self._read()
-        if self._signalled and self._presses == self._handled:
-            self._owed += 1  # its byte has not come yet: count the press now
-            self._decide()
+        if self._signalled and self._presses == self._handled and self._wakeup.wait(BYTE_WAIT_S):
+            # The handler ran and no press was counted since it last did: either a press whose
+            # byte is yet to come (its C handler, on another thread, trips the Python handler
+            # before it writes the byte), or a simulated press (`_retry_later`) whose byte was
+            # read already and whose call is none of the user's. Only a byte tells them apart:
+            # counting the call as a press would make a phantom second press of the latter.
+            self._read()
         self._signalled = 0
         self._handled = self._presses
         if not self._raise:
@@ -301,8 +310,11 @@ class InterruptBridge:
             with self._locked():
                 if not (self._wakeup.installed and (self._signalled or self._raise)):
                     return
+                # Under the lock, so that its byte is written while installed and is there
+                # for the next read: disarming in between would hand the simulated press to
+                # the restored handler (a KeyboardInterrupt after the block).
                 self._owed += 1
-            _thread.interrupt_main(signal.SIGINT)
+                _thread.interrupt_main(signal.SIGINT)
 
         self._worker.later(RETRY_S, again)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import socket
 from collections.abc import Callable
@@ -85,6 +86,12 @@ class WakeupFd:
     def read(self) -> bytes:
         """The bytes (signal numbers) that came since the last read (while installed)."""
         return _drain(self._saved["read"])
+
+    def wait(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for a byte to read (while installed); whether one
+        came."""
+        ready, _, _ = select.select([self._saved["read"]], [], [], timeout)
+        return bool(ready)
 
     def forward(self, data: bytes) -> None:
         """Hand ``data`` on to the wakeup fd set before ours, if there was one."""

@@ -1,6 +1,7 @@
 """The interrupt bridge's own rules (`jaxhist_widget._host._sigint.InterruptBridge`), each
 checked in this process with a bridge of its own: what its handler does when a second press
-lands inside it, and how it knows it is inside a host callback.
+lands inside it, how it knows it is inside a host callback, and that a call of it with no press
+behind it (a retried press's) counts no press.
 
 The presses of real users (signals to real scripts, real kernels) are in test_presses.py and
 test_interrupt.py.
@@ -8,14 +9,17 @@ test_interrupt.py.
 
 from __future__ import annotations
 
+import _thread
 import signal
 import sys
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from jaxhist_widget._host._sigint import InterruptBridge
+from jaxhist_widget._host._sigint_wakeup import let_pending_handlers_run
 from jaxhist_widget._host._worker import Worker
 
 
@@ -92,3 +96,29 @@ def test_the_hub_s_host_calls_are_marked_as_callbacks():
     jax.block_until_ready(jax.jit(debug)(1.0))
     jax.effects_barrier()
     assert seen == [True, True]
+
+
+def test_a_handler_call_with_no_press_behind_it_is_no_press():
+    # A press retried from a host callback (`_retry_later`) is simulated: its byte is owed and
+    # skipped, and it trips the handler once more. Should that byte be read, and the press it
+    # retried settled, before the handler runs, the handler's call has no press behind it. It
+    # used to count as a press whose byte was yet to come: a phantom second press, and one real
+    # press raised KeyboardInterrupt (and the phantom's owed byte swallowed the next press).
+    sink = Sink()
+    bridge = InterruptBridge(lambda abort: bool(sink.stop()) or True, Worker())
+    token = bridge.arm(sink)
+    assert token is not None
+    try:
+        signal.raise_signal(signal.SIGINT)  # one real press: it stops the runs
+        assert (bridge._presses, sink.stops) == (1, 1)
+        with bridge.shielded():  # the simulated press lands here; its byte is read at the end
+            bridge._owed += 1
+            _thread.interrupt_main(signal.SIGINT)
+            let_pending_handlers_run()
+        bridge._on_sigint(signal.SIGINT, sys._getframe())  # ... and a late call of it, alone
+    except KeyboardInterrupt:
+        pytest.fail("one press raised KeyboardInterrupt: a handler call was taken for a press")
+    finally:
+        bridge.disarm(token)
+    assert (bridge._presses, bridge._owed, sink.stops) == (1, 0, 1)
+    assert bridge.stops == 1

@@ -332,6 +332,25 @@ def test_a_run_taken_up_that_then_goes_quiet_is_given_up_again(monkeypatch):
     assert [c for c in log.calls if c[0] == "end"] == [("end", run_id)] * 2
 
 
+def test_a_stop_asked_of_a_run_holds_after_it_was_abandoned():
+    # A KeyboardInterrupt can leave a block while its loop still runs (JAX's waits for a result
+    # run signal handlers): the press that raised it asked the run to stop, and the block's end
+    # abandoned the run, which made its sink forget the request. At the loop's next flush the
+    # stop must still reach it, or it runs on to max_steps with nobody waiting for it (a
+    # process exiting meanwhile waits for it: a two-process job hung for minutes).
+    log = Log()
+    with log:
+        run_id = int(HUB.open_run(LAYOUT)[0])
+        run = next(r for r in HUB.live_runs() if r.id == run_id)
+        flush(run_id, 0, [1.0, 2.0])
+        log.stop()  # what the press did; then the KeyboardInterrupt left the block
+    assert run.status == "failed" and not log.stop_requested
+    answer = flush(run_id, 2, [3.0])  # the loop was alive after all
+    assert answer[0] == 1, "the stop asked before the run was abandoned was lost"
+    flush(run_id, 3, [], status=3)
+    assert run.status == "stopped" and run.history().tolist() == [1.0, 2.0, 3.0]
+
+
 @pytest.mark.parametrize("error", [SystemExit, KeyboardInterrupt])
 def test_a_base_exception_in_a_sink_is_raised_at_the_end_of_its_block(error):
     # Item 11: raised inside a callback it would reach XLA as a JaxRuntimeError. It stops the

@@ -8,6 +8,7 @@ would send the programs separate ways.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -28,7 +29,7 @@ CHILD = textwrap.dedent(
     """
     import faulthandler, sys
     faulthandler.dump_traceback_later(120, exit=True)
-    import json, signal, time
+    import json, os, signal, time
     pid, port, mode = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     import jax
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
@@ -59,19 +60,33 @@ CHILD = textwrap.dedent(
                 print("RUNNING", flush=True)
 
     rec = Announce()
-    outcome, length = None, None
+    outcome, length, out = None, None, None
     try:
         with rec:
             if mode == "idle":
                 print("RUNNING", flush=True)  # process 0 says when: both wait in the block
                 time.sleep(20)
-            _, hist = solve(x0, 1_000_000)
-            length = int(hist.length)
+            out = solve(x0, 1_000_000)
+            length = int(out[1].length)
             outcome = "returned"
+            # The block lasts until every press was delivered: a press after it would be
+            # the script's, wherever it is by then (documented), not this block's.
+            sys.stdin.readline()
     except KeyboardInterrupt:
         outcome = "KeyboardInterrupt"
-    print("REPORT " + json.dumps(dict(pid=pid, outcome=outcome, length=length,
+    # A KeyboardInterrupt may leave the block while the loop still runs (JAX's wait for a
+    # multi-process array's value runs signal handlers). The press stopped it: it ends at its
+    # next flush. Exiting before then aborts process 0 (JAX, not the package: a host callback
+    # in flight at exit, "terminate called without an active exception"), and process 1,
+    # waiting for its peer in the loop's collectives, hangs.
+    deadline = time.monotonic() + 20
+    while out is not None and not out[1].length.is_ready() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    settled = out is None or out[1].length.is_ready()
+    print("REPORT " + json.dumps(dict(pid=pid, outcome=outcome, length=length, settled=settled,
                                       runs=[r.status for r in rec.runs])), flush=True)
+    if not settled:  # exiting would wait for the loop (or leave the other process hanging)
+        os._exit(3)
     jax.distributed.shutdown()
     """
 )
@@ -85,7 +100,14 @@ def _free_port() -> int:
 
 def press_the_group(mode: str, gaps: tuple[float, ...]) -> list[dict]:
     """Start the two processes in a process group of their own; once process 0 says its run
-    is under way, send SIGINT to the group, then again after each gap. Their reports."""
+    is under way, send SIGINT to the group, then again after each gap; then let a process whose
+    run returned leave its block. Their reports.
+
+    Each process stays in its block until every press was delivered to both: a stopped run
+    may return within a millisecond of the first press, and a second press after the block is
+    no longer the block's (it is the script's, wherever it has got to: documented). Left to
+    chance, one process or both would leave first now and then.
+    """
     port = str(_free_port())
     env = {
         **os.environ,
@@ -98,6 +120,7 @@ def press_the_group(mode: str, gaps: tuple[float, ...]) -> list[dict]:
         procs.append(
             subprocess.Popen(
                 [sys.executable, "-c", CHILD, str(pid), port, mode],
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -127,8 +150,18 @@ def press_the_group(mode: str, gaps: tuple[float, ...]) -> list[dict]:
                 for gap in gaps:
                     time.sleep(gap)
                     press_group(procs[0], procs)
+                # Delivered: the kernel gave each press to a thread, whose C handler writes
+                # the wakeup byte at once (a margin for a thread preempted in between).
+                time.sleep(0.2)
+                for p in procs:
+                    with contextlib.suppress(OSError, ValueError):  # gone already
+                        p.stdin.write("PRESSED\n")  # type: ignore[union-attr]
+                        p.stdin.flush()  # type: ignore[union-attr]
             elif line.startswith("REPORT "):
                 reports[0] = json.loads(line.removeprefix("REPORT "))
+        for p in procs:  # no press is coming (any more): nobody waits for one
+            with contextlib.suppress(OSError):
+                p.stdin.close()  # type: ignore[union-attr]
         for line in procs[1].stdout:  # type: ignore[union-attr]
             if line.startswith("REPORT "):
                 reports[1] = json.loads(line.removeprefix("REPORT "))
@@ -158,6 +191,10 @@ def test_one_press_stops_the_run_in_every_process_at_the_same_step():
 def test_two_quick_presses_interrupt_every_process():
     p0, p1 = press_the_group("run", (0.005,))
     assert p0["outcome"] == p1["outcome"] == "KeyboardInterrupt", (p0, p1)
+    # The exception may leave the block before the loop has seen the stop; the loop must still
+    # stop (the block's end abandoned the run and its stop request was lost: the loop ran on
+    # towards max_steps, and the processes hung at exit until faulthandler ended them).
+    assert p0["settled"] and p1["settled"], (p0, p1)
 
 
 def test_a_press_while_no_run_is_in_flight_interrupts_every_process():
