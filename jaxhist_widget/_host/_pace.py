@@ -49,6 +49,7 @@ class Pace:
         self.cost = 0.0  # seconds of host work per chunk (smoothed)
         self._chunk_cost = 0.0  # host work of the current chunk so far
         self._last = 1  # the interval asked for last
+        self._calls = 0  # host calls ended so far
         self.longest_gap = 0.0  # seconds of the device's time between two flushes, at most
 
     def interval(self, layout: Layout, rows: int, arrived: float) -> int:
@@ -82,5 +83,11 @@ class Pace:
         with self._lock:
             self.t_end = time.perf_counter() if now is None else now
             cost, self._chunk_cost = self._chunk_cost, 0.0
+            self._calls += 1
+            if self._calls == 1:
+                # The first chunk's sinks set up their view of the run (a plot makes its
+                # marks, a store its table): work done once, which counted would space the
+                # flushes out for many chunks (the cost falls slowly) on a slow machine.
+                return
             # A rise counts at once (the host must not fall behind), a fall slowly.
             self.cost = cost if cost > self.cost else 0.8 * self.cost + 0.2 * cost

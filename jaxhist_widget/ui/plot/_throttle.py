@@ -32,7 +32,7 @@ class Throttle:
         self._flusher = Flusher(flush, key)
         self._last = -math.inf  # when the last update ended
         self._cost = 0.0  # smoothed seconds per update, for the adaptive interval
-        self._ingest_s = 0.0  # of the current update: reducing new rows (not counted)
+        self._aside_s = 0.0  # of the current update: work not counted (`set_aside`)
 
     def due(self, now: float) -> bool:
         """Rows arrived at ``now``: True to update now; else a trailing flush is scheduled (if
@@ -52,19 +52,22 @@ class Throttle:
 
     def started(self) -> float:
         """An update starts: its start time (hand it to `ended`)."""
-        self._ingest_s = 0.0
+        self._aside_s = 0.0
         return time.perf_counter()
 
     def ended(self, start: float) -> None:
-        """The update begun at ``start`` ended: its cost, less the time it spent reducing new
-        rows, spaces the next updates."""
+        """The update begun at ``start`` ended: its cost, less the work set aside
+        (`set_aside`), spaces the next updates."""
         self._last = time.perf_counter()
-        # Reducing the new rows is not counted: it is the same work per row whenever it is
-        # done, so spacing updates out would not save it (it would only make each update
-        # reduce more rows and look costlier, spacing them further: ever fewer updates).
-        cost = max(0.0, self._last - start - self._ingest_s)
+        cost = max(0.0, self._last - start - self._aside_s)
         self._cost = cost if self._cost == 0 else 0.7 * self._cost + 0.3 * cost
 
-    def ingested(self, start: float) -> None:
-        """Rows were reduced from ``start`` to now: left out of the update's cost."""
-        self._ingest_s += time.perf_counter() - start
+    def set_aside(self, start: float) -> None:
+        """The work from ``start`` to now is left out of the update's cost, being no cost of
+        updating often. Reducing new rows is the same work per row whenever it is done:
+        spacing updates out would not save it, only make each update reduce more rows and
+        look costlier, spacing them further (ever fewer updates). Making a run's marks is
+        done once: counted, one slow first update (on a loaded machine, a fraction of a
+        second) spaced the next ones `PUSH_BUDGET` times as far, and a loop of a few
+        seconds showed no update between its first and its last."""
+        self._aside_s += time.perf_counter() - start

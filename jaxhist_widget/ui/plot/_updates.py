@@ -149,6 +149,7 @@ class Updates:
 
     def _draw(self, d: RunDrawing) -> None:
         if not d.started:  # the first rows: the lane count is known, plan and make the marks
+            made = time.perf_counter()
             batched = d.run.lanes is not None
             every = self.state.lane_names(d.run) if batched else []
             if not d.start(self.state.max_points, every):
@@ -162,9 +163,10 @@ class Updates:
             off = self.state.off
             if off:  # a chart made now holds the hidden (and filtered) runs too
                 self.fig.set_hidden(off)
+            self.throttle.set_aside(made)  # once per run: no cost of updating often
         start = time.perf_counter()
         d.ingest()
-        self.throttle.ingested(start)
+        self.throttle.set_aside(start)
         self._name_lanes(d)
         if not self._windowed():  # (a window draws its own lines: `_draw_window`)
             self._draw_whole(d)
@@ -193,7 +195,7 @@ class Updates:
         if smoothed is not None:
             start = time.perf_counter()
             smoothed.ingest()
-            self.throttle.ingested(start)
+            self.throttle.set_aside(start)
         self.fig.set_lines(d.number, self._shown(d, d.lines()), d.last_step)
         if smoothed is not None:
             self.fig.set_smoothed_lines(d.number, self._shown(d, smoothed.lines()))
