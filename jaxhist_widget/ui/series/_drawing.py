@@ -297,16 +297,14 @@ class RunDrawing:
             return
         groups = [(c, np.flatnonzero(counts == c)) for c in np.unique(counts[counts > start])]
         blocks = [(c - start, lanes, self.run.block(lanes, start, c)) for c, lanes in groups]
+        # One group of every lane: each has every new step (the lanes in lockstep), no gaps.
+        whole = len(groups) == 1 and len(groups[0][1]) == len(counts)
         for i, band in self.lane_bands.items():
             spec = self.specs[i]
             # (steps, lanes): a step's values side by side, as the quantiles read them
             per_group = [(n, lanes, spec.lane_values(block)) for n, lanes, block in blocks]
-            if (
-                len(per_group) == 1
-                and per_group[0][0] == stop - start
-                and len(counts) == len(per_group[0][1])
-            ):
-                steps = per_group[0][2]  # every lane has every new step: no gaps to fill
+            if whole:
+                steps = per_group[0][2]
             else:
                 dtype = np.result_type(*(v.dtype for _, _, v in per_group))
                 steps = np.full((stop - start, len(counts)), np.nan, dtype)

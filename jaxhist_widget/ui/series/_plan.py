@@ -73,8 +73,9 @@ class Spec:
             column = leaf.reshape(lanes, rows, -1)[:, :, self.index]
             dtype = np.result_type(column.dtype, np.float32)
             return np.ascontiguousarray(column.T, dtype=dtype)
-        flat = [leaf.reshape(-1, *leaf.shape[2:]) for leaf in block]
-        lanes, rows = block[self.leaf].shape[:2]
+        leaf = block[self.leaf]  # (a norm or a median reads its own leaf only)
+        lanes, rows = leaf.shape[:2]
+        flat = [*block[: self.leaf], leaf.reshape(lanes * rows, *leaf.shape[2:])]
         return np.ascontiguousarray(self.values(flat).reshape(lanes, rows).T)
 
     def components(self, rows: list[np.ndarray]) -> np.ndarray:

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import jaxhist_widget as jhw
-from jaxhist_widget.ui.series import MAX_LANES, ROLES
+from jaxhist_widget.ui.series import MAX_LANES, ROLES, Spec
 
 from ...helpers.loops import least_squares_sweep
 from ...helpers.static import SVG, picture
@@ -125,3 +125,22 @@ def test_a_compiled_sweep_reads_as_numpy_reads_its_last_values():
     assert 0 < bad < LANES  # some rates diverge
     assert live.panel.lane_statuses == {"converged": LANES - bad, "diverged": bad}
     assert live.panel.latest["loss"] == pytest.approx(np.nanmedian(loss), rel=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("kind", "leaf"), [("scalar", 0), ("component", 1), ("norm", 1), ("median", 2)]
+)
+def test_a_blocks_lane_values_are_each_lanes_values_side_by_side(kind, leaf):
+    # The band reads every lane's rows as one block; each series must read them as it reads a
+    # lane's own rows (a vector's norm or median included, and past the leaf it reads).
+    rng = np.random.default_rng(4)
+    block = [
+        rng.normal(size=(7, 5)).astype(np.float32),
+        rng.normal(size=(7, 5, 3)).astype(np.float32),
+        rng.normal(size=(7, 5, 2)),
+    ]
+    spec = Spec(label="x", leaf=leaf, kind=kind, index=2 if kind == "component" else 0)
+    values = spec.lane_values(block)
+    assert values.shape == (5, 7) and values.flags.c_contiguous
+    for lane in range(7):
+        np.testing.assert_array_equal(values[:, lane], spec.values([b[lane] for b in block]))
