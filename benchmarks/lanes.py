@@ -3,6 +3,7 @@
     python benchmarks/lanes.py                 # 64 / 1024 / 4096 lanes (+ the 2048-lane target)
     python benchmarks/lanes.py --budget 60     # fewer repeats, to fit about 60 s
     python benchmarks/lanes.py --quick         # tiny sizes, to check the script runs
+    python benchmarks/lanes.py --lanes 2048 --steps 3000   # a longer sweep: per-row costs
 
 The problem is a learning-rate sweep: gradient descent on one least-squares problem per lane
 (A shared, each lane its own rate), every lane taking the same number of steps, recording
@@ -177,13 +178,14 @@ def reduce_seconds(run, rounds: int) -> float:
 def main(argv=None) -> dict:
     p = arguments(__doc__)
     p.add_argument("--lanes", type=int, nargs="*", default=None)
+    p.add_argument("--steps", type=int, default=None, help="steps per lane (default: by backend)")
     args = p.parse_args(argv)
     accel = on_accelerator()
     m, d = (1000, 100) if accel else (64, 16)
     if args.quick:
         cases, n_rounds, m, d = [(8, 50), (32, 50)], 1, 16, 4
     else:
-        steps = 2000 if accel else 300
+        steps = args.steps or (2000 if accel else 300)
         cases = [(n, steps) for n in (args.lanes or [64, 1024, 2048, 4096])]
         # a round runs every variant of every case once: ~2.5 s a case here and on an H200
         n_rounds = rounds(args.budget, 2.5 * len(cases), default=7)

@@ -10,7 +10,8 @@ and the point budget, never of the length of the run:
 - ``_path``: a 2-D path kept where it moves (`PathSeries`);
 - ``_ema``: TensorBoard's debiased exponential moving average (`Ema`);
 - ``_outliers``: a y range without the extreme few percent (`robust_extent`);
-- ``_png``: a heatmap's pixels as a PNG file (`encode_png`).
+- ``_png``: a heatmap's pixels as a PNG file (`encode_png`);
+- ``_parallel``: independent reductions side by side on idle cores (`each`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ._ema import MAX_WEIGHT, Ema, check_weight, ema, smoothed_budget
 from ._histogram import HEATMAP_BINS, HEATMAP_COLUMNS, HEATMAP_ROWS, HistogramBuckets
 from ._lines import LaneSeries, finite_tail, values_extent
 from ._outliers import OUTLIER_FRACTION, robust_extent
+from ._parallel import each
 from ._path import PathSeries
 from ._png import encode_png
 
@@ -38,6 +40,7 @@ __all__ = [
     "MinMaxBuckets",
     "PathSeries",
     "check_weight",
+    "each",
     "ema",
     "encode_png",
     "finite_tail",

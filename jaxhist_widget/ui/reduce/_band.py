@@ -104,15 +104,28 @@ def row_quantiles(components: np.ndarray, percentiles: tuple[float, ...]) -> np.
     [[1.0, 1.0], [2.5, 3.0], [4.0, 5.0]]
     """
     finite = np.isfinite(components)
+    every = bool(finite.all())
     if components.shape[1] > _SORT_MOST and components.dtype.itemsize > 4:
-        if finite.all():
+        if every:
             return np.percentile(components, percentiles, axis=1)
         with warnings.catch_warnings():  # a row without a finite value: NaN, as documented
             warnings.simplefilter("ignore", RuntimeWarning)
             return np.nanpercentile(np.where(finite, components, np.nan), percentiles, axis=1)
+    out = np.full((len(percentiles), len(components)), np.nan)
+    if not components.shape[1]:  # no component: no finite value
+        return out
+    if every:  # (a sweep's usual rows) every row as long: one column per order statistic
+        ordered = np.sort(components, axis=1)
+        top = components.shape[1] - 1
+        for k, q in enumerate(percentiles):
+            at = q / 100.0 * top
+            lo = math.floor(at)
+            a = ordered[:, lo].astype(np.float64)
+            b = ordered[:, min(lo + 1, top)].astype(np.float64)
+            out[k] = a + (at - lo) * (b - a)
+        return out
     ordered = np.sort(np.where(finite, components, np.nan), axis=1)  # NaN last
     count = finite.sum(axis=1)
-    out = np.empty((len(percentiles), len(components)))
     top = np.maximum(count - 1, 0)
     for k, q in enumerate(percentiles):
         at = q / 100.0 * top

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..._host import Run
-from ..reduce import BandSeries, HistogramBuckets, LaneSeries, PathSeries
+from ..reduce import BandSeries, HistogramBuckets, LaneSeries, PathSeries, each
 from ._choice import PlotChoice
 from ._lanes import MAX_LANES, pick_lanes, ranked_lanes
 from ._plan import Spec
@@ -290,7 +290,8 @@ class RunDrawing:
         """Extend the bands over every lane with the steps new since the last call: per step,
         the spread of the lanes that have it (a lane that ended counts no more). One block
         read per row count (the lanes step together: a few), no loop over lanes; the values
-        stay in their recorded width (a float32 sweep's steps sort quicker as float32)."""
+        stay in their recorded width (a float32 sweep's steps sort quicker as float32). The
+        series are reduced side by side (`each`): each sorts its own steps."""
         start = next(iter(self.lane_bands.values())).size
         stop = int(counts.max())
         if stop <= start:
@@ -299,7 +300,8 @@ class RunDrawing:
         blocks = [(c - start, lanes, self.run.block(lanes, start, c)) for c, lanes in groups]
         # One group of every lane: each has every new step (the lanes in lockstep), no gaps.
         whole = len(groups) == 1 and len(groups[0][1]) == len(counts)
-        for i, band in self.lane_bands.items():
+
+        def reduce(i: int) -> list[tuple[np.ndarray, np.ndarray]]:
             spec = self.specs[i]
             # (steps, lanes): a step's values side by side, as the quantiles read them
             per_group = [(n, lanes, spec.lane_values(block)) for n, lanes, block in blocks]
@@ -310,10 +312,14 @@ class RunDrawing:
                 steps = np.full((stop - start, len(counts)), np.nan, dtype)
                 for n, lanes, values in per_group:
                     steps[:n, lanes] = values
-            for _, lanes, values in per_group:
-                self._band_gaps[i][lanes] |= ~np.isfinite(values).all(axis=0)
-            band.extend(steps)
-            band.left_out = int(self._band_gaps[i].sum())  # its legend says how many
+            self.lane_bands[i].extend(steps)
+            return [(lanes, ~np.isfinite(values).all(axis=0)) for _, lanes, values in per_group]
+
+        work = (stop - start) * len(counts) * len(self.lane_bands)
+        for i, gaps in zip(self.lane_bands, each(reduce, self.lane_bands, work), strict=True):
+            for lanes, diverged in gaps:
+                self._band_gaps[i][lanes] |= diverged
+            self.lane_bands[i].left_out = int(self._band_gaps[i].sum())  # said in its legend
 
     def lines(self) -> list[tuple[list[np.ndarray], list[np.ndarray], tuple[float, float, float]]]:
         """Per series: the points of each drawn lane (steps from `x0`; a path's x values) and
