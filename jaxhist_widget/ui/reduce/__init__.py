@@ -5,6 +5,7 @@ and the point budget, never of the length of the run:
 
 - ``_decimate``: min/max buckets of a line (`MinMaxBuckets`, `minmax_decimate`);
 - ``_lines``: one series of one lane as it grows (`LaneSeries`) and the extent a y axis fits;
+- ``_lockstep``: a sweep's drawn lanes extended all at once (`extend_lines`);
 - ``_band``: a vector's quantile bands per step (`BandSeries`);
 - ``_histogram``: a vector's histogram per group of steps, a heatmap (`HistogramBuckets`);
 - ``_path``: a 2-D path kept where it moves (`PathSeries`);
@@ -21,6 +22,7 @@ from ._decimate import MinMaxBuckets, minmax_decimate
 from ._ema import MAX_WEIGHT, Ema, check_weight, ema, smoothed_budget
 from ._histogram import HEATMAP_BINS, HEATMAP_COLUMNS, HEATMAP_ROWS, HistogramBuckets
 from ._lines import LaneSeries, finite_tail, values_extent
+from ._lockstep import extend_lines
 from ._outliers import OUTLIER_FRACTION, robust_extent
 from ._parallel import each
 from ._path import PathSeries
@@ -43,6 +45,7 @@ __all__ = [
     "each",
     "ema",
     "encode_png",
+    "extend_lines",
     "finite_tail",
     "minmax_decimate",
     "robust_extent",

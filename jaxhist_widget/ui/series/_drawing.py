@@ -16,7 +16,14 @@ from typing import Any
 import numpy as np
 
 from ..._host import Run
-from ..reduce import BandSeries, HistogramBuckets, LaneSeries, PathSeries, each
+from ..reduce import (
+    BandSeries,
+    HistogramBuckets,
+    LaneSeries,
+    PathSeries,
+    each,
+    extend_lines,
+)
 from ._choice import PlotChoice
 from ._lanes import MAX_LANES, pick_lanes, ranked_lanes
 from ._plan import Spec
@@ -255,8 +262,7 @@ class RunDrawing:
             for i, spec in enumerate(self.specs):
                 values = spec.values(flat)
                 values = values.reshape(len(slots), stop - start, *values.shape[1:])
-                for k, j in enumerate(slots):
-                    self.series[i, j].extend(values[k])
+                extend_lines([self.series[i, j] for j in slots], values)
 
     def _ingest_each_lane(self) -> None:
         """The drawn lanes' new rows, lane by lane: an unbatched run, or series drawn over a

@@ -59,6 +59,7 @@ def test_a_failing_item_waits_for_the_others_and_raises_the_first_error():
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+@pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")  # (the child runs no JAX)
 @several_cores
 def test_a_forked_child_makes_threads_of_its_own():
     each(lambda x: x, range(3), values=BIG)  # the parent's threads exist
