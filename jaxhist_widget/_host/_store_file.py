@@ -26,6 +26,9 @@ BUSY_S = 0.1
 READ_BUSY_S = 5.0
 
 _MAGIC = b"SQLite format 3\x00"
+#: How often `inspect` tries a file that reads as locked, or fails otherwise, and how long it
+#: waits between tries (see there).
+_LOCKED_TRIES, _ERROR_TRIES, _RETRY_S = 20, 5, 0.05
 #: What every store's ``runs`` table has, in all versions.
 _RUNS_COLUMNS = {"id", "name", "status", "fields", "dtypes", "shapes", "max_steps", "lanes"}
 
@@ -44,18 +47,32 @@ def inspect(path: Path, *, writing: bool) -> int | None:
     """
     if not _check_path(path, writing):
         return None
-    for _ in range(20):  # a writer folding its log in holds the file for a moment
+    # A writer folding its log in holds the file for a moment, and one closing the file removes
+    # its log: a check that opens the file just then reads "locked", or a "disk I/O error" (seen
+    # with four processes starting on one new store). So a failure is tried again, a lock for
+    # up to a second, any other error for a quarter of one, before the file is called damaged.
+    locked = other = 0
+    while True:
         try:
             conn = _open_inspect(path, BUSY_S)
             try:
-                return _classify(path, conn)
+                schema_seen = _schema(conn)
             finally:
                 conn.close()
-        except sqlite3.OperationalError as e:
-            if "locked" not in str(e):
-                raise _damaged(path, e) from None
-            time.sleep(0.05)
-    raise sqlite3.OperationalError(f"{str(path)!r} stayed locked while it was being checked")
+            return _version(path, *schema_seen)
+        except sqlite3.DatabaseError as e:
+            if "locked" in str(e):
+                locked += 1
+                if locked >= _LOCKED_TRIES:
+                    where = repr(str(path))
+                    raise sqlite3.OperationalError(
+                        f"{where} stayed locked while it was being checked"
+                    ) from None
+            else:
+                other += 1
+                if other >= _ERROR_TRIES:
+                    raise _damaged(path, e) from None
+            time.sleep(_RETRY_S)
 
 
 def _check_path(path: Path, writing: bool) -> bool:
@@ -119,20 +136,30 @@ def _check_header(path: Path, head: bytes, size: int) -> None:
 
 def _classify(path: Path, conn: sqlite3.Connection) -> int | None:
     """The store version of the SQLite file open as ``conn`` (None: no tables yet), or raise
-    if it is not a store."""
-    where = repr(str(path))
+    if it is not a store (an SQLite error as damage, unless it says "locked")."""
     try:
-        tables = {
-            name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
-        }
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        runs = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+        schema_seen = _schema(conn)
     except sqlite3.OperationalError as e:
         if "locked" in str(e):
             raise
         raise _damaged(path, e) from None
     except sqlite3.DatabaseError as e:
         raise _damaged(path, e) from None
+    return _version(path, *schema_seen)
+
+
+def _schema(conn: sqlite3.Connection) -> tuple[set[str], int, set[str]]:
+    """The tables, the ``user_version`` and the ``runs`` columns of the file open as ``conn``
+    (SQLite's errors as raised)."""
+    tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    runs = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+    return tables, version, runs
+
+
+def _version(path: Path, tables: set[str], version: int, runs: set[str]) -> int | None:
+    """`_classify` of a schema read (`_schema`)."""
+    where = repr(str(path))
     tables -= {"sqlite_sequence"}
     if not tables and version == 0:
         return None  # an empty database: a store can be made in it

@@ -171,3 +171,32 @@ def test_a_read_only_file_is_refused_for_writing_and_read(tmp_path):
         assert [r.name for r in jhw.load_runs(path)] == ["one"]
     finally:
         os.chmod(path, 0o644)
+
+
+def test_a_store_opened_while_another_process_closes_it_is_not_called_damaged(
+    tmp_path, monkeypatch
+):
+    """A writer closing a store removes its log; a check opening the file just then read a
+    "disk I/O error", and a `Store` (or the first filing of a run) called the file damaged:
+    with four processes starting on one new store, one of them crashed or lost a run (read
+    back "interrupted"). A failure is now tried again before the file is called damaged."""
+    from jaxhist_widget._host import _store_file
+
+    with jhw.Store(tmp_path / "runs.db"):  # a store, with a run in it
+        jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, 10.0, max_steps=9)
+    real, tries = _store_file._open_inspect, []
+
+    def flaky(path, timeout, fails):
+        tries.append(path)
+        if len(tries) <= fails:
+            raise sqlite3.OperationalError("disk I/O error")
+        return real(path, timeout)
+
+    monkeypatch.setattr(_store_file, "_open_inspect", lambda p, t: flaky(p, t, fails=2))
+    assert _store_file.inspect(tmp_path / "runs.db", writing=True) is not None
+    assert len(tries) == 3
+    tries.clear()  # an error that lasts: the file is damaged, said after a few tries
+    monkeypatch.setattr(_store_file, "_open_inspect", lambda p, t: flaky(p, t, fails=99))
+    with pytest.raises(_store_file.StoreFileError, match=r"damaged.*disk I/O error"):
+        jhw.Store(tmp_path / "runs.db")
+    assert len(tries) == _store_file._ERROR_TRIES

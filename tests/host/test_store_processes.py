@@ -103,17 +103,21 @@ for k in range(3):
 def test_two_processes_writing_one_store_lose_nothing(tmp_path):
     path, go = tmp_path / "runs.db", tmp_path / "go"
     procs = [
-        subprocess.Popen([*child(WRITER), str(path), who, str(go)], env=CHILD_ENV)
+        subprocess.Popen(
+            [*child(WRITER), str(path), who, str(go)], env=CHILD_ENV, stderr=subprocess.PIPE
+        )
         for who in ("a", "b")
     ]
     time.sleep(1.0)
     go.touch()  # both start writing at once: 301 commits a run, interleaved
-    assert [p.wait(timeout=240) for p in procs] == [0, 0]
+    errors = [p.communicate(timeout=240)[1].decode(errors="replace") for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], errors
     runs = jhw.load_runs(path)
     assert sorted(r.name for r in runs) == [f"{w}-{k}" for w in "ab" for k in range(3)]
     for run in runs:
         k = int(run.name[-1])
-        assert run.status == "converged" and run.counts == [301]
+        said = (run.name, run.status, run.counts, run.incomplete, errors)
+        assert run.status == "converged" and run.counts == [301], said
         np.testing.assert_array_equal(run.history()["i"], np.arange(301))
         np.testing.assert_array_equal(run.history()["k"], np.full(301, k))
     ids = [r.id for r in runs]
