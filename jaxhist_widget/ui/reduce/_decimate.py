@@ -272,14 +272,10 @@ def _reduce(y: np.ndarray, start: int, size: int) -> np.ndarray:
     """The bucket table of ``y`` (a multiple of ``size`` points, the first at index ``start``)."""
     grid = y.reshape(-1, size)
     offsets = start + np.arange(grid.shape[0]) * size
+    if np.isfinite(y).all():  # the usual case, in three passes over the values
+        return _finite_table(grid, offsets)
     rows = np.arange(grid.shape[0])
     out = np.empty((5, grid.shape[0]))
-    if np.isfinite(y).all():  # the usual case, in three passes over the values
-        i_lo, i_hi = grid.argmin(axis=1), grid.argmax(axis=1)
-        out[_LO_I], out[_LO_V] = offsets + i_lo, grid[rows, i_lo]
-        out[_HI_I], out[_HI_V] = offsets + i_hi, grid[rows, i_hi]
-        out[_GAP_I] = -1
-        return out
     finite = np.isfinite(grid)
     lo = np.where(finite, grid, np.inf)
     hi = np.where(finite, grid, -np.inf)
@@ -291,6 +287,21 @@ def _reduce(y: np.ndarray, start: int, size: int) -> np.ndarray:
     out[_HI_I] = np.where(has, offsets + i_hi, -1)
     out[_HI_V] = hi[rows, i_hi]
     out[_GAP_I] = np.where(bad.any(axis=1), offsets + bad.argmax(axis=1), -1)
+    return out
+
+
+def _finite_table(grid: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """The bucket tables of finite values ``grid`` ``(..., buckets, size)`` whose buckets start
+    at points ``offsets`` ``(buckets,)``: ``(5, ..., buckets)`` (any leading axes: lines)."""
+    flat = grid.reshape(-1, grid.shape[-1])
+    rows = np.arange(len(flat))
+    i_lo, i_hi = flat.argmin(axis=1), flat.argmax(axis=1)
+    out = np.empty((5, len(flat)))
+    out[_LO_V], out[_HI_V] = flat[rows, i_lo], flat[rows, i_hi]
+    out = out.reshape(5, *grid.shape[:-1])
+    out[_LO_I] = offsets + i_lo.reshape(grid.shape[:-1])
+    out[_HI_I] = offsets + i_hi.reshape(grid.shape[:-1])
+    out[_GAP_I] = -1
     return out
 
 

@@ -11,7 +11,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._decimate import _GAP_I, _HI_I, _HI_V, _LO_I, _LO_V, MinMaxBuckets, _empty_bucket, _merge_pair
+from ._decimate import (
+    _GAP_I,
+    _HI_I,
+    _HI_V,
+    _LO_I,
+    _LO_V,
+    MinMaxBuckets,
+    _empty_bucket,
+    _finite_table,
+    _merge_pair,
+)
 from ._lines import LaneSeries
 
 __all__ = ["extend_lines"]
@@ -49,8 +59,8 @@ def extend_lines(series: list[LaneSeries], values: np.ndarray) -> None:
 
 def _alike(series: list[LaneSeries], values: np.ndarray) -> list[int]:
     """The lines of ``series`` to extend at once: lines (not paths) whose new values and
-    buckets so far are all finite, as long as the most of them and bucketed alike (none
-    unless two at least)."""
+    buckets so far are all finite: the largest group of them bucketed alike (none unless it
+    holds two)."""
     if values.ndim != 2 or not values.shape[1] or len(series) < 2:
         return []
     if not all(type(s) is LaneSeries for s in series):
@@ -141,10 +151,4 @@ def _extend_alike(lines: list[MinMaxBuckets], y: np.ndarray) -> np.ndarray:
 def _reduce_lines(y: np.ndarray, start: int, size: int) -> np.ndarray:
     """`_reduce` of each row of finite ``y`` ``(lines, points)``: ``(5, lines, buckets)``."""
     grid = y.reshape(len(y), -1, size)
-    offsets = start + np.arange(grid.shape[1]) * size
-    i_lo, i_hi = grid.argmin(axis=2), grid.argmax(axis=2)
-    out = np.empty((5, *grid.shape[:2]))
-    out[_LO_I], out[_LO_V] = offsets + i_lo, np.take_along_axis(grid, i_lo[..., None], 2)[..., 0]
-    out[_HI_I], out[_HI_V] = offsets + i_hi, np.take_along_axis(grid, i_hi[..., None], 2)[..., 0]
-    out[_GAP_I] = -1
-    return out
+    return _finite_table(grid, start + np.arange(grid.shape[1]) * size)
