@@ -182,10 +182,10 @@ def _pieces(part: jax.Array) -> list[jax.Array]:
     the next psum), the copy never runs: a deadlock that XLA ends by aborting the process after
     40 s. Smaller arguments are copied inline. One device (or GPUs) needs no cutting.
     """
-    size = part.shape[0]
-    if size <= _PIECE_WORDS or not _several_cpu_devices():
+    if part.size <= _PIECE_WORDS or not _several_cpu_devices():
         return [part]
-    return [part[i : i + _PIECE_WORDS] for i in range(0, size, _PIECE_WORDS)]
+    flat = part.reshape(-1)  # a window comes as (lanes, rows, ...); `joined` gives it flat
+    return [flat[i : i + _PIECE_WORDS] for i in range(0, flat.size, _PIECE_WORDS)]
 
 
 def _several_cpu_devices() -> bool:

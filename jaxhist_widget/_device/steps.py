@@ -108,14 +108,18 @@ def _step(loop: Loop, limit: jax.Array, s: State) -> State:
     cont = loop.cond(carry)
     if loop.carry.lane_effects:
         cont = lanes.same_in_every_lane(cont, loop.carry.lane_effects)
-    # A recorded leaf that is a fixed carry leaf itself (the default record keeps the whole
-    # carry) has row 0 in every row already: it is never written, so its buffer is never
-    # copied into every vmap lane either.
+    carry, n, cont = lanes.keep_done(active, (carry, s.n + 1, cont), (s.carry, s.n, s.cont))
+    # The row is taken from the carry the lanes keep, not from the body's result: it is the
+    # same row wherever it is written (the active lanes), and under vmap reading the body's
+    # result after the kept carry has replaced it in place made XLA copy the carry every step
+    # (the row write recomputed the body's last operations from the old carry), which cost
+    # more than the row write itself (docs/performance.md). A recorded leaf that is a fixed
+    # carry leaf itself (the default record keeps the whole carry) has row 0 in every row
+    # already: it is never written, so its buffer is never copied into every vmap lane either.
     bufs = [
         b if loop.carry.is_fixed(x) else lanes.write_row(b, s.n, x, active)
         for b, x in zip(s.bufs, loop.rows.take(carry), strict=True)
     ]
-    carry, n, cont = lanes.keep_done(active, (carry, s.n + 1, cont), (s.carry, s.n, s.cont))
     return s._replace(carry=carry, bufs=bufs, n=n, cont=cont)
 
 

@@ -209,14 +209,17 @@ def _receive(
 
 
 def _on_wire(window: jax.Array) -> jax.Array:
-    """A window as a flat host-call argument: 32- and 64-bit leaves in their own dtype.
+    """A window as a host-call argument: 32- and 64-bit leaves as they are.
 
-    `_wire.decode` reads those by their bytes whatever the argument's dtype, so they need no
-    bitcast: a window that is the whole buffer then reaches the host call with no kernel of
-    its own to compile (and no copy). Narrower leaves travel as `_wire.words`.
+    `_wire.decode` reads those by their bytes whatever the argument's dtype and shape, so they
+    need no bitcast: a window that is the whole buffer then reaches the host call with no
+    kernel of its own to compile (and no copy). Nor are they flattened: XLA fuses a reshape
+    into the window's slice, which then computes an index per element instead of copying each
+    lane's rows, several times slower (docs/performance.md). Narrower leaves travel as
+    `_wire.words`.
     """
     if window.dtype != jnp.bool_ and _wire.itemsize_bits(window.dtype) >= 32:
-        return window.reshape(-1)
+        return window
     return _wire.words(window)
 
 

@@ -76,21 +76,59 @@ def test_a_streaming_loop_is_two_host_calls_and_two_while_loops():
 
 
 def test_host_call_arguments_need_no_packing_kernel():
-    # 32-bit leaves whose window is their whole buffer reach the flush as the buffer itself,
-    # and the host's answer stays one array that the loop reads word by word: no bitcast, no
-    # concatenation of a header, no slicing of the answer into scalars.
+    # 32-bit leaves whose window is their whole buffer reach the flush as the buffer itself
+    # (a lane axis of one, not flattened), and the host's answer stays one array that the
+    # loop reads word by word: no bitcast, no concatenation of a header, no slicing of the
+    # answer into scalars.
     hlo = jax.jit(_jhw).lower(jnp.ones(8)).compile().as_text()
     calls = [line for line in hlo.splitlines() if "xla_ffi_python_cpu_callback" in line]
     assert len(calls) == 2
-    flush = next(c for c in calls if "f32[8008]" in c or "f32[1001,8]" in c)
+    flush = next(c for c in calls if "f32[1,1001,8]" in c)
     operands = flush.split("operand_layout_constraints={")[1].split("}}")[0]
-    assert re.findall(r"[a-z]+\d+\[\d*\]", operands) == [
+    assert re.findall(r"[a-z]+\d+\[[\d,]*\]", operands) == [
         "s32[3]",
         "s32[4]",
-        "s32[1001]",
-        "f32[8008]",
+        "s32[1,1001]",
+        "f32[1,1001,8]",
     ]
     assert "bitcast-convert" not in hlo
+    assert not re.search(r"\[1,1001(,8)?\]\S* (copy|fusion)\(", hlo)  # no kernel makes them
+
+
+def test_windows_are_sliced_not_flattened():
+    # Under vmap a window is a slice of every lane's rows. Flattened for the host call, XLA
+    # fused the reshape into the slice, which then computed an index per element (several
+    # times slower than copying each lane's rows): the slice reaches the call in its own shape.
+    def run(x):
+        return jhw.while_loop(_cond, _step, (0, x), max_steps=1000, stream_every=50)
+
+    hlo = jax.jit(jax.vmap(run)).lower(jnp.ones((4, 8))).compile().as_text()
+    flush = next(c for c in hlo.splitlines() if "xla_ffi_python_cpu_callback" in c and "f32[4" in c)
+    operands = flush.split("operand_layout_constraints={")[1].split("}}")[0]
+    assert "f32[4,50,8]" in operands, operands
+    assert not re.search(r"f32\[1600\]", hlo)
+
+
+def test_a_vmapped_step_copies_no_carry():
+    # Under vmap each step keeps the finished lanes' carry (a select) and writes the row. Taken
+    # from the body's result instead of the kept carry, the row made XLA copy the carry every
+    # step; that copy cost more than the row write (docs/performance.md).
+    a = jnp.linspace(-1.0, 1.0, 64 * 16).reshape(64, 16)
+
+    def run(lr, **kw):
+        def body(c):
+            i, x, _ = c
+            r = a @ x - 1.0
+            return i + 1, x - lr * (a.T @ r), jnp.vdot(r, r)
+
+        init = (0, jnp.zeros(16), 0.0)
+        record = lambda c: {"loss": c[2], "x": c[1][:4]}  # noqa: E731
+        return jhw.while_loop(lambda c: c[0] < 50, body, init, max_steps=50, record=record, **kw)
+
+    for kw in ({"stream": False}, {}):
+        hlo = jax.jit(jax.vmap(lambda lr, kw=kw: run(lr, **kw))).lower(jnp.ones(8)).compile()
+        copies = re.findall(r"= (\w+\[[\d,]+\])\S* copy\(", hlo.as_text())
+        assert "f32[8,16]" not in copies, copies
 
 
 def test_kernels_beyond_lax_while_loop_stay_few():

@@ -323,8 +323,8 @@ def test_compiled_loop_holds_no_effectful_callback(lanes):
 def test_each_leaf_window_is_a_host_call_argument_of_its_own(lanes):
     # Joined into one array, XLA fused each window's slice into the join, an index computation
     # per element (0.55 ms a MiB against 0.25 ms for the slices, in a loop of host calls; see
-    # streaming.py). So a flush hands the host its small head (header + lane words), then one
-    # window per leaf.
+    # streaming.py); flattening a window does the same. So a flush hands the host its small
+    # head (header + lane words), then one window per leaf, in its own shape.
     def loop(x):
         return jhw.while_loop(
             lambda c: c[0] < 30,
@@ -339,13 +339,13 @@ def test_each_leaf_window_is_a_host_call_argument_of_its_own(lanes):
     f = jax.jit(loop) if lanes is None else jax.jit(jax.vmap(loop))
     hlo = f.lower(jnp.ones((5,) if lanes is None else (lanes, 5))).compile().as_text()
     operands = [
-        re.findall(r"\w+\[(\d+)\]", line.split("operand_layout_constraints=")[1].split("}}")[0])
+        re.findall(r"\w+\[([\d,]+)\]", line.split("operand_layout_constraints=")[1].split("}}")[0])
         for line in hlo.splitlines()
         if "xla_ffi_python_cpu_callback" in line
     ]
     # the loop's last answer (stop, interval, run id), the lane words, then a window per leaf
     lane_words = _wire.LANE_FIELDS * b
-    assert ["3", str(lane_words), str(b * 8), str(b * 8 * 5)] in operands, operands  # 8 rows
+    assert ["3", str(lane_words), f"{b},8", f"{b},8,5"] in operands, operands  # 8 rows
     with jhw.Recorder() as rec:
         _, hist = f(jnp.ones((5,) if lanes is None else (lanes, 5)))
     np.testing.assert_equal(rec.history(), hist.to_numpy())
