@@ -28,7 +28,8 @@ descriptor, reading and forwarding the bytes, and giving both back is `_sigint_w
 The exception is never raised inside a host callback (XLA would turn it into a
 ``JaxRuntimeError``: the hub marks its own calls, `host_call`, and JAX's code that runs every
 Python callback is known by identity), nor while a block of the package is being entered or
-left (`shielded`: it would leave a sink attached or the handler installed), nor inside the
+left (`shielded`, and a sink's ``__enter__`` / ``__exit__`` around it: it would leave a sink
+attached or the handler installed), nor inside the
 handler's own critical section (a second press in a hurry): it is raised as soon as the main
 thread is back in plain Python, and runs that start meanwhile are stopped at once
 (`aborting`).
@@ -267,15 +268,16 @@ class InterruptBridge:
             return
         if (
             self._in_callback(frame)
+            or self._at_block_edge(frame)
             or self._held
             or self._handling
             or not self._lock.acquire(blocking=False)
         ):
-            # Inside a host callback (a raised exception would reach XLA), the bridge's own
-            # bookkeeping, or this very handler (a second press landed in the first one's
-            # critical section: the lock, reentrant, would let it in): ask again shortly.
-            # Meanwhile the runs are stopped and new ones stop at once (`aborting`), so the
-            # main thread soon is back in plain Python.
+            # Inside a host callback (a raised exception would reach XLA), a block being
+            # entered or left, the bridge's own bookkeeping, or this very handler (a second
+            # press landed in the first one's critical section: the lock, reentrant, would let
+            # it in): ask again shortly. Meanwhile the runs are stopped and new ones stop at
+            # once (`aborting`), so the main thread soon is back in plain Python.
             self._retry_later()
             return
         self._handling = True
@@ -295,6 +297,21 @@ class InterruptBridge:
         while frame is not None:
             if frame.f_code in _CALLBACK_CODE:
                 return True
+            frame = frame.f_back
+        return False
+
+    def _at_block_edge(self, frame: Any) -> bool:
+        """Whether the main thread is entering or leaving the block of an armed sink, outside
+        its `shielded` section: a press raised there would leave ``__enter__`` before the
+        block is entered (or ``__exit__`` before it detached), so that no ``__exit__`` ever
+        runs and the sink stays attached and armed, the handler installed. The press is
+        settled where that section ends, or (after it) tried again in plain Python."""
+        sinks = [sink for sink, _ in self._sinks]
+        while frame is not None:
+            if frame.f_code.co_name in ("__enter__", "__exit__"):
+                owner = frame.f_locals.get("self")
+                if any(owner is sink for sink in sinks):
+                    return True
             frame = frame.f_back
         return False
 

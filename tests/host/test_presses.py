@@ -297,3 +297,70 @@ def test_presses_at_random_moments_keep_every_invariant():
     returned = [o for o in outcomes if o != "KeyboardInterrupt"]
     assert interrupted and returned, (seed, outcomes)  # the presses met both kinds of moment
     assert {status for _, status in returned} <= {"converged", "stopped"}, (seed, outcomes)
+
+
+EDGE_CHILD = textwrap.dedent(
+    """
+    import json, signal, sys
+    import jaxhist_widget as jhw
+    from jaxhist_widget._host import HUB
+    from jaxhist_widget._host._sink import Sink
+
+    where = sys.argv[1]
+    # The press lands as the block's __exit__ starts (before its shielded section), or as
+    # __enter__ returns (after it): a profile hook raises SIGINT there; CPython runs the
+    # Python handler at the next bytecode boundary that checks for one, inside that method.
+    code = (Sink.__enter__ if where == "enter" else Sink.__exit__).__code__
+    event = "return" if where == "enter" else "call"
+    fired = []
+
+    def hook(frame, what, arg):
+        if frame.f_code is code and what == event and not fired:
+            fired.append(frame.f_locals["self"])
+            signal.raise_signal(signal.SIGINT)
+
+    def clean():
+        return dict(
+            handler=signal.getsignal(signal.SIGINT) is signal.default_int_handler,
+            fd=signal.set_wakeup_fd(-1) == -1,
+            attached=len(HUB.attached()),
+            armed=len(HUB.interrupts.armed()),
+        )
+
+    outer, inner = jhw.Recorder(), jhw.Recorder()
+    outcome = "returned"
+    try:
+        if where == "nested exit":  # the inner block's exit: the outer one stays armed
+            with outer:
+                with inner:
+                    sys.setprofile(hook)
+                    body = 1
+        else:
+            sys.setprofile(hook)
+            with inner:
+                body = 1
+    except KeyboardInterrupt:
+        outcome = "KeyboardInterrupt"
+    finally:
+        sys.setprofile(None)
+    print(json.dumps(dict(outcome=outcome, pressed=len(fired), **clean())))
+    """
+)
+
+
+@pytest.mark.parametrize("where", ["exit", "enter", "nested exit"])
+def test_a_press_as_a_block_is_entered_or_left_leaves_nothing_behind(where):
+    # A press outside the shielded section of __enter__ / __exit__ (a burst in a hurry meets
+    # one sooner or later) was raised there: __enter__ left before the block was entered, or
+    # __exit__ before it detached, so nothing ever detached: the sink stayed attached and
+    # armed, the handler and the wakeup fd installed. It is raised once the block is left.
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    out = subprocess.run(
+        [sys.executable, "-c", EDGE_CHILD, where],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["pressed"] == 1, report
+    assert report["outcome"] == "KeyboardInterrupt", report  # the press is not lost
+    assert {k: report[k] for k in CLEAN} == CLEAN, report
