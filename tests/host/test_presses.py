@@ -28,6 +28,20 @@ from ..helpers.signals import press
 
 pytestmark = pytest.mark.slow
 
+#: What the children report after a block: the SIGINT handler and wakeup fd given back, no
+#: sink attached or armed (`CLEAN`). Put into each child's source at its ``# CLEAN`` line.
+CLEAN_SOURCE = textwrap.dedent(
+    """
+    def clean():
+        return dict(
+            handler=signal.getsignal(signal.SIGINT) is signal.default_int_handler,
+            fd=signal.set_wakeup_fd(-1) == -1,
+            attached=len(HUB.attached()),
+            armed=len(HUB.interrupts.armed()),
+        )
+    """
+)
+
 CHILD = textwrap.dedent(
     """
     import faulthandler, sys, threading
@@ -74,13 +88,7 @@ CHILD = textwrap.dedent(
     def say(**kw):
         print("REPORT " + json.dumps(kw), flush=True)
 
-    def clean():
-        return dict(
-            handler=signal.getsignal(signal.SIGINT) is signal.default_int_handler,
-            fd=signal.set_wakeup_fd(-1) == -1,
-            attached=len(HUB.attached()),
-            armed=len(HUB.interrupts.armed()),
-        )
+    # CLEAN
 
     x0 = jnp.ones((384, 384))
     solve(x0, 3)  # compiled before any press
@@ -146,7 +154,7 @@ CHILD = textwrap.dedent(
     except BaseException as e:
         say(outcome=type(e).__name__, error=str(e)[:300], results=results)
     """
-)
+).replace("# CLEAN", CLEAN_SOURCE)
 
 
 def drive(mode: str, on_line, *args: str, timeout: float = 150) -> tuple[dict, int, str]:
@@ -319,13 +327,7 @@ EDGE_CHILD = textwrap.dedent(
             fired.append(frame.f_locals["self"])
             signal.raise_signal(signal.SIGINT)
 
-    def clean():
-        return dict(
-            handler=signal.getsignal(signal.SIGINT) is signal.default_int_handler,
-            fd=signal.set_wakeup_fd(-1) == -1,
-            attached=len(HUB.attached()),
-            armed=len(HUB.interrupts.armed()),
-        )
+    # CLEAN
 
     outer, inner = jhw.Recorder(), jhw.Recorder()
     outcome = "returned"
@@ -345,7 +347,7 @@ EDGE_CHILD = textwrap.dedent(
         sys.setprofile(None)
     print(json.dumps(dict(outcome=outcome, pressed=len(fired), **clean())))
     """
-)
+).replace("# CLEAN", CLEAN_SOURCE)
 
 
 @pytest.mark.parametrize("where", ["exit", "enter", "nested exit"])
