@@ -74,14 +74,17 @@ def test_liveplot_updates_stream_during_the_cell(kernel):
     assert panel_comm is not None, "no LivePanel comm was opened"
     assert final_printed_at is not None
 
-    # Live: many updates were sent while the loop ran, and received before the reply.
+    # Live: many updates were sent while the loop ran, and received before the reply. Alone
+    # the ~3 s loop sends ~50 (the 20/s cap); beside the rest of the suite on two cores its
+    # host work is slower and the pace spaces the flushes out (as it should: it keeps the
+    # host's share down), down to 18 seen in CI. A loop seen only at its end sends 2.
     during = [u for u in updates if u[1] < final_printed_at]
     received_before_reply = [u for u in updates if u[0] < reply_received]
-    assert len(during) >= 20, f"only {len(during)} panel updates during the run"
-    assert len(received_before_reply) >= 20
+    assert len(during) >= 10, f"only {len(during)} panel updates during the run"
+    assert len(received_before_reply) >= 10
     assert reply_received - updates[0][0] > 1.0, "updates did not arrive progressively"
     steps = [u[2]["step"] for u in updates]
-    assert steps == sorted(steps) and len(set(steps)) >= 20
+    assert steps == sorted(steps) and len(set(steps)) >= 10
 
     # The last update carries the final step and the end status.
     assert steps[-1] == STEPS
