@@ -182,10 +182,12 @@ def _pieces(part: jax.Array) -> list[jax.Array]:
     the next psum), the copy never runs: a deadlock that XLA ends by aborting the process after
     40 s. Smaller arguments are copied inline. One device (or GPUs) needs no cutting.
     """
-    if part.size <= _PIECE_WORDS or not _several_cpu_devices():
+    # in elements: a 64-bit leaf's window travels as it is, two words an element
+    most = max(1, _PIECE_WORDS * 4 // part.dtype.itemsize)
+    if part.size <= most or not _several_cpu_devices():
         return [part]
     flat = part.reshape(-1)  # a window comes as (lanes, rows, ...); `joined` gives it flat
-    return [flat[i : i + _PIECE_WORDS] for i in range(0, flat.size, _PIECE_WORDS)]
+    return [flat[i : i + most] for i in range(0, flat.size, most)]
 
 
 def _several_cpu_devices() -> bool:

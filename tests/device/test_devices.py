@@ -365,3 +365,23 @@ def _tail(out: subprocess.CompletedProcess) -> str:
     # XLA's stack dumps are long; the Python error or the abort line is what matters
     lines = [ln for ln in out.stderr.splitlines() if not ln.startswith("    @")]
     return f"rc={out.returncode}\nstdout: {out.stdout[-2000:]}\nstderr: " + "\n".join(lines[-40:])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_host_call_pieces_stay_under_the_inline_copy_size(monkeypatch, dtype):
+    # With several CPU devices each host-call argument must stay under the size the CPU client
+    # copies asynchronously (the deadlock `devices._pieces` explains), counted in bytes: a
+    # float64 window travels as it is, two words an element. Pieces join back to the window.
+    import jax
+    import numpy as np
+
+    from jaxhist_widget._device import devices
+
+    monkeypatch.setattr(devices, "_several_cpu_devices", lambda: True)
+    with jax.enable_x64(True):
+        window = jax.numpy.arange(3 * 40 * 500, dtype=dtype).reshape(3, 40, 500)
+        pieces = devices._pieces(window)
+        assert len(pieces) > 1
+        assert all(p.nbytes <= devices._PIECE_WORDS * 4 for p in pieces)
+        joined = np.concatenate([np.asarray(p) for p in pieces])
+        np.testing.assert_array_equal(joined, np.asarray(window).reshape(-1))
