@@ -105,9 +105,11 @@ def hide_lanes(lines: Lines, drawn: Sequence[int], hidden: Collection[int]) -> L
     `RunDrawing.lines`) with each extent the lanes' but those ``hidden`` (run lane indices;
     ``drawn``: the lane of each place), so the y axis fits what is shown. The hidden lanes keep
     their points: the figure draws them transparent (a line of no point would be an invalid
-    SVG label position in bqplot, and the lanes' colours and names stay put)."""
+    SVG label position in bqplot, and the lanes' colours and names stay put). When every
+    lane is hidden the extents stay every lane's, as the axes keep their range when every run
+    is hidden."""
     shown = [lane not in hidden for lane in drawn]
-    if all(shown):
+    if all(shown) or not any(shown):
         return lines
     out: Lines = []
     for xs, ys, extent in lines:

@@ -191,6 +191,29 @@ def test_a_lane_hidden_from_the_view_leaves_its_line_and_the_picture() -> None:
     assert live.panel.hidden_lanes == []
 
 
+def test_ignoring_outliers_the_y_axis_fits_the_lanes_shown() -> None:
+    # Lane 2 runs from 5 to 3: a third of the points, not outliers. Hidden, it leaves the axis
+    # whether or not outliers are ignored; shown again, it is back in it.
+    live = jhw.LivePlot(lane_labels=["lr=1", "lr=2", "lr=3"], ignore_outliers=True)
+    sweep(live)
+    y_max = lambda: float(live._fig.charts["loss"].y_scale.max)  # noqa: E731
+    assert y_max() >= 5.0
+    control(live, "lane_hidden", [1, 2, True])
+    assert y_max() < 5.0  # lanes 0 and 1 reach 4
+    live.ignore_outliers = False
+    assert y_max() < 5.0
+    live.ignore_outliers = True
+    assert y_max() < 5.0
+    control(live, "lane_hidden", [1, 2, False])
+    assert y_max() >= 5.0
+    live.show_lane(-1, 0, visible=False)
+    live.show_lane(-1, 1, visible=False)
+    live.show_lane(-1, 2, visible=False)  # every lane hidden: the axis keeps its range
+    assert y_max() >= 5.0
+    live.ignore_outliers = False  # as it does when every run is hidden
+    assert y_max() >= 5.0
+
+
 def test_show_lane_from_python_and_smoothing_and_the_window_keep_it_hidden() -> None:
     live = jhw.LivePlot(keep_runs=True)
     sweep(live)
