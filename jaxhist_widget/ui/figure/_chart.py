@@ -296,7 +296,7 @@ class LiveFigure(FigureAxes):
         bounds = steps if steps is not None else self.step_range()
         self._set_x_limits(*bounds, exact=exact, settled=settled)
         if self.ignore_outliers:
-            self._extent = robust_extent(y for r in runs for y in _shown_ys(r))
+            self._extent = robust_extent(y for r in runs for y in r.shown_ys())
         else:
             shown = steps if self.x_time == "step" else None  # (a time axis shows every row)
             extras = [extra.extent(shown) for r in runs for extra in r.extras]
@@ -384,17 +384,3 @@ class LiveFigure(FigureAxes):
             preserve_domain={"x": True, "y": True},
             **traits,
         )
-
-
-def _shown_ys(r: RunMarks) -> list[np.ndarray]:
-    """The y values of run ``r``'s lines but those of the lanes hidden one by one (drawn
-    transparent, their points kept), as the y extents of `..series.hide_lanes` leave them out.
-    Every lane's when all are hidden (as `_shown_runs` keeps every run then)."""
-    shown = np.array([lane not in r.hidden_lanes for lane in r.lane_ids], bool)
-    if shown.all() or not shown.any():
-        return [m.y for m in r.marks]
-    out = []
-    for m in r.marks:
-        ys = np.atleast_2d(m.y)  # a batched run's mark: one row of points per drawn lane
-        out.append(ys[shown] if len(ys) == len(shown) else ys)
-    return out

@@ -68,6 +68,19 @@ class RunMarks:
     def batched(self) -> bool:
         return bool(self.lane_names)
 
+    def shown_ys(self) -> list[np.ndarray]:
+        """The y values of the lines but those of the lanes hidden one by one (drawn
+        transparent, their points kept), as `..series.hide_lanes` leaves them out of the
+        extents; every lane's when all are hidden (as a chart keeps every run then)."""
+        shown = np.array([lane not in self.hidden_lanes for lane in self.lane_ids], bool)
+        if shown.all() or not shown.any():
+            return [m.y for m in self.marks]
+        out = []
+        for m in self.marks:
+            ys = np.atleast_2d(m.y)  # a batched run's mark: one row of points per drawn lane
+            out.append(ys[shown] if len(ys) == len(shown) else ys)
+        return out
+
     @property
     def shown_lanes(self) -> list[str]:
         """The drawn lanes' names as shown: ``lane 17 (best)`` for a lane drawn for a role."""
