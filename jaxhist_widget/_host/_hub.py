@@ -33,12 +33,12 @@ Lock order, the one place it is written (a lock may be taken while holding those
 A `TensorBoard` sink's notes lock is taken in its hooks with nothing else held; only the
 worker's condition is taken inside it (it queues its writes). A `Store`'s state condition and
 its writer's connection lock, the worker's condition, a `Pace`'s lock, the error reporter's
-lock, a plot's flusher lock and auto mode's cell-plot lock (held while the plot is made and
-shown, on the worker: nothing of the runtime's is taken meanwhile; the plot then `join`s its
-run) and the plot's reduction helpers' pool lock are leaves: nothing is taken while one is
-held. No lock is held while a sink's hooks or user code run, or while waiting for the worker;
-a plot's update waits for its reduction helpers (`ui.reduce.each`) holding the plot's lock, and
-they take no lock.
+lock, a plot's flusher lock and `Ahead` lock, auto mode's cell-plot lock (held while the plot
+is made and shown, on the worker: nothing of the runtime's is taken meanwhile; the plot then
+`join`s its run) and the plot's reduction helpers' pool lock are leaves: nothing is taken
+while one is held. No lock is held while a sink's hooks or user code run, or while waiting for
+the worker; a plot's update waits for its reduction helpers (`ui.reduce.each`) holding the
+plot's lock, and they take no lock.
 
 Exceptions never propagate into XLA (that would kill the computation and its device history):
 they are reported (`report`) once per sink, run and hook (`_hub_sinks`).

@@ -247,10 +247,10 @@ class LivePlot(controls.ControlOptions, Sink):
     def on_start(self, run: Run) -> None:
         self._updates.start(run, keep_runs=self.panel.keep_runs)
 
-    # Rows are filed in the chunk's call, not on the worker (see `Sink`), though on_rows never
-    # stops: a push pauses the loop rather than compete with it for the cores, and each push's
-    # measured cost (spacing the updates) stays its own (deferred, a long run in JupyterLab got
-    # a fraction of its updates on a machine of few cores).
+    # Rows are filed in the chunk's call (see `Sink`), though on_rows never stops: a push
+    # pauses the loop rather than compete with it for the cores, its measured cost spacing the
+    # updates (pushes deferred, a long run in JupyterLab got a fraction of its updates on a
+    # machine of few cores). Only new rows are reduced on the worker between pushes (`._ahead`).
     rows_can_wait = False
 
     def on_rows(self, run: Run, lanes: list[int]) -> None:

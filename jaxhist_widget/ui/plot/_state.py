@@ -14,12 +14,17 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
 from ..._host import Run
 from ..look import next_color, shown_text
 from ..panel import RateWindow, panel_state, run_entry
 from ..series import LaneNames, PlotChoice, RunDrawing, RunSmoothing, StepWindow, run_pattern
 
-__all__ = ["PlotState", "display_name"]
+__all__ = ["CLOCK_PAIRS", "PlotState", "display_name", "x_clocks"]
+
+#: Chunk arrivals per run the hover read-out gets at most (`x_clocks`).
+CLOCK_PAIRS = 256
 
 
 def display_name(name: str | None, number: int, taken: Iterable[str]) -> str:
@@ -37,6 +42,25 @@ def display_name(name: str | None, number: int, taken: Iterable[str]) -> str:
     while f"{base} ({k})" in taken:
         k += 1
     return f"{base} ({k})"
+
+
+def x_clocks(drawn: Sequence[RunDrawing], x_time: str) -> dict[str, list[list[float]]]:
+    """The panel's ``x_clocks``: on a time axis (``x_time`` not ``"step"``), each drawn run's
+    chunk arrivals (at most `CLOCK_PAIRS`, evenly picked) as the axis counts time, with their
+    steps; ``{}`` on a step axis."""
+    clocks: dict[str, list[list[float]]] = {}
+    for d in drawn if x_time != "step" else []:
+        rows, times = d.run.arrivals()
+        if not len(rows):
+            continue
+        pick = np.unique(np.linspace(0, len(rows) - 1, min(len(rows), CLOCK_PAIRS)).astype(int))
+        # Row 0 came with the first chunk: the time axis's first point is step x0.
+        steps = [d.x0, *(d.x0 + rows[pick] - 1).tolist()]
+        seconds = np.concatenate([times[:1], times[pick]])
+        if x_time == "relative":
+            seconds = seconds - times[0]
+        clocks[d.name] = [np.round(seconds, 3).tolist(), steps]
+    return clocks
 
 
 class PlotState:

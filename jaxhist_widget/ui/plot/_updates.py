@@ -3,12 +3,12 @@
 The state (`._state.PlotState`) says what is drawn; this draws it: the figure is told what to
 draw by run number (it owns its marks), and the panel's run-state traits come from one pure
 function (`..panel.panel_state`) written in one place (`sync_panel`), in one message. The host
-runtime calls the plot's hooks from its callback threads and the controls come from the main
-thread; every method here runs under the plot's one lock, which the panel's writes hold too.
-
-Each update reduces only the rows that arrived since the last one and sends at most
-``max_points`` points per line; when to update is the throttle's (`._throttle`). Any exception
-in this path is caught and shown in the panel (status ``"error"``); it never reaches the run.
+runtime calls the plot's hooks from its callback threads (and the worker: `._ahead`), the
+controls come from the main thread; every method runs under the plot's one lock, which the
+panel's writes hold too. Each update reduces only the rows new since the last (most of them
+already reduced on the worker meanwhile) and sends at most ``max_points`` points per line; when
+to update is the throttle's (`._throttle`). Any exception here is caught and shown in the panel
+(status ``"error"``); it never reaches the run.
 """
 
 from __future__ import annotations
@@ -19,13 +19,12 @@ import traceback
 import warnings
 from collections.abc import Callable, Hashable
 
-import numpy as np
-
 from ..._host import Run
 from ..figure import ChartGrid, Lines
 from ..panel import LivePanel, run_step
 from ..series import RunDrawing, check_hidden_lanes, hide_lanes, window_lines
-from ._state import PlotState
+from ._ahead import Ahead
+from ._state import PlotState, x_clocks
 from ._throttle import Throttle
 
 __all__ = ["TIME_WINDOW_NOTE", "Updates"]
@@ -34,8 +33,6 @@ __all__ = ["TIME_WINDOW_NOTE", "Updates"]
 TIME_WINDOW_NOTE = (
     "The zoom and the last N steps apply to the step axis: the time axis shows every row."
 )
-#: Chunk arrivals per run the hover read-out gets at most (`Updates._sync_clocks`).
-CLOCK_PAIRS = 256
 #: The key of the plot's own notes among the runs' (`ChartGrid.set_notes`: run numbers >= 1).
 WINDOW_NOTE_KEY = 0
 
@@ -67,6 +64,7 @@ class Updates:
         self.state, self.fig, self.panel, self.lock = state, fig, panel, lock
         self._attached = attached
         self.throttle = Throttle(self.flush, key)
+        self.ahead = Ahead(self._ingest_live, lock, self.rows, key)
         # run number -> the `RunDrawing.lanes_version` and hidden lanes named in the legend
         self._named: dict[int, tuple[int, frozenset[int]]] = {}
 
@@ -90,10 +88,24 @@ class Updates:
                 self.show_error(e, run)
 
     def rows(self) -> None:
-        """Rows arrived: update now, or leave them to the trailing flush."""
+        """Rows arrived: update now, or reduce them on the worker (`._ahead`) and leave the
+        update to the trailing flush; while the plot is busy, taken up as that ends."""
+        if self.ahead.note_if_busy():  # (the loop never waits for the plot's lock)
+            return
         with self.lock:
             if self.throttle.due(time.perf_counter()):
                 self.push(final=False)
+                return
+        self.ahead.queue()
+
+    def _ingest_live(self) -> None:
+        """Reduce the rows that came (no widget is touched): `._ahead`, on the worker."""
+        try:
+            for d in self.state.drawn:
+                if d.started and d.run.ended is None:
+                    d.ingest()
+        except Exception as e:
+            self.show_error(e, None)
 
     def end(self, run: Run) -> None:
         """A run ended: its last rows always show (never throttled)."""
@@ -113,7 +125,7 @@ class Updates:
         whether it ended, so a trailing flush after the end shows the same). It stays in this
         signature because ``benchmarks/`` call it (`LivePlot._push`).
         """
-        with self.lock:
+        with self.lock, self.ahead.working() as came:
             start = self.throttle.started()
             current = self.state.latest.run if self.state.latest is not None else None
             try:
@@ -133,6 +145,8 @@ class Updates:
                 self.show_error(e, current)
             finally:
                 self.throttle.ended(start)
+        if came():  # rows came while the plot was busy: taken up now
+            self.rows()
 
     def _windowed(self) -> bool:
         """Whether the charts show a window of steps: one is set and the x axis counts steps
@@ -364,20 +378,8 @@ class Updates:
                 self._sync_clocks()
 
     def _sync_clocks(self) -> None:
-        """The panel's ``x_clocks``: on a time axis, each drawn run's chunk arrivals (at most
-        `CLOCK_PAIRS`, evenly picked) as the axis counts time, with their steps."""
-        clocks: dict[str, list[list[float]]] = {}
-        for d in self.state.drawn if self.fig.x_time != "step" else []:
-            rows, times = d.run.arrivals()
-            if not len(rows):
-                continue
-            pick = np.unique(np.linspace(0, len(rows) - 1, min(len(rows), CLOCK_PAIRS)).astype(int))
-            # Row 0 came with the first chunk: the time axis's first point is step x0.
-            steps = [d.x0, *(d.x0 + rows[pick] - 1).tolist()]
-            seconds = np.concatenate([times[:1], times[pick]])
-            if self.fig.x_time == "relative":
-                seconds = seconds - times[0]
-            clocks[d.name] = [np.round(seconds, 3).tolist(), steps]
+        """The panel's ``x_clocks`` (`._state.x_clocks`), sent when they changed."""
+        clocks = x_clocks(self.state.drawn, self.fig.x_time)
         if clocks != self.panel.x_clocks:
             self.panel.write(x_clocks=clocks)
 

@@ -1,0 +1,85 @@
+"""A `LivePlot` between its updates (`ui/plot/_ahead.py`): the loop's host call never waits
+for an update in progress, and the rows that came are reduced on the worker meanwhile, none
+lost."""
+
+from __future__ import annotations
+
+import threading
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxhist_widget as jhw
+from jaxhist_widget.ui.plot import _updates
+
+from ...helpers.synthetic import FakeLoop, layout
+
+
+def test_a_chunk_never_waits_for_an_update_in_progress_and_its_rows_are_drawn() -> None:
+    live = jhw.LivePlot()
+    with live:
+        loop = FakeLoop(layout(("loss",)), lanes=4)
+        loop.send(loss=np.ones((4, 3)))  # the first rows: the run's marks are made
+        entered, release = threading.Event(), threading.Event()
+
+        def update_in_progress() -> None:  # as a trailing flush on the worker holds the plot
+            with live._lock, live._updates.ahead.working():
+                entered.set()
+                release.wait(30)
+
+        busy = threading.Thread(target=update_in_progress)
+        busy.start()
+        assert entered.wait(30)
+        chunk = threading.Thread(target=lambda: loop.send(loss=np.full((4, 5), 2.0)))
+        chunk.start()
+        chunk.join(10)
+        returned = not chunk.is_alive()  # the loop's call went on while the plot was busy
+        release.set()
+        busy.join(30)
+        chunk.join(30)
+        assert returned
+        loop.end()
+    # taken up as the update ended: every row drawn (rows 0..7 of each lane)
+    assert live.panel.step == 7
+    run = live._fig.charts["loss"]._runs[1]
+    assert run.last_step == 7
+    assert [len(y) for y in run.points[0][1]] == [8] * 4
+
+
+def test_a_sweep_is_reduced_on_the_worker_between_updates(monkeypatch) -> None:
+    lanes, steps = 512, 3000
+    reduced_by: list[str] = []
+    ingest = _updates.Updates._ingest_live
+
+    def noting(self) -> None:
+        reduced_by.append(threading.current_thread().name)
+        ingest(self)
+
+    monkeypatch.setattr(_updates.Updates, "_ingest_live", noting)
+    rates = jnp.linspace(0.01, 0.5, lanes)
+
+    @jax.jit
+    @jax.vmap
+    def sweep(rate):  # compute-bound: no Python in the step
+        def body(c):
+            i, x = c
+            return i + 1, x - rate * jnp.sin(x) * jnp.cos(x)
+
+        return jhw.while_loop(
+            lambda c: c[0] < steps, body, (0, jnp.ones(64)), max_steps=steps,
+            record=lambda c: {"loss": jnp.sum(c[1] ** 2)},
+        )  # fmt: skip
+
+    sweep(rates)  # compiled first: the timed part is the loop
+    live = jhw.LivePlot()
+    with live:
+        _, hist = sweep(rates)
+    assert reduced_by and all(name.startswith("jaxhist") for name in reduced_by)
+    # every step of every lane reached the band and the panel: its last row is the final one
+    d = live._state.drawn[0]
+    assert live.panel.step == steps and d.run.counts == [steps + 1] * lanes
+    band = next(iter(d.lane_bands.values()))
+    assert band.size == steps + 1
+    losses = np.asarray(hist.values["loss"])  # the device history: (lanes, steps + 1)
+    np.testing.assert_allclose(band.extent[:2], (losses.min(), losses.max()), rtol=1e-6)
