@@ -260,26 +260,56 @@ class Run:
         if type(self).rows_since is not Run.rows_since:  # a subclass keeps its rows elsewhere
             per_lane = [self.rows_since(int(lane), start, stop) for lane in lanes]
             return [np.stack(leaf) for leaf in zip(*per_lane, strict=True)] if per_lane else []
-        lanes = np.asarray(lanes, np.int64)
-        with self._lock:
-            have = np.asarray(self._counts, np.int64)[lanes]
-            if len(lanes) and (have.min() < stop or start < 0):
-                raise ValueError(f"run {self.id}: rows {start}..{stop} of lanes not received")
-            at, size = lane_index(lanes.tolist()) if len(lanes) else [], self._seg_rows
-            pieces = [
-                [buf[at, max(start - k * size, 0) : stop - k * size] for buf in self._segs[k]]
-                for k in range(start // size, -(-stop // size))
-            ]
+        at, pieces = self._pieces(lanes, start, stop)
         if not pieces or not len(lanes):
             out = [
                 np.zeros((len(lanes), max(0, stop - start), *s), np_dtype(d))
                 for s, d in self._leaf_specs()
             ]
         else:
-            out = [p[0] if len(p) == 1 else np.concatenate(p, 1) for p in zip(*pieces, strict=True)]
+            out = []
+            for parts in zip(*pieces, strict=True):  # one leaf's, segment by segment
+                rows = [buf[at, lo - k : hi - k] for k, lo, hi, buf in parts]
+                out.append(rows[0] if len(rows) == 1 else np.concatenate(rows, 1))
         for rows in out:
             rows.setflags(write=False)
         return out
+
+    def columns(self, lanes: Any, start: int, stop: int, leaf: int, index: int) -> np.ndarray:
+        """Component ``index`` (of leaf ``leaf``'s flattened shape; 0 for a scalar) in rows
+        ``start .. stop`` of each of ``lanes`` (as `block`), as one read-only C-ordered
+        ``(stop - start, len(lanes))`` array: each step's values side by side, as a band over
+        a sweep's lanes sorts them. One copy, segment by segment, from the run's storage
+        (`block` and a transpose copy twice, the second across the whole block)."""
+        if type(self).rows_since is not Run.rows_since:  # a subclass keeps its rows elsewhere
+            rows = self.block(lanes, start, stop)[leaf]
+            out = np.ascontiguousarray(rows.reshape(len(rows), stop - start, -1)[:, :, index].T)
+        else:
+            at, pieces = self._pieces(lanes, start, stop)
+            dtype = np_dtype(self._leaf_specs()[leaf][1])
+            out = np.empty((max(0, stop - start), len(lanes)), dtype)
+            for k, lo, hi, buf in (p[leaf] for p in pieces) if len(lanes) else ():
+                rows = buf[at, lo - k : hi - k]
+                out[lo - start : hi - start] = rows.reshape(len(rows), hi - lo, -1)[:, :, index].T
+        out.setflags(write=False)
+        return out
+
+    def _pieces(self, lanes: Any, start: int, stop: int) -> tuple[Any, list[list[tuple]]]:
+        """``lanes`` as an index, and per storage segment holding rows ``start .. stop``, per
+        leaf: ``(segment's first row, first row, end row, storage)`` (checked: every lane has
+        the rows)."""
+        lanes = np.asarray(lanes, np.int64)
+        with self._lock:
+            have = np.asarray(self._counts, np.int64)[lanes]
+            if len(lanes) and (have.min() < stop or start < 0):
+                raise ValueError(f"run {self.id}: rows {start}..{stop} of lanes not received")
+            at, size = lane_index(lanes.tolist()) if len(lanes) else [], self._seg_rows
+            segments = range(max(start, 0) // size, -(-stop // size)) if stop > start else range(0)
+            pieces = [
+                [(k * size, max(start, k * size), min(stop, (k + 1) * size), buf) for buf in seg]
+                for k, seg in zip(segments, self._segs[segments.start : segments.stop], strict=True)
+            ]
+        return at, pieces
 
     def latest(self) -> tuple[np.ndarray, list[np.ndarray]]:
         """Each lane's last row received: ``(has, leaves)``, ``has`` whether a lane has a row

@@ -133,6 +133,39 @@ def test_rows_of_several_lanes_read_at_once_across_segments(tiny_segments):
         np.testing.assert_array_equal(leaf, want)
 
 
+def test_one_column_of_several_lanes_reads_as_a_block_transposed(tiny_segments):
+    """`Run.columns` (a sweep's band reads each series so) is `Run.block`'s column, steps by
+    lanes, C-ordered and read-only: lanes as a slice or a list, rows across segments or in one,
+    a scalar leaf and each component of a vector one, a subclass through its own rows."""
+    run = make_run(5)
+    run.append_lanes([0, 1, 2, 3], 0, block([0, 1, 2, 3], 0, 40))
+    run.append_lanes([4], 0, block([4], 0, 20))
+    for lanes, spans in [
+        ([0, 1, 2, 3], [(0, 40), (16, 32), (17, 35), (5, 5)]),
+        ([1, 3], [(5, 19), (31, 40)]),
+        ([0, 4], [(0, 20), (14, 20)]),
+        ([], [(0, 3)]),
+    ]:
+        for start, stop in spans:
+            loss, x = run.block(lanes, start, stop)
+            for leaf, index, want in [(0, 0, loss), *((1, k, x[:, :, k]) for k in range(3))]:
+                got = run.columns(lanes, start, stop, leaf, index)
+                np.testing.assert_array_equal(got, want.T)
+                assert got.dtype == want.dtype and got.shape == (stop - start, len(lanes))
+                assert got.flags.c_contiguous and not got.flags.writeable
+    with pytest.raises(ValueError, match="not received"):
+        run.columns([0, 4], 0, 30, 0, 0)
+
+    class Elsewhere(Run):
+        def rows_since(self, lane, start, stop=None):
+            return rows_of(lane, start, stop - start)
+
+    other = Elsewhere(1, run.layout)
+    np.testing.assert_array_equal(
+        other.columns([1, 2], 3, 9, 1, 2), block([1, 2], 3, 6)[1][:, :, 2].T
+    )
+
+
 def test_each_lanes_latest_row_is_read_at_once_across_segments(tiny_segments):
     # lanes that ended at different rows, their last rows in different 16-row segments, one
     # with no row yet; and the same through a subclass keeping its rows elsewhere (`block`)

@@ -294,23 +294,30 @@ class RunDrawing:
 
     def _ingest_lane_bands(self, counts: np.ndarray) -> None:
         """Extend the bands over every lane with the steps new since the last call: per step,
-        the spread of the lanes that have it (a lane that ended counts no more). One block
-        read per row count (the lanes step together: a few), no loop over lanes; the values
-        stay in their recorded width (a float32 sweep's steps sort quicker as float32). The
-        series are reduced side by side (`each`): each sorts its own steps."""
+        the spread of the lanes that have it (a lane that ended counts no more). One read per
+        row count (the lanes step together: a few), no loop over lanes, in the values' own
+        width (float32 sorts quicker). The series are reduced side by side (`each`)."""
         start = next(iter(self.lane_bands.values())).size
         stop = int(counts.max())
         if stop <= start:
             return
         groups = [(c, np.flatnonzero(counts == c)) for c in np.unique(counts[counts > start])]
-        blocks = [(c - start, lanes, self.run.block(lanes, start, c)) for c, lanes in groups]
         # One group of every lane: each has every new step (the lanes in lockstep), no gaps.
         whole = len(groups) == 1 and len(groups[0][1]) == len(counts)
+        # Scalars and components are read as columns (one copy); a norm or a median needs the
+        # block of its leaf.
+        direct = all(self.specs[i].kind in ("scalar", "component") for i in self.lane_bands)
+        blocks = [] if direct else [self.run.block(lanes, start, c) for c, lanes in groups]
+
+        def read(i: int, g: int) -> np.ndarray:  # (steps, lanes), as the quantiles read them
+            spec, (c, lanes) = self.specs[i], groups[g]
+            if not direct:
+                return spec.lane_values(blocks[g])
+            rows = self.run.columns(lanes, start, int(c), spec.leaf, spec.index)
+            return rows.astype(np.result_type(rows.dtype, np.float32), copy=False)
 
         def reduce(i: int) -> list[tuple[np.ndarray, np.ndarray]]:
-            spec = self.specs[i]
-            # (steps, lanes): a step's values side by side, as the quantiles read them
-            per_group = [(n, lanes, spec.lane_values(block)) for n, lanes, block in blocks]
+            per_group = [(c - start, lanes, read(i, g)) for g, (c, lanes) in enumerate(groups)]
             if whole:
                 steps = per_group[0][2]
             else:
