@@ -9,8 +9,8 @@ the loop runs on (`queue`), and the update, when due, has little left. While the
 or updates, rows that come do not wait for it: they are noted (`note_if_busy`) and taken up as
 it ends (`working`).
 
-Two leaf flags and one leaf lock of their own; the plot's lock is taken by the caller around
-`working` (never while this lock is held).
+Its flags are guarded by a leaf lock of its own; the plot's lock is taken around `working` and
+the reduction (never while that leaf lock is held).
 """
 
 from __future__ import annotations
