@@ -25,8 +25,13 @@ __all__ = ["Ahead"]
 
 
 class Ahead:
-    """Runs ``reduce`` on the worker (as work of ``key``: draining the plot waits for it),
-    one at a time, holding ``lock`` (the plot's), then ``rows`` if rows came meanwhile."""
+    """Runs ``reduce`` on the worker, one at a time, holding ``lock`` (the plot's), then
+    ``rows`` if rows came meanwhile.
+
+    Its tasks have a worker key of their own, not the plot's ``key``: the hub hands a run's
+    end to a sink on the worker while the sink has work queued there, after the loop's last
+    call, and an auto-mode plot (joined, not attached) would then draw its end after its cell.
+    A reduction left queued when a run ended finds nothing to do."""
 
     def __init__(
         self,
@@ -35,7 +40,8 @@ class Ahead:
         rows: Callable[[], None],
         key: Hashable,
     ) -> None:
-        self._reduce, self._plot_lock, self._rows, self._key = reduce, lock, rows, key
+        self._reduce, self._plot_lock, self._rows = reduce, lock, rows
+        self._key = (key, "ahead")
         self._lock = threading.Lock()  # a leaf
         self._depth = 0  # nested updates or reductions being made (busy while > 0)
         self._came = False  # rows came meanwhile
