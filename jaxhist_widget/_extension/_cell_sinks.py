@@ -36,6 +36,20 @@ class _CellSink(Sink):
             return
         HUB.worker.submit(run.id, self._join, run)
 
+    def __exit__(self, *exc: Any) -> bool:
+        try:
+            return super().__exit__(*exc)
+        finally:
+            # The plot is joined to the cell's runs, not attached, so the drain on leaving
+            # waits for this sink's work, not the plot's: a run's end handed to the plot on the
+            # worker (it had an update queued there) would reach it after the cell ended, whose
+            # saved picture would then show the run still going.
+            with self._plot_lock:
+                plot = self.plot
+            if plot is not None:
+                with HUB.interrupts.shielded():
+                    HUB.drain(plot)
+
     def _join(self, run: Run) -> None:
         with self._plot_lock:
             if self.plot is None:
