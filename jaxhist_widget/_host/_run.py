@@ -32,6 +32,8 @@ SEGMENT_BYTES = 1 << 20
 
 STATUSES = ("running", "converged", "max_steps", "stopped", "failed")
 FAILED = STATUSES.index("failed")
+#: `STATUSES` by code, to name every lane's end at once (a code past them is a stop).
+_NAMES = np.array(STATUSES, dtype=object)
 
 
 class Run:
@@ -153,8 +155,11 @@ class Run:
             self._arrivals = n + 1
 
     def _finish(self, codes: list[int]) -> None:
+        codes = np.asarray(codes, np.int64)
+        known = (codes >= 0) & (codes < len(STATUSES))
+        names = _NAMES[np.where(known, codes, STATUSES.index("stopped"))].tolist()
         with self._lock:
-            self.statuses = [STATUSES[c] if 0 <= c < len(STATUSES) else "stopped" for c in codes]
+            self.statuses = names
             self.ended = time.perf_counter()
 
     def _reopen(self) -> None:

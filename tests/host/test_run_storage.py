@@ -203,6 +203,15 @@ def test_rows_out_of_order_are_refused():
     assert run.counts == [4, 0, 4]
 
 
+def test_each_lanes_end_code_names_its_status_and_an_unknown_code_is_a_stop():
+    run = make_run(7)
+    run._finish([1, 2, 3, 4, 0, 9, -1])
+    assert run.statuses == [
+        "converged", "max_steps", "stopped", "failed", "running", "stopped", "stopped"
+    ]  # fmt: skip
+    assert run.status == "failed"
+
+
 def test_a_vmapped_run_streams_exactly_its_device_history_across_segments(tiny_segments):
     """64 lanes that stop at different steps (each lane's own tolerance), in chunks that cross
     the 16-row segments at every offset."""
