@@ -18,6 +18,9 @@ Variants, jitted, timed after compilation, interleaved round-robin (median of th
 - ``nothing``:   ``jhw.while_loop`` streaming, nothing attached (no host call is made);
 - ``Recorder``:  the same with a `Recorder` attached (auto streaming), host calls counted;
 - ``every=500``: the same with ``stream_every=500``;
+- ``every=window``: the same, a flush every window (``stream_every`` = about the rows one auto
+  streaming call carries): the fewest host calls those windows allow, where auto streaming's
+  first flushes (1, 1, 4, 16 rows, to show the first rows at once) each send a whole window;
 - ``LivePlot``:  a `LivePlot` attached (where the widget stack is installed; no frontend).
 
 ``stream cost`` is what streaming adds to the device history (``Recorder`` - ``no stream``);
@@ -39,6 +42,7 @@ from _bench import arguments, machine, on_accelerator, print_table, rounds
 
 import jaxhist_widget as jhw
 from jaxhist_widget._host import HUB
+from jaxhist_widget._wire import LANES_CHUNK_BYTES
 
 try:  # the widget stack is optional here (a GPU machine may lack it)
     from jaxhist_widget.ui import LivePlot
@@ -105,12 +109,18 @@ class Calls:
 def measure(lanes: int, steps: int, m: int, d: int, rounds: int) -> dict:
     """One row of the table: median seconds per variant, host calls, and the copy floor."""
     bare, watched, lrs = problem(lanes, steps, m, d)
+    # auto streaming's window: the lanes share a call's byte budget (a row: 5 float32)
+    window = max(2, LANES_CHUNK_BYTES // (lanes * 5 * 4))
     fns = {
         "bare": (jax.jit(jax.vmap(bare)), None),
         "no stream": (jax.jit(jax.vmap(lambda lr: watched(lr, stream=False))), None),
         "nothing": (jax.jit(jax.vmap(watched)), None),
         "Recorder": (jax.jit(jax.vmap(watched)), jhw.Recorder),
         "every=500": (jax.jit(jax.vmap(lambda lr: watched(lr, stream_every=500))), jhw.Recorder),
+        "every=window": (
+            jax.jit(jax.vmap(lambda lr: watched(lr, stream_every=window))),
+            jhw.Recorder,
+        ),
     }
     if LivePlot is not None:
         fns["LivePlot"] = (fns["nothing"][0], LivePlot)
