@@ -33,6 +33,8 @@ class Throttle:
         self._last = -math.inf  # when the last update ended
         self._cost = 0.0  # smoothed seconds per update, for the adaptive interval
         self._aside_s = 0.0  # of the current update: work not counted (`set_aside`)
+        #: Rows were held back since the last update: the trailing flush has them to send.
+        self.held = False
 
     def due(self, now: float) -> bool:
         """Rows arrived at ``now``: True to update now; else a trailing flush is scheduled (if
@@ -42,6 +44,7 @@ class Throttle:
         if wait <= 0:
             self._flusher.cancel()
             return True
+        self.held = True
         if not self._flusher.pending:
             self._flusher.schedule(wait)
         return False
@@ -58,7 +61,7 @@ class Throttle:
     def ended(self, start: float) -> None:
         """The update begun at ``start`` ended: its cost, less the work set aside
         (`set_aside`), spaces the next updates."""
-        self._last = time.perf_counter()
+        self._last, self.held = time.perf_counter(), False
         cost = max(0.0, self._last - start - self._aside_s)
         self._cost = cost if self._cost == 0 else 0.7 * self._cost + 0.3 * cost
 

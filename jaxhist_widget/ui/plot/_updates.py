@@ -5,10 +5,9 @@ draw by run number (it owns its marks), and the panel's run-state traits come fr
 function (`..panel.panel_state`) written in one place (`sync_panel`), in one message. The host
 runtime calls the plot's hooks from its callback threads (and the worker: `._ahead`), the
 controls come from the main thread; every method runs under the plot's one lock, which the
-panel's writes hold too. Each update reduces only the rows new since the last (most of them
-already reduced on the worker meanwhile) and sends at most ``max_points`` points per line; when
-to update is the throttle's (`._throttle`). Any exception here is caught and shown in the panel
-(status ``"error"``); it never reaches the run.
+panel's writes hold too. Each update reduces only the rows new since the last (most already
+reduced on the worker) and sends at most ``max_points`` points per line; when to update is the
+throttle's (`._throttle`). An exception here is shown in the panel, never raised into the run.
 """
 
 from __future__ import annotations
@@ -114,9 +113,10 @@ class Updates:
             self.push(final=True, ended=run)
 
     def flush(self) -> None:
-        """The trailing flush: the rows the throttle held back."""
+        """The trailing flush: the rows held back, when due (an update may have raced it)."""
         with self.lock:
-            self.push(final=False)
+            if self.throttle.held and self.throttle.due(time.perf_counter()):
+                self.push(final=False)
 
     def push(self, final: bool, ended: Run | None = None) -> None:
         """Send the current state of every run with new rows, and the panel.

@@ -1,14 +1,23 @@
 """How often a `LivePlot` updates while a loop runs (`ui/plot/_throttle.py`, with the flush
 pace of `_host/_pace.py`): a slow first update, the one that makes a run's marks, must not
-space out the updates after it (CI, loaded: a 3 s `jhw.log` loop moved its plot twice)."""
+space out the updates after it (CI, loaded: a 3 s `jhw.log` loop moved its plot twice), and a
+trailing flush that an update overtook must not update again at once."""
 
 from __future__ import annotations
 
+import itertools
+import threading
 import time
 
+import numpy as np
+
 import jaxhist_widget as jhw
+from jaxhist_widget._host import HUB
 from jaxhist_widget.ui.figure import ChartGrid
 from jaxhist_widget.ui.plot import _updates
+from jaxhist_widget.ui.plot._throttle import MAX_UPDATES_PER_SECOND
+
+from ...helpers.synthetic import FakeLoop, layout
 
 
 def test_a_slow_first_update_does_not_space_out_the_next_ones(monkeypatch) -> None:
@@ -37,3 +46,41 @@ def test_a_slow_first_update_does_not_space_out_the_next_ones(monkeypatch) -> No
     moved = {s for s in steps if 0 < s < 1499}
     # at most 20 updates a second: a 1.5 s loop should show about a dozen
     assert len(moved) >= 5, sorted(moved)
+
+
+def test_a_trailing_flush_that_an_update_overtook_keeps_to_the_cap(monkeypatch) -> None:
+    # CI (python313): two updates 2 ms apart. The trailing flush had started on one worker
+    # thread, waiting for the plot's lock, while an update was made on another (a reduction
+    # taking up rows); cancelling the flush then came too late, and it updated again at once.
+    pushed = _updates.Updates.push
+    sent: list[tuple[float, int]] = []
+
+    def counted(self, final, ended=None):
+        pushed(self, final, ended)
+        if not final:
+            sent.append((time.perf_counter(), self.panel.step))
+
+    monkeypatch.setattr(_updates.Updates, "push", counted)
+    live = jhw.LivePlot()
+    updates = live._updates
+    with live:
+        loop = FakeLoop(layout(("loss",)))
+        loop.send(loss=np.ones(3))  # an update: the first rows
+        with live._lock:  # an update holds the plot...
+            loop.send(loss=np.ones(2))  # (rows held back: a trailing flush is scheduled)
+            time.sleep(0.3)  # ...while the flush fires on the worker, waiting for the lock
+            with updates.ahead.working() as came:
+                # a chunk comes during the update: noted, taken up as the update ends
+                chunk = threading.Thread(target=lambda: loop.send(loss=np.ones(1)))
+                chunk.start()
+                chunk.join(30)
+                updates.push(final=False)  # the update sends the rows held back
+            assert came()
+            updates.rows()  # taken up: too soon for an update, so held for a flush
+        HUB.drain(live)  # the flush that was overtaken, then the one the last rows asked for
+        loop.end()
+    steps = [step for _, step in sent]
+    assert steps[0] == 2 and steps[-1] == 5 and steps == sorted(steps), steps
+    gaps = [b - a for (a, _), (b, _) in itertools.pairwise(sent)]
+    assert min(gaps) >= 0.9 / MAX_UPDATES_PER_SECOND, f"updates {min(gaps) * 1e3:.1f} ms apart"
+    assert live.panel.step == 5 and live.panel.status == "converged"

@@ -75,17 +75,17 @@ def test_a_zoom_sent_by_the_view_during_a_run_stays_put_as_rows_come() -> None:
     with live:
         loop = FakeLoop(layout(("loss",), max_steps=1000))
         loop.send(loss=np.arange(100.0))  # steps 0..99
-        live._updates.flush()
+        live._push(final=False)
         panel._on_view_message(None, {"jhw_control": "step_range", "value": [50, 150]}, [])
         mark = live.figure.marks[0]
         np.testing.assert_array_equal(np.asarray(mark.x), np.arange(50, 100))
         loop.send(loss=np.arange(100.0, 300.0))  # steps 100..299: the range fills, no further
-        live._updates.flush()
+        live._push(final=False)
         np.testing.assert_array_equal(np.asarray(mark.x), np.arange(50, 151))
         np.testing.assert_array_equal(np.asarray(mark.y), np.arange(50.0, 151.0))
         drawn = mark.y
         loop.send(loss=np.arange(300.0, 400.0))
-        live._updates.flush()
+        live._push(final=False)
         assert mark.y is drawn  # rows past the range: its lines are not drawn again
         assert (mark.scales["x"].min, mark.scales["x"].max) == (50, 150)
         assert mark.scales["y"].max <= 160  # fits 50..150, not the 399 the run reached
