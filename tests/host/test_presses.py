@@ -298,6 +298,8 @@ def test_presses_at_random_moments_keep_every_invariant():
         report, rc, err = drive("stress", on_line, str(seed), "120", timeout=280)
     finally:
         stop.set()
+    if report.get("outcome") != "stress":  # the whole of the child's stderr (a hang's stacks)
+        print(f"seed {seed}, return code {rc}, the child's stderr:\n{err}", file=sys.stderr)
     assert report.get("outcome") == "stress", (seed, rc, report, err[-3000:])
     outcomes = report["results"]
     assert len(outcomes) == 120
