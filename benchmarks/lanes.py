@@ -42,7 +42,7 @@ from _bench import arguments, machine, on_accelerator, print_table, rounds
 
 import jaxhist_widget as jhw
 from jaxhist_widget._host import HUB
-from jaxhist_widget._wire import LANES_CHUNK_BYTES
+from jaxhist_widget._wire import window_rows
 
 try:  # the widget stack is optional here (a GPU machine may lack it)
     from jaxhist_widget.ui import LivePlot
@@ -109,8 +109,7 @@ class Calls:
 def measure(lanes: int, steps: int, m: int, d: int, rounds: int) -> dict:
     """One row of the table: median seconds per variant, host calls, and the copy floor."""
     bare, watched, lrs = problem(lanes, steps, m, d)
-    # auto streaming's window: the lanes share a call's byte budget (a row: 5 float32)
-    window = max(2, LANES_CHUNK_BYTES // (lanes * 5 * 4))
+    window = window_rows(5 * 4, steps + 1, lanes)  # auto streaming's (a row: 5 float32)
     fns = {
         "bare": (jax.jit(jax.vmap(bare)), None),
         "no stream": (jax.jit(jax.vmap(lambda lr: watched(lr, stream=False))), None),

@@ -29,9 +29,9 @@ class Ahead:
     ``rows`` if rows came meanwhile.
 
     Its tasks have a worker key of their own, not the plot's ``key``: the hub hands a run's
-    end to a sink on the worker while the sink has work queued there, after the loop's last
-    call, and an auto-mode plot (joined, not attached) would then draw its end after its cell.
-    A reduction left queued when a run ended finds nothing to do."""
+    end to a sink on the worker while the sink has work queued there, so a reduction queued
+    under the plot's key would put off drawing the end until after the loop's last call. A
+    reduction left queued when a run ended finds nothing to do."""
 
     def __init__(
         self,
