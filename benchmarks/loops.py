@@ -67,7 +67,8 @@ def interleaved(cases: dict[str, tuple[Callable[[], Any], Any]], repeat: int):
     summary = {}
     for name, ts in times.items():
         wall = [a[0] / b[0] for a, b in zip(ts, base, strict=True)]
-        cpu = [a[1] / b[1] for a, b in zip(ts, base, strict=True)]
+        # a TPU's loop can cost the host no CPU time at all that process_time sees
+        cpu = [a[1] / b[1] if b[1] > 0 else float("nan") for a, b in zip(ts, base, strict=True)]
         summary[name] = (
             statistics.median(wall),
             f"{min(wall):.3f}-{max(wall):.3f}",

@@ -34,6 +34,8 @@ import numpy as np
 from jax import lax
 
 __all__ = [
+    "ACCEL_CHUNK_BYTES",
+    "ACCEL_LANES_CHUNK_BYTES",
     "CHUNK_BYTES",
     "HEADER",
     "LANES_CHUNK_BYTES",
@@ -72,6 +74,15 @@ CHUNK_BYTES = 1 << 18
 #: slower per byte (`benchmarks/lanes.py` at 4096 lanes).
 LANES_CHUNK_BYTES = 2 << 20
 
+#: The budgets where the loop runs on an accelerator (a TPU, a GPU). There a host call stops
+#: the device for about a millisecond whatever it carries, and moves its bytes at ~1-2.5 GB/s
+#: (a TPU v5e: 1.1 ms empty, 2 MiB in 2.1 ms, 8 MiB in 4.4 ms, 32 MiB in 81 ms): a sweep
+#: streamed in 2 MiB windows made 4x the calls the same bytes need in 8 MiB ones, each paying
+#: the fixed stall, and a single lane's 256 KiB window capped a fast loop's chunks to a few
+#: hundred rows (docs/performance.md has the numbers).
+ACCEL_CHUNK_BYTES = 2 << 20
+ACCEL_LANES_CHUNK_BYTES = 8 << 20
+
 
 def np_dtype(name: str) -> np.dtype:
     """The numpy dtype of a `Layout.dtypes` entry (a name such as ``"float8_e4m3fn"``)."""
@@ -106,13 +117,22 @@ def element_words(dtype) -> int:
     return max(1, np_dtype(dtype).itemsize // 4)
 
 
-def window_rows(packed_row_bytes: int, max_rows: int, lanes: int = 1) -> int:
-    """Rows per lane in one auto-streaming host call: the byte budget shared by ``lanes``.
+def window_rows(
+    packed_row_bytes: int, max_rows: int, lanes: int = 1, accelerated: bool = False
+) -> int:
+    """Rows per lane in one auto-streaming host call: the byte budget shared by ``lanes``
+    (the accelerators' budgets where ``accelerated``).
 
     The first flush holds rows 0 and 1 together (there is none before the first step), hence
     at least two rows.
+
+    >>> window_rows(4, 10**6), window_rows(4, 10**6, accelerated=True), window_rows(4, 10)
+    (65536, 524288, 10)
     """
-    budget = CHUNK_BYTES if lanes <= 1 else LANES_CHUNK_BYTES
+    if accelerated:
+        budget = ACCEL_CHUNK_BYTES if lanes <= 1 else ACCEL_LANES_CHUNK_BYTES
+    else:
+        budget = CHUNK_BYTES if lanes <= 1 else LANES_CHUNK_BYTES
     share = budget // max(1, lanes * packed_row_bytes)
     return int(min(max_rows, max(2, share)))
 
@@ -150,8 +170,11 @@ class Layout:
     step_counters
         The leaves that count the steps (``i + 1`` each step, recorded as is): a plot leaves
         them out by default, since its step axis shows them already.
+    accelerated
+        The loop was traced for an accelerator (a TPU, a GPU): its windows are sized by the
+        accelerators' budgets (`ACCEL_CHUNK_BYTES`), the host's pace counts a call's stall.
     block
-        Steps an accelerator takes at a time with no predicate read between them (a counting
+        Steps a GPU takes at a time with no predicate read between them (a counting
         loop's blocks; 1: step by step). Adaptive intervals and batched windows of at least
         that many rows are whole blocks, so that chunks end where blocks do.
     ends_itself
@@ -171,6 +194,7 @@ class Layout:
     step_counters: tuple[int, ...] = ()
     block: int = 1
     ends_itself: bool = False
+    accelerated: bool = False
 
     @property
     def row_nbytes(self) -> int:
@@ -195,7 +219,8 @@ class Layout:
         """
         if lanes is None or self.every is not None:
             return self.chunk
-        rows = min(self.chunk, window_rows(self.packed_row_nbytes, self.max_steps + 1, lanes))
+        budget = window_rows(self.packed_row_nbytes, self.max_steps + 1, lanes, self.accelerated)
+        rows = min(self.chunk, budget)
         return whole_blocks(rows, self.block)
 
 

@@ -203,3 +203,39 @@ def _check_storage_dtype(dtype: Any) -> None:
             f"(e.g. jnp.bfloat16, jnp.float16, jnp.float8_e4m3fn), got {dtype!r}. To store "
             "something else, convert it in record=, e.g. record=lambda c: c.astype(jnp.int8)."
         )
+
+
+#: Element types a TPU up to v5 cannot move bit-exactly (checked on a v5e): it has no float8 or
+#: float4 storage (a row written into the history comes back changed: large values as inf,
+#: NaN signs lost) and no arrays of 2-bit integers ("INT2 is not supported for rank 1").
+_NOT_ON_OLD_TPUS = ("float8_", "float4_", "int2", "uint2")
+
+
+def check_chip_dtypes(leaves: list[jax.Array], names: tuple[str, ...]) -> None:
+    """Refuse, at trace time, a recorded leaf whose type the chip cannot store exactly, where
+    JAX's default backend is a TPU up to v5: a history of it would hold wrong rows."""
+    if jax.default_backend() != "tpu" or not _old_tpu():
+        return
+    for x, name in zip(leaves, names, strict=True):
+        dtype = jnp.dtype(x.dtype).name
+        if not dtype.startswith(_NOT_ON_OLD_TPUS):
+            continue
+        if "int" in dtype:
+            fix = "Record it as int8 (x.astype(jnp.int8)) in record=."
+        else:
+            bits = "uint8" if dtype.startswith("float8") else "uint4"
+            fix = (
+                "Record it wider (x.astype(jnp.bfloat16)) or as its bits "
+                f"(jax.lax.bitcast_convert_type(x, jnp.{bits})) in record=, or pass dtype= a "
+                "wider float."
+            )
+        raise TypeError(
+            f"recorded leaf {name!r} has dtype {dtype}, which this TPU "
+            f"({jax.devices()[0].device_kind}) cannot store exactly: its rows would come back "
+            f"changed. {fix}"
+        )
+
+
+def _old_tpu() -> bool:
+    kind = jax.devices()[0].device_kind.lower()
+    return any(f"v{k}" in kind for k in range(2, 6))

@@ -26,6 +26,7 @@ from jax.custom_batching import custom_vmap
 from .._wire import Layout
 
 __all__ = [
+    "accelerated",
     "any_device",
     "check_mesh",
     "host_args",
@@ -106,6 +107,12 @@ def _batched(x: Any) -> bool:
 
     probe(x)
     return any(seen)
+
+
+def accelerated() -> bool:
+    """Whether the code being traced is for an accelerator (a TPU, a GPU): JAX's default
+    backend, the one a ``jax.jit`` with no device given compiles for."""
+    return jax.default_backend() != "cpu"
 
 
 def manual_devices() -> int:

@@ -213,13 +213,13 @@ class History:
         values = jax.tree_util.tree_map(np.asarray, self.values)
         if length.ndim == 0:
             n = int(length)
-            return jax.tree_util.tree_map(lambda v: v[:n], values)
+            return jax.tree_util.tree_map(lambda v: _c_order(v[:n]), values)
         if length.ndim != 1:
             raise ValueError(
                 f"to_numpy() supports one lane axis, got length of shape {length.shape}"
             )
         return [
-            jax.tree_util.tree_map(lambda v, i=i, n=int(n): v[i, :n], values)
+            jax.tree_util.tree_map(lambda v, i=i, n=int(n): _c_order(v[i, :n]), values)
             for i, n in enumerate(length)
         ]
 
@@ -281,3 +281,9 @@ def _low(dtype: Any) -> jax.Array:
 def _has_inf(dtype: Any) -> bool:
     with np.errstate(all="ignore"):
         return bool(np.isinf(np.float32(np.array(np.inf).astype(jnp.dtype(dtype)))))
+
+
+def _c_order(rows: np.ndarray) -> np.ndarray:
+    """``rows`` C-contiguous, as numpy makes arrays: a TPU hands out an ``(n, 1)`` or a
+    16-bit history in its own layout (columns first), whose ``view`` to bytes then fails."""
+    return np.ascontiguousarray(rows)

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from .._wire import Layout, element_words, window_rows
-from . import devices
+from . import checks, devices
 from .checks import store_dtype
 from .history import History
 
@@ -75,7 +75,9 @@ def plan(
     # live in the loop. (Returned from jit, the History leaf still is one: XLA's cost.)
     kept = tuple(i for i, x in enumerate(first) if x.size)
     treedef = jax.tree_util.tree_structure(row0)
-    return Rows(record, dtype, first, treedef, _leaf_names(row0), kept, counters)
+    names = _leaf_names(row0)
+    checks.check_chip_dtypes(first, names)
+    return Rows(record, dtype, first, treedef, names, kept, counters)
 
 
 def layout(rows: Rows, max_steps: int, every: int | None, block: int = 1) -> Layout:
@@ -94,6 +96,7 @@ def layout(rows: Rows, max_steps: int, every: int | None, block: int = 1) -> Lay
         every=every,
         step_counters=rows.step_counters,
         block=block,
+        accelerated=devices.accelerated(),
     )
 
 
@@ -110,7 +113,7 @@ def _chunk_rows(first: list[jax.Array], max_rows: int, every: int | None) -> int
     # 32-bit word per element. Under shard_map/pmap one host call carries the windows of
     # every device, so they share the budget like vmap lanes do (see `Layout.window`).
     row_bytes = sum(x.size * 4 * element_words(x.dtype) for x in first)
-    return window_rows(row_bytes, max_rows, lanes=devices.manual_devices())
+    return window_rows(row_bytes, max_rows, devices.manual_devices(), devices.accelerated())
 
 
 def _leaf_names(tree: Any) -> tuple[str, ...]:

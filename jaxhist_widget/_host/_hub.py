@@ -146,15 +146,16 @@ class Hub:
                 if not sinks:
                     return np.array([run_id, NEVER], np.int32)
                 run = Run(run_id, layout)
-                self._runs.add(Entry(run, sinks))
+                entry = Entry(run, sinks)
+                self._runs.add(entry)
             run.name, run.name_given = run_name(sinks)  # before any sink sees the run
             for sink in sinks:
                 self._calls.call(sink, "_start", run)
             if self.interrupts.aborting:  # a press is on its way to the main thread: let it
                 self._press(True)
-            # Send the first row(s) at once so a watcher sees the run start; adapt from there.
-            first = 1 if layout.every is None else layout.every
-            return np.array([run_id, min(first, layout.chunk)], np.int32)
+            # Send the first row(s) at once so a watcher sees the run start (a loop run before
+            # starts at the pace it ended with); adapt from there.
+            return np.array([run_id, min(entry.pace.first(layout), layout.chunk)], np.int32)
         except Exception as e:  # never raise into XLA
             report(e, "open_run")
             return np.array([0, NEVER], np.int32)

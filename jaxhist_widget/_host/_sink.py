@@ -204,7 +204,9 @@ class Sink:
 
     # ----------------------------------------------------------- attach / interrupts
     def attach(self) -> None:
-        """Attach this sink: runs that start from now on stream to it. Prefer ``with sink:``."""
+        """Attach this sink: runs that start from now on stream to it. Prefer ``with sink:``,
+        which also waits for the loops dispatched before it (still running on an accelerator)
+        to start, so that none of them streams to the block's sink."""
         with HUB.interrupts.shielded():  # a press cannot leave it half attached
             with self._lock:
                 self._attach_depth += 1
@@ -226,6 +228,10 @@ class Sink:
                 HUB.abandon_runs(self)
 
     def __enter__(self) -> Any:
+        # Loops dispatched before the block, still running on the device (dispatch may be
+        # asynchronous), are not the block's: they open their runs before it attaches. Waited
+        # for outside the shielded section, so that a press meanwhile raises as usual.
+        _wait_for_device()
         # In the main thread an interrupt (Ctrl-C, ■) during a run becomes a stop request;
         # elsewhere interrupts are left alone. A press while entering cannot leave the sink
         # half-entered: the section is shielded, and a press to raise undoes it first.
@@ -249,7 +255,10 @@ class Sink:
             token = self._arms().pop() if self._arms() else None
             try:
                 _log.end_block(self, exc[1] if len(exc) > 1 else None)  # a `jhw.log` run
-                _effects_barrier()
+                # Dispatch may be asynchronous (TPU, GPU, several CPU devices): the loops the
+                # block started may still run, or not have started, on the device. Their rows
+                # come while the sink is still attached and armed (a press stops them).
+                _wait_for_device()
                 HUB.drain(self)  # every row is in, and a slow sink has seen them
             finally:
                 try:
@@ -324,6 +333,7 @@ class Sink:
             HUB.drain(self)
             return result
 
+        _wait_for_device()  # loops dispatched before are not this call's (see `__enter__`)
         self.attach()
         try:
             future = asyncio.get_running_loop().run_in_executor(None, work)
@@ -343,23 +353,66 @@ class Sink:
             self.detach()
 
 
-def _effects_barrier() -> None:
-    """Wait until every host callback issued so far has run."""
-    import jax
+def _wait_for_device(poll: float = 0.01) -> None:
+    """Wait until the device work dispatched so far has finished, its host calls included.
 
-    jax.effects_barrier()
+    Where dispatch is asynchronous (a TPU, a GPU, a program over several CPU devices), a jitted
+    call returns before its loop has run: a block that ended then would detach its sinks
+    before the loop's first host call, and the run would stream to nobody (or to the sinks of
+    a later block). JAX's ``effects_barrier`` does not wait for such a program (its runtime
+    token is ready at dispatch: checked on 4 CPU devices and a TPU), so the wait is on what
+    the programs make: every live array not yet computed, and, where each device runs its
+    programs in the order they were dispatched (accelerators, not the CPU), a tiny program
+    queued behind them on every device, which also waits for a program whose results were
+    dropped unread.
 
-
-def _block_until_ready(result: Any, poll: float = 0.01) -> None:
-    """Wait for ``result`` and for its callbacks, so a runner returns only when rows are in.
-
-    Polls instead of blocking in C++: where dispatch is asynchronous (GPU) the main thread keeps
-    running Python meanwhile, so an interrupt reaches the bridge's handler (a stop) at once.
-    On CPU a call with host callbacks has already finished when it returns.
+    Polls instead of blocking in C++, at first often (a short loop ends a short block soon),
+    then every ``poll`` seconds: the main thread keeps running Python, so a press reaches the
+    interrupt bridge's handler at once.
     """
     import jax
 
+    pending = [x for x in jax.live_arrays() if not _ready(x)]
+    if jax.default_backend() != "cpu":
+        pending += _queue_marks()
+    wait = poll / 32
+    while pending:
+        time.sleep(wait)
+        wait = min(poll, 2 * wait)
+        pending = [x for x in pending if not _ready(x)]
+    jax.effects_barrier()
+
+
+def _queue_marks() -> list[Any]:
+    """One tiny program per local device, queued behind the programs dispatched so far."""
+    global _mark
+    import jax
+    import numpy as np
+
+    if _mark is None:
+        zeros = {d: jax.device_put(np.int32(0), d) for d in jax.local_devices()}
+        _mark = (jax.jit(lambda x: x + 1), zeros)
+    add, zeros = _mark
+    return [add(zeros[d]) for d in jax.local_devices() if d in zeros]
+
+
+_mark: Any = None
+
+
+def _ready(x: Any) -> bool:
+    """Whether an array's value is computed; True for one deleted meanwhile (donated, freed)."""
+    try:
+        return x.is_deleted() or x.is_ready()
+    except RuntimeError:  # deleted between the two calls
+        return True
+
+
+def _block_until_ready(result: Any, poll: float = 0.01) -> None:
+    """Wait for ``result`` and for the device work dispatched before it, so a runner returns
+    only when rows are in (see `_wait_for_device`)."""
+    import jax
+
     arrays = [x for x in jax.tree_util.tree_leaves(result) if isinstance(x, jax.Array)]
-    while not all(x.is_ready() for x in arrays):
+    while not all(_ready(x) for x in arrays):
         time.sleep(poll)
-    _effects_barrier()
+    _wait_for_device(poll)

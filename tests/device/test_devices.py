@@ -243,6 +243,41 @@ _, hist = sm(stream=False)(X)
 assert np.asarray(hist.length).tolist() == [6] * 16
 print("OK")
 """,
+    # Issue 47: with several devices (as on a TPU or a GPU) a jitted call returns before its
+    # loop has run. A block that ended then lost the run (read back: failed, no rows), or gave
+    # it to the next block's sinks. Each block now waits for the device as it ends; nothing
+    # here waits for a result inside a block.
+    "block_ends_before_the_device": """
+mesh = jax.make_mesh((8,), ("d",), axis_types=(jax.sharding.AxisType.Auto,))
+M = 256
+B = jax.device_put(jax.random.normal(jax.random.PRNGKey(1), (M, M)) / 16,
+                   NamedSharding(mesh, P("d", None)))
+x0 = jax.device_put(jnp.linspace(-1, 1, M), NamedSharding(mesh, P("d")))
+
+@jax.jit
+def run(B, x0):
+    def body(c):
+        i, x = c
+        x = jnp.tanh(B @ x)
+        return i + 1, x / jnp.linalg.norm(x)
+    return jhw.while_loop(lambda c: c[0] < 2000, body, (jnp.int32(0), x0), max_steps=2000,
+                          record=lambda c: jnp.sum(c[1]))
+
+call(run, B, x0)  # compiled, outside any block
+with jhw.Recorder() as a:
+    _, first = run(B, x0)
+    assert not first.length.is_ready()  # the call returned before its loop ended
+    with jhw.Recorder() as b:
+        _, second = run(B, x0 * 0.5)
+check(b.runs[-1], second, None, "converged")
+assert len(b.runs) == 1 and len(a.runs) == 2, (a.runs, b.runs)
+check(a.runs[0], first, None, "converged")
+check(a.runs[1], second, None, "converged")
+rec = jhw.Recorder()
+_, third = rec.run(run, B, x0)  # a runner: the same
+check(rec.runs[-1], third, None, "converged")
+print("OK")
+""",
 }
 
 
