@@ -156,6 +156,8 @@ def scan(
     zeros = jax.tree_util.tree_map(_zeros, y_shape)
     body = functools.partial(_step, f, plan, max_rows, flush, zeros)
     out, ys = lax.scan(body, state, xs, length=length, reverse=reverse, unroll=unroll)
+    if streaming_on and _last_step_unrolled(length, unroll):
+        _keep(out.answer)
     if lane_bytes is not None:
         sizes.warn_lanes(lane_bytes, warn_bytes, lax.stop_gradient((out.n, out.bufs)))
     return (out.carry, ys), plan.history(out.bufs, out.n, max_rows)
@@ -216,6 +218,37 @@ def _write_row_jvp(primals, tangents):
     if not jnp.issubdtype(out.dtype, jnp.inexact):
         return out, np.zeros(out.shape, jax.dtypes.float0)
     return out, lax.dynamic_update_index_in_dim(d_buf, d_x.astype(d_buf.dtype), row, 0)
+
+
+# ------------------------------------------------------------------------------ last flush
+def _last_step_unrolled(length: int, unroll: int | bool) -> bool:
+    """Whether the scan's last step is lowered as straight-line code, outside any loop.
+
+    ``lax.scan`` runs ``length // unroll`` trips of ``unroll`` steps in a while loop and the
+    remainder after it, unrolled (``unroll=True`` or 0: every step); XLA inlines a loop of one
+    trip. Only a loop of two trips or more that holds the last step keeps its last flush
+    alive: there its answer is loop state that the next trip's test reads.
+    """
+    k = (length if unroll else 1) if isinstance(unroll, bool) else operator.index(unroll)
+    return not (k >= 1 and length % k == 0 and length // k >= 2)
+
+
+def _keep(answer: jax.Array) -> None:
+    """Keep the last flush when the scan's last step is straight-line code.
+
+    That flush is a pure host call whose answer feeds only state the scan drops, so XLA
+    removes it there, and with it the last rows and the end of the run (which the host then
+    reads as failed). Handing the answer to an effectful callback keeps it under every
+    transformation, ``jax.grad`` included (a pure tie into the outputs would not survive a
+    gradient that drops the primal outputs). Only here: an effectful callback anywhere in a
+    program slows XLA's CPU loops (docs/performance.md), and a last step inside the loop
+    needs none.
+    """
+    jax.debug.callback(_flushed, answer)
+
+
+def _flushed(answer: Any) -> None:
+    """The host side of `_keep`: nothing to do, the flush it depends on has run."""
 
 
 # ------------------------------------------------------------------------------ helpers

@@ -4,6 +4,7 @@ the steps done."""
 
 from __future__ import annotations
 
+import functools
 import signal
 import time
 
@@ -145,6 +146,39 @@ def test_the_history_is_differentiable():
     np.testing.assert_allclose(jax.grad(last_loss)(0.3), jax.grad(ref)(0.3), rtol=1e-6)
 
 
+# ------------------------------------------------------------------------------ straight line
+def count_up(c, x):
+    return c + x, c * 2.0
+
+
+@pytest.mark.parametrize(
+    "length, unroll",
+    # one step; a remainder after the loop; one trip (lax unrolls it all); every step
+    # unrolled; and for contrast a loop of two trips that holds the last step
+    [(1, 1), (5, 2), (3, 3), (4, True), (6, 3)],
+)
+def test_a_scan_lowered_as_straight_line_code_sends_every_row_and_ends_converged(length, unroll):
+    """The last flush of an unrolled last step feeds only state the scan drops: it must still
+    reach the sink, under jit (whichever output is used), vmap and a jitted gradient."""
+    xs = jnp.arange(1.0, length + 1.0)
+    scan = functools.partial(jhw.scan, count_up, unroll=unroll)
+    _, hist = scan(0.0, xs, stream=False)
+    rows = hist.to_numpy()
+    runs = {
+        "carry only": lambda: jax.jit(lambda xs: scan(0.0, xs)[0][0])(xs),
+        "ys only": lambda: jax.jit(lambda xs: scan(0.0, xs)[0][1])(xs),
+        "gradient": lambda: jax.jit(jax.grad(lambda c: scan(c, xs)[0][1].sum()))(0.0),
+        "vmap": lambda: jax.jit(jax.vmap(lambda c: scan(c, xs)[0][0]))(jnp.zeros(3)),
+    }
+    for name, run in runs.items():
+        with jhw.Recorder() as rec:
+            jax.block_until_ready(run())
+        (got,) = rec.runs
+        assert set(got.statuses) == {"converged"}, name
+        for lane_rows in np.reshape(rec.history(), (-1, length + 1)):
+            np.testing.assert_array_equal(lane_rows, rows, err_msg=name)
+
+
 # ------------------------------------------------------------------------------ fori_loop
 def double(i, x):
     return x * 2.0 + i
@@ -177,6 +211,16 @@ def test_fori_loop_with_traced_bounds_needs_max_steps_and_runs_under_jit_and_vma
     assert rec.runs[-1].statuses == ["converged"] * 2
     with pytest.raises(TypeError, match="traced bounds needs max_steps"):
         jax.jit(lambda n: jhw.fori_loop(0, n, double, 1.0))(3)
+
+
+@pytest.mark.parametrize("upper, unroll", [(1, None), (5, 2), (4, True)])
+def test_a_fori_loop_of_one_step_or_unrolled_sends_every_row(upper, unroll):
+    run = jax.jit(lambda: jhw.fori_loop(0, upper, double, 1.0, unroll=unroll)[0])
+    with jhw.Recorder() as rec:
+        x = run()
+    ref, hist = jhw.fori_loop(0, upper, double, 1.0, stream=False)
+    assert float(x) == float(ref) and rec.runs[-1].status == "converged"
+    np.testing.assert_array_equal(rec.history(), hist.to_numpy())
 
 
 # ------------------------------------------------------------------------------ stopping
