@@ -171,6 +171,7 @@ class Layout:
     step_counters: tuple[int, ...] = ()
     block: int = 1
     ends_itself: bool = False
+    stand_ins: tuple[int, ...] = ()  #: leaves whose row 0 is no value (a scan's y): plots skip it
 
     @property
     def row_nbytes(self) -> int:

@@ -19,6 +19,7 @@ A ``fori_loop`` with static bounds is this scan (`fori`). An eager call runs a c
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import operator
 from collections.abc import Callable
@@ -29,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from . import checks, eager, lanes, rows, sizes, streaming
+from . import checks, eager, lanes, rows, sizes, stand_ins, streaming
 from .history import History
 
 __all__ = ["scan"]
@@ -81,8 +82,10 @@ def scan(
         returned and its ``y``. Default: ``y`` (what a training step returns: its loss,
         metrics), or the whole carry when ``f`` returns no ``y`` (``None``). Row 0 is
         ``record(init, y0)`` where ``y0`` is a placeholder of ``y``'s shapes: NaN for
-        floating leaves, 0 for the others (no step has made a ``y`` yet), which a plot leaves
-        out; a record of the carry alone has a real row 0.
+        floating leaves, 0 for the others (no step has made a ``y`` yet). A plot leaves row 0
+        of every leaf computed from ``y`` out, whatever its dtype; the `History` and the rows
+        on the host (``to_pandas``, a ``Store``) keep it as recorded. A record of the carry
+        alone has a real row 0.
     stream, stream_every, dtype, warn_bytes
         As in `while_loop`.
 
@@ -148,6 +151,12 @@ def scan(
     streaming_on = stream and bool(plan.kept) and length > 0
     if streaming_on:
         layout = rows.layout(plan, length, every)
+        if jax.tree_util.tree_leaves(y_fill):
+            # Row 0 of what is recorded from y is a stand-in: told to the host, so that a plot
+            # leaves it out (NaN does so by itself, an int or bool 0 would read as a value).
+            layout = dataclasses.replace(
+                layout, stand_ins=stand_ins.from_y(user_record, init, y_fill)
+            )
         answer = streaming.open_run(layout, plan.first)
         flush = streaming.make_flush(layout)
     else:

@@ -76,6 +76,22 @@ def test_scan_without_xs_or_y_records_the_carry_and_types_as_lax_does():
     assert types == [jax.typeof(v) for v in jax.tree_util.tree_leaves(lax.scan(g, 0.0, XS[:, 0]))]
 
 
+def test_the_host_is_told_which_leaves_of_row_0_are_stand_ins_for_y():
+    """Row 0 of what is recorded from y holds no value (no step made a y yet): the host is
+    told which leaves, whatever their dtype, so that a plot leaves that row out."""
+
+    def f(c, x):
+        return c + x, {"loss": c * 2.0, "n": (c > 1).astype(jnp.int32), "ok": c > 0}
+
+    record = lambda c, y: {"c": c, "k": 3, "n": y["n"], "pos": y["loss"] > 0}  # noqa: E731
+    with jhw.Recorder() as rec:
+        jax.jit(lambda xs: jhw.scan(f, 0.0, xs)[0][0])(XS[:, 0])  # y: every leaf
+        jax.vmap(lambda c: jhw.scan(f, c, XS[:, 0], record=record))(jnp.zeros(2))
+        jhw.scan(lambda c, x: (c + x, None), 0.0, XS[:, 0])  # the carry: a real row 0
+    assert [r.layout.names for r in rec.runs[:2]] == [("loss", "n", "ok"), ("c", "k", "n", "pos")]
+    assert [r.layout.stand_ins for r in rec.runs] == [(0, 1, 2), (2, 3), ()]
+
+
 def test_scan_errors_say_what_to_fix():
     with pytest.raises(ValueError, match="no xs to scan over and no length"):
         jhw.scan(sgd_step, W0, None)

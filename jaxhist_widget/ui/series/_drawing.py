@@ -28,6 +28,7 @@ from ._choice import PlotChoice
 from ._lanes import MAX_LANES, pick_lanes, ranked_lanes
 from ._plan import Spec
 from ._plan import plan as make_plan
+from ._reads import Reads
 
 __all__ = ["MARK_POINTS", "RunDrawing"]
 
@@ -93,6 +94,10 @@ class RunDrawing:
     _spare: dict[int, list[Any]] = field(default_factory=dict, init=False, repr=False)
     _budget: tuple[int, int] = field(default=(0, 0), init=False, repr=False)  # line, path
     _band_gaps: dict[int, np.ndarray] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        #: The run's rows as drawn: row 0 of a scan's stand-in leaves read as NaN (`._reads`).
+        self.reads = Reads(self.run)
 
     @property
     def labels(self) -> list[str]:
@@ -185,7 +190,7 @@ class RunDrawing:
         i = self._ranked_by()
         if i is None:
             return
-        has, latest = self.run.latest()
+        has, latest = self.reads.latest()
         lanes, roles = ranked_lanes(self._stride, has, self.specs[i].values(latest))
         if lanes == self.drawn_lanes and roles == self.lane_roles:
             return
@@ -257,7 +262,7 @@ class RunDrawing:
                 groups.setdefault((start, stop), []).append(j)
         for (start, stop), slots in groups.items():
             slots.sort(key=lambda j: self.drawn_lanes[j])  # a block reads ascending lanes
-            block = self.run.block([self.drawn_lanes[j] for j in slots], start, stop)
+            block = self.reads.block([self.drawn_lanes[j] for j in slots], start, stop)
             flat = [leaf.reshape(-1, *leaf.shape[2:]) for leaf in block]
             for i, spec in enumerate(self.specs):
                 values = spec.values(flat)
@@ -272,7 +277,7 @@ class RunDrawing:
         for j, lane in enumerate(self.drawn_lanes):  # j: the drawn lane's place
             # Every series of a lane has the same length: read only the rows that are new.
             start = self.series[0, j].size
-            rows = self.run.rows_since(lane, start)
+            rows = self.reads.rows_since(lane, start)
             if not len(rows[0]):
                 continue
             for i, spec in enumerate(self.specs):
@@ -307,13 +312,13 @@ class RunDrawing:
         # Scalars and components are read as columns (one copy); a norm or a median needs the
         # block of its leaf.
         direct = all(self.specs[i].kind in ("scalar", "component") for i in self.lane_bands)
-        blocks = [] if direct else [self.run.block(lanes, start, c) for c, lanes in groups]
+        blocks = [] if direct else [self.reads.block(lanes, start, c) for c, lanes in groups]
 
         def read(i: int, g: int) -> np.ndarray:  # (steps, lanes), as the quantiles read them
             spec, (c, lanes) = self.specs[i], groups[g]
             if not direct:
                 return spec.lane_values(blocks[g])
-            rows = self.run.columns(lanes, start, int(c), spec.leaf, spec.index)
+            rows = self.reads.columns(lanes, start, int(c), spec.leaf, spec.index)
             return rows.astype(np.result_type(rows.dtype, np.float32), copy=False)
 
         def reduce(i: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -364,18 +369,15 @@ class RunDrawing:
         return out
 
     def extras_by_label(self) -> dict[str, BandSeries | HistogramBuckets]:
-        """What each vector median (and, past `MAX_LANES`, each field) is drawn over, by its
-        label."""
-        out: dict[str, BandSeries | HistogramBuckets] = {
-            self.specs[i].label: extra for i, extra in self.extras.items()
-        }
-        return out | {self.specs[i].label: band for i, band in self.lane_bands.items()}
+        """What each vector median (and, past `MAX_LANES`, each field) is drawn over, by label."""
+        both: list[tuple[int, BandSeries | HistogramBuckets]] = [*self.extras.items()]
+        return {self.specs[i].label: extra for i, extra in [*both, *self.lane_bands.items()]}
 
     def last_values(self) -> list[list[float]]:
         """Per field of `fields`: the latest value of each lane that has rows (every lane of a
         batched run, drawn or not: the panel's median, range and counts are over all)."""
         if self.run.lanes is not None and self.specs:
-            has, latest = self.run.latest()
+            has, latest = self.reads.latest()
             rows = [leaf[has] for leaf in latest]
             return [spec.values(rows).tolist() for spec in self.specs if spec.xy is None]
         return [
@@ -389,7 +391,7 @@ class RunDrawing:
         infinite (counted as diverged, whatever their loop's status)."""
         if self.run.lanes is None or not self.specs:
             return []
-        has, latest = self.run.latest()
+        has, latest = self.reads.latest()
         bad = np.zeros(len(has), bool)
         for spec in self.specs:
             if spec.xy is None:
