@@ -28,17 +28,14 @@ from ._choice import PlotChoice
 from ._lanes import MAX_LANES, pick_lanes, ranked_lanes
 from ._plan import Spec
 from ._plan import plan as make_plan
+from ._points import band_points, line_points
 from ._reads import Reads
 
-__all__ = ["MARK_POINTS", "RunDrawing"]
+__all__ = ["RunDrawing"]
 
 #: Lanes whose series a ranked run keeps after they left the drawn set (a lane that was the
 #: median a moment ago often is again: it then catches up from where it was, not from row 0).
 SPARE_LANES = 16
-#: Points one mark (one field, all its lanes) sends per update: 4000 (int32 step, float64
-#: value) pairs are 48 KB, so no widget message exceeds 64 KB (steps past 2**31 travel as
-#: float64: 64,000 bytes). Under vmap the lanes share it (62 points each for 64 lanes).
-MARK_POINTS = 4000
 
 
 @dataclass
@@ -129,10 +126,11 @@ class RunDrawing:
         """Values reduced and buckets touched so far, all series together."""
         return sum(s.work for s in self.series.values()) + sum(e.work for e in self.extras.values())
 
-    def start(self, max_points: int, lane_names: Sequence[str] = ()) -> bool:
+    def start(self, max_points: int | None, lane_names: Sequence[str] = ()) -> bool:
         """Plan the series and make them once the run's lane count is known (its first rows
-        arrived), at most ``max_points`` points per line; False while nothing arrived yet.
-        ``lane_names`` (one per lane) are what ``lanes=`` may name lanes by."""
+        arrived), ``max_points`` points per line (None: the default, `._points`); False while
+        nothing arrived yet. ``lane_names`` (one per lane) are what ``lanes=`` may name lanes
+        by."""
         if self.started:
             return True
         counts = self.run.counts
@@ -149,12 +147,10 @@ class RunDrawing:
         self._stride = self.drawn_lanes if ranked and self._ranked_by() is not None else ()
         self._lanes = len(self.drawn_lanes)
         self.notes += tuple(notes)
-        # The lanes of a mark share one message: at most MARK_POINTS points, 48 KB (a path's
-        # points are two float64, so three quarters as many). A ranked run draws up to
-        # MAX_LANES lanes, however many its stride and roles make now.
-        slots = MAX_LANES if self._stride else self._lanes
-        budget = min(max_points, MARK_POINTS // slots)
-        self._budget = (budget, max(8, min(max_points, 3 * MARK_POINTS // 4 // slots)))
+        # The lanes of a mark share one message. A ranked run draws up to MAX_LANES lanes,
+        # however many its stride and roles make now.
+        self._budget = line_points(max_points, MAX_LANES if self._stride else self._lanes)
+        budget = self._budget[0]
         for lane in range(self._lanes):
             self._put(lane, self._new_series())
         for i, spec in enumerate(self.specs):
@@ -163,7 +159,7 @@ class RunDrawing:
             elif spec.under == "heatmap":
                 self.extras[i] = HistogramBuckets()
             elif total > self._lanes and spec.xy is None:  # the lanes not drawn: a band
-                self.lane_bands[i] = BandSeries(min(max_points, MARK_POINTS // 2))
+                self.lane_bands[i] = BandSeries(band_points(max_points))
                 self._band_gaps[i] = np.zeros(total, bool)
         if self._stride:
             self._rank()
