@@ -236,7 +236,7 @@ def _last_step_unrolled(length: int, unroll: int | bool) -> bool:
     ``lax.scan`` runs ``length // unroll`` trips of ``unroll`` steps in a while loop and the
     remainder after it, unrolled (``unroll=True`` or 0: every step); XLA inlines a loop of one
     trip. Only a loop of two trips or more that holds the last step keeps its last flush
-    alive: there its answer is loop state that the next trip's test reads.
+    alive: there its answer is loop state, which the loop's body reads.
     """
     k = (length if unroll else 1) if isinstance(unroll, bool) else operator.index(unroll)
     return not (k >= 1 and length % k == 0 and length // k >= 2)
