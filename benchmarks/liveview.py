@@ -35,6 +35,7 @@ from _bench import print_table  # the same table as the other benchmarks
 
 from jaxhist_widget.ui.plot import MAX_LANES, LivePlot
 from jaxhist_widget.ui.reduce import minmax_decimate
+from jaxhist_widget.ui.series import DEFAULT_POINTS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.helpers.kernels import (
@@ -102,7 +103,7 @@ def update_cost(n: int, repeat: int) -> tuple[float, float, float]:
     y = run.lane_rows(0)[0].astype(np.float64)
     t = time.perf_counter()
     for _ in range(3):  # the previous design: every field's whole history, every update
-        minmax_decimate(np.arange(y.size), y, live.max_points)
+        minmax_decimate(np.arange(y.size), y, DEFAULT_POINTS)  # a line's points by default
     full = time.perf_counter() - t
     return 1e3 * statistics.median(times), statistics.median(works), 1e3 * full
 

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple, Protocol
 
 import jax
 import jax.numpy as jnp
-import ml_dtypes  # also registers bfloat16, float8_*, int4, ... as numpy dtype names
+import ml_dtypes  # noqa: F401 - registers bfloat16, float8_*, int4, ... as numpy dtype names
 import numpy as np
 from jax import lax
 
@@ -61,25 +61,20 @@ __all__ = [
     "words",
 ]
 
-#: Auto streaming: one host call's window of rows holds at most this many packed bytes (one
-#: lane), but at least two rows. The window is static, so a flush of one row still sends a whole
-#: window: sizing it by bytes bounds that waste (a few MB/s at the ~20 flushes a second auto
-#: streaming aims for), and lets tiny rows use long windows (few calls).
+#: Auto streaming: one host call's window holds at most this many packed bytes (one lane),
+#: at least two rows. A flush of one row still sends a whole (static) window: sizing it by bytes
+#: bounds that waste, and lets tiny rows use long windows (few calls).
 CHUNK_BYTES = 1 << 18
 
-#: The same budget for several vmap lanes (or devices), all of them together. Larger: a call
-#: has a fixed cost besides its bytes, and 64 lanes of 100 floats would otherwise get 10-row
-#: windows, a call every 10 steps (`benchmarks/overhead.py` problem (c) compares the budgets).
-#: Under 4 MiB: an argument that large costs the host call a fresh allocation, several times
-#: slower per byte (`benchmarks/lanes.py` at 4096 lanes).
+#: The same budget for several vmap lanes (or devices), all together. Larger: a call has a fixed
+#: cost besides its bytes, and 64 lanes of 100 floats would otherwise get 10-row windows
+#: (`benchmarks/overhead.py` (c)). Under 4 MiB: on a CPU an argument that large costs the host
+#: call a fresh allocation, several times slower per byte (`benchmarks/lanes.py`, 4096 lanes).
 LANES_CHUNK_BYTES = 2 << 20
 
-#: The budgets where the loop runs on an accelerator (a TPU, a GPU). There a host call stops
-#: the device for about a millisecond whatever it carries, and moves its bytes at ~1-2.5 GB/s
-#: (a TPU v5e: 1.1 ms empty, 2 MiB in 2.1 ms, 8 MiB in 4.4 ms, 32 MiB in 81 ms): a sweep
-#: streamed in 2 MiB windows made 4x the calls the same bytes need in 8 MiB ones, each paying
-#: the fixed stall, and a single lane's 256 KiB window capped a fast loop's chunks to a few
-#: hundred rows (docs/performance.md has the numbers).
+#: The budgets on an accelerator (a TPU, a GPU), where a host call stops the device ~1 ms
+#: whatever it carries (a TPU v5e: 1.1 ms empty, 8 MiB in 4.4 ms): fewer, larger windows
+#: (docs/performance.md has the numbers).
 ACCEL_CHUNK_BYTES = 2 << 20
 ACCEL_LANES_CHUNK_BYTES = 8 << 20
 
@@ -95,16 +90,7 @@ def itemsize_bits(dtype) -> int:
     >>> itemsize_bits(jnp.int4), itemsize_bits(jnp.bfloat16), itemsize_bits(jnp.bool_)
     (4, 16, 8)
     """
-    public = getattr(jax.dtypes, "itemsize_bits", None)  # jax 0.8.0 lacks it, 0.8.1 has it
-    if public is not None:
-        return public(dtype)
-    dtype = np.dtype(dtype)
-    # ml_dtypes knows the widths below a byte (int2, int4, float4_e2m1fn) that numpy does not
-    if jnp.issubdtype(dtype, jnp.integer):
-        return ml_dtypes.iinfo(dtype).bits
-    if jnp.issubdtype(dtype, jnp.floating):
-        return ml_dtypes.finfo(dtype).bits
-    return 8 * dtype.itemsize
+    return jax.dtypes.itemsize_bits(dtype)
 
 
 def element_words(dtype) -> int:
@@ -117,14 +103,9 @@ def element_words(dtype) -> int:
     return max(1, np_dtype(dtype).itemsize // 4)
 
 
-def window_rows(
-    packed_row_bytes: int, max_rows: int, lanes: int = 1, accelerated: bool = False
-) -> int:
-    """Rows per lane in one auto-streaming host call: the byte budget shared by ``lanes``
-    (the accelerators' budgets where ``accelerated``).
-
-    The first flush holds rows 0 and 1 together (there is none before the first step), hence
-    at least two rows.
+def window_rows(row_bytes: int, max_rows: int, lanes: int = 1, accelerated: bool = False) -> int:
+    """Rows per lane in one auto-streaming host call: the byte budget (an accelerator's where
+    ``accelerated``) shared by ``lanes``, at least two rows (the first flush holds rows 0 and 1).
 
     >>> window_rows(4, 10**6), window_rows(4, 10**6, accelerated=True), window_rows(4, 10)
     (65536, 524288, 10)
@@ -133,7 +114,7 @@ def window_rows(
         budget = ACCEL_CHUNK_BYTES if lanes <= 1 else ACCEL_LANES_CHUNK_BYTES
     else:
         budget = CHUNK_BYTES if lanes <= 1 else LANES_CHUNK_BYTES
-    share = budget // max(1, lanes * packed_row_bytes)
+    share = budget // max(1, lanes * row_bytes)
     return int(min(max_rows, max(2, share)))
 
 
@@ -158,8 +139,7 @@ class Layout:
         Shape and dtype name of each leaf's row (``"float32"``, ``"bfloat16"``,
         ``"float8_e4m3fn"``, ``"int4"``, ...; `np_dtype` gives the numpy dtype).
     treedef
-        The record's pytree structure, to rebuild rows in the same form as
-        ``History.to_numpy()``.
+        The record's pytree structure, to rebuild rows as ``History.to_numpy()`` gives them.
     max_steps
         The loop's static step cap; 0 when there is none (the rows of `jaxhist_widget.log`).
     chunk
@@ -170,18 +150,18 @@ class Layout:
     step_counters
         The leaves that count the steps (``i + 1`` each step, recorded as is): a plot leaves
         them out by default, since its step axis shows them already.
+    stand_ins
+        Leaves whose row 0 is no value (what a scan records of its ``y``): plots skip it.
     accelerated
-        The loop was traced for an accelerator (a TPU, a GPU): its windows are sized by the
-        accelerators' budgets (`ACCEL_CHUNK_BYTES`), the host's pace counts a call's stall.
+        Traced for an accelerator (a TPU, a GPU): windows by `ACCEL_CHUNK_BYTES`'s budgets.
     block
-        Steps a GPU takes at a time with no predicate read between them (a counting
-        loop's blocks; 1: step by step). Adaptive intervals and batched windows of at least
-        that many rows are whole blocks, so that chunks end where blocks do.
+        Steps a GPU takes at a time with no predicate read between them (a counting loop's
+        blocks; 1: step by step). Intervals and batched windows of that many rows or more are
+        whole blocks, so that chunks end where blocks do.
     ends_itself
-        The sender ends the run with a last chunk carrying its end status (a Python loop's
-        rows, `jaxhist_widget.log`), so a stop answer asks it to stop and does not end the run:
-        rows logged after the answer was asked for still arrive. A device loop stops on the
-        answer and sends nothing after it, so there the answer ends the run.
+        The sender ends the run with a last chunk carrying its end status (`jaxhist_widget.log`),
+        so a stop answer asks it to stop and does not end the run: rows logged after it still
+        arrive. A device loop stops on the answer and sends nothing after: it ends the run.
     """
 
     names: tuple[str, ...]
@@ -195,6 +175,7 @@ class Layout:
     block: int = 1
     ends_itself: bool = False
     accelerated: bool = False
+    stand_ins: tuple[int, ...] = ()
 
     @property
     def row_nbytes(self) -> int:
@@ -219,9 +200,8 @@ class Layout:
         """
         if lanes is None or self.every is not None:
             return self.chunk
-        budget = window_rows(self.packed_row_nbytes, self.max_steps + 1, lanes, self.accelerated)
-        rows = min(self.chunk, budget)
-        return whole_blocks(rows, self.block)
+        rows = window_rows(self.packed_row_nbytes, self.max_steps + 1, lanes, self.accelerated)
+        return whole_blocks(min(self.chunk, rows), self.block)
 
 
 # ------------------------------------------------------------------------------- header
@@ -255,12 +235,9 @@ _COLUMN = LaneWords(*range(LANE_FIELDS))
 
 
 class Chunk(NamedTuple):
-    """A decoded flush.
-
-    The lane words are one int32 array, ``(lanes_or_1, LANE_FIELDS)`` in `LaneWords` order, so
-    that a host handles a chunk of thousands of lanes with array operations (`first`,
-    `count`, `slice_start`, `status` are its columns), never a Python object per lane.
-    """
+    """A decoded flush. Its lane words are one int32 array in `LaneWords` order (`first`,
+    `count`, `slice_start`, `status` its columns): a host handles thousands of lanes with array
+    operations, never a Python object per lane."""
 
     run_id: int
     lanes: int | None  #: None for an unbatched run; may be 0 (a vmap over an empty batch)
@@ -317,9 +294,8 @@ def words(x: jax.Array) -> jax.Array:
         x = x.astype(jnp.uint8)
     bits = itemsize_bits(x.dtype)
     if bits < 32:
-        # Bitcast to the unsigned type of the same width (elementwise, even for 4- and 2-bit
-        # types such as int4 / float4_e2m1fn, where a bitcast to uint8 would pack elements),
-        # then zero-extend: bit-exact for every float8/float4/int4 type, and no float op
+        # Bitcast to the same-width unsigned type (elementwise, also for int4 / float4, where
+        # a bitcast to uint8 would pack elements), then zero-extend: bit-exact, and no float op
         # touches a narrow float (see `lanes.as_bits` on why that matters).
         return lax.bitcast_convert_type(x, _UNSIGNED[bits]).astype(jnp.uint32).reshape(-1)
     # 4 bytes: one word per element; 8 bytes: a trailing axis of two words per element
@@ -339,9 +315,8 @@ def pack_head(run_id: int, lanes: int | None, window: int, per_lane: np.ndarray)
     """A flush's head as `decode` reads it, made on the host: the `Header` (``lanes`` None:
     unbatched), then ``per_lane`` (`lane_words`, sent by the device), as uint32 words.
 
-    The device sends only the lane words: the header's words are static or known on the host
-    (the run id is the host's own answer), and every word the device packs is a kernel XLA
-    compiles for each new loop.
+    The device sends only the lane words: the header's are static or the host's own (the run
+    id), and every word the device packs is a kernel XLA compiles for each new loop.
     """
     header = Header(int(run_id), -1 if lanes is None else int(lanes), int(window))
     words = np.concatenate([np.array(header, np.int32), np.asarray(per_lane, np.int32).ravel()])

@@ -18,6 +18,7 @@ implicit differentiation as with ``solver.run``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from typing import Any, Literal
@@ -94,12 +95,19 @@ def run(
     unrolled loop can be reverse-differentiated. A stop (a sink's ``stop()``, the Stop
     button, ■) ends the solve after its current iteration and returns it as jaxopt returns a
     solve that reached ``maxiter``; the run reads ``stopped``.
+
+    A solver built with ``jit=False`` runs as with ``jit=True``: jaxopt would run its loops
+    (its line searches too) in Python, on concrete values, which the one compiled loop that
+    records the solve cannot hold. The iterations are the same; ``fun`` runs traced (as
+    jaxopt traces it with ``jit=False`` too), so use ``jax.debug.print`` in it, not ``print``.
     """
     if not isinstance(solver, IterativeSolver):
         raise TypeError(
             "jaxhist_widget.jaxopt.run takes a jaxopt iterative solver (jaxopt.LBFGS(...), "
             f"jaxopt.GradientDescent(...), ...), got {type(solver).__name__}."
         )
+    if not getattr(solver, "jit", True):
+        solver = _with_jit(solver)
     options = dict(record=record, stream_every=stream_every, dtype=dtype, warn_bytes=warn_bytes)
 
     def solve(init_params, *args, **kwargs):
@@ -114,6 +122,23 @@ def run(
             reference_signature=getattr(solver, "reference_signature", None),
         )(solve)
     return solve(init_params, *args, **kwargs)
+
+
+def _with_jit(solver: Any) -> Any:
+    """``solver`` built with ``jit=True``: what the recording loop can run.
+
+    With ``jit=False`` jaxopt runs its own loops, the line searches inside ``update`` too, as
+    Python loops on concrete values, and the recording loop traces ``update``. Its ``jit``
+    changes only how jaxopt runs the same iterations (a compiled loop, a jitted ``update``).
+    """
+    try:
+        return dataclasses.replace(solver, jit=True)
+    except TypeError:  # not a dataclass: a solver of one's own
+        name = type(solver).__name__
+        raise ValueError(
+            f"jaxhist_widget.jaxopt.run needs a solver whose loops can be traced, got {name} "
+            "with jit=False (jaxopt then runs its loops in Python): build it with jit=True."
+        ) from None
 
 
 def _run(solver: Any, options: dict[str, Any], init_params: Any, *args: Any, **kwargs: Any):

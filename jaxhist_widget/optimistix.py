@@ -138,8 +138,8 @@ def _loop(adjoint: _WatchedAdjoint, cond_fun, body_fun, init_val, max_steps):
     """optimistix's solver loop as a `jaxhist_widget.while_loop`.
 
     The carry is ``(y, num_steps, state, aux, terminate, result)``. A loop stopped from the
-    host ends with ``terminate`` set: optimistix then returns the iterate so far as its result
-    (a stop is the user's decision, not a failure to raise under ``throw=True``).
+    host ends with ``result`` set to ``nonlinear_max_steps_reached``, what a solve cut short by
+    ``max_steps`` returns: the iterate so far, which did not meet the tolerances.
     """
     if max_steps is None:
         raise TypeError(
@@ -157,9 +157,13 @@ def _loop(adjoint: _WatchedAdjoint, cond_fun, body_fun, init_val, max_steps):
         dtype=adjoint.dtype,
         warn_bytes=adjoint.warn_bytes,
     )
+    # A lane the loop left still running that the cap did not end was stopped from the host.
+    # Set here, not left to optimistix (which reads a loop that did not terminate as capped),
+    # so that no later reading of ``terminate`` can turn a stop into a success.
     stopped = cond_fun(final) & (hist.length <= max_steps)
     y, num_steps, state, aux, terminate, result = final
-    return y, num_steps, state, aux, terminate | stopped, result
+    result = optx.RESULTS.where(stopped, optx.RESULTS.nonlinear_max_steps_reached, result)
+    return y, num_steps, state, aux, terminate, result
 
 
 def adjoint(
@@ -193,8 +197,11 @@ def adjoint(
     -----
     The solve needs an integer ``max_steps`` (optimistix's default, 256, is one): it sizes the
     history. A stop (a sink's ``stop()``, the Stop button, ■) ends the solve after its
-    current step and returns the iterate so far as a successful result (``throw=True`` raises
-    nothing); the run reads ``stopped`` and ``sol.stats["num_steps"]`` counts the steps done.
+    current step; the run reads ``stopped``. The solve did not converge, so it reads as one
+    cut short by ``max_steps``: ``sol.result`` is ``RESULTS.nonlinear_max_steps_reached``,
+    never ``successful``, and under ``throw=True`` (optimistix's default) the solve raises as
+    a capped one does (optimistix's message names ``max_steps``). Pass ``throw=False`` to get
+    the iterate so far, ``sol.value``, with ``sol.stats["num_steps"]`` the steps done.
     """
     fields: dict[str, Any] = dict(
         record=record, stream_every=stream_every, dtype=dtype, warn_bytes=warn_bytes

@@ -19,6 +19,7 @@ A ``fori_loop`` with static bounds is this scan (`fori`). An eager call runs a c
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import operator
 from collections.abc import Callable
@@ -29,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from . import checks, eager, lanes, rows, sizes, streaming
+from . import checks, eager, lanes, rows, sizes, stand_ins, streaming
 from .history import History
 
 __all__ = ["scan"]
@@ -81,8 +82,10 @@ def scan(
         returned and its ``y``. Default: ``y`` (what a training step returns: its loss,
         metrics), or the whole carry when ``f`` returns no ``y`` (``None``). Row 0 is
         ``record(init, y0)`` where ``y0`` is a placeholder of ``y``'s shapes: NaN for
-        floating leaves, 0 for the others (no step has made a ``y`` yet), which a plot leaves
-        out; a record of the carry alone has a real row 0.
+        floating leaves, 0 for the others (no step has made a ``y`` yet). A plot leaves row 0
+        of every leaf computed from ``y`` out, whatever its dtype; the `History` and the rows
+        on the host (``to_pandas``, a ``Store``) keep it as recorded. A record of the carry
+        alone has a real row 0.
     stream, stream_every, dtype, warn_bytes
         As in `while_loop`.
 
@@ -148,6 +151,12 @@ def scan(
     streaming_on = stream and bool(plan.kept) and length > 0
     if streaming_on:
         layout = rows.layout(plan, length, every)
+        if jax.tree_util.tree_leaves(y_fill):
+            # Row 0 of what is recorded from y is a stand-in: told to the host, so that a plot
+            # leaves it out (NaN does so by itself, an int or bool 0 would read as a value).
+            layout = dataclasses.replace(
+                layout, stand_ins=stand_ins.from_y(user_record, init, y_fill)
+            )
         answer = streaming.open_run(layout, plan.first)
         flush = streaming.make_flush(layout)
     else:
@@ -156,6 +165,8 @@ def scan(
     zeros = jax.tree_util.tree_map(_zeros, y_shape)
     body = functools.partial(_step, f, plan, max_rows, flush, zeros)
     out, ys = lax.scan(body, state, xs, length=length, reverse=reverse, unroll=unroll)
+    if streaming_on and _last_step_unrolled(length, unroll):
+        _keep(out.answer)
     if lane_bytes is not None:
         sizes.warn_lanes(lane_bytes, warn_bytes, lax.stop_gradient((out.n, out.bufs)))
     return (out.carry, ys), plan.history(out.bufs, out.n, max_rows)
@@ -216,6 +227,37 @@ def _write_row_jvp(primals, tangents):
     if not jnp.issubdtype(out.dtype, jnp.inexact):
         return out, np.zeros(out.shape, jax.dtypes.float0)
     return out, lax.dynamic_update_index_in_dim(d_buf, d_x.astype(d_buf.dtype), row, 0)
+
+
+# ------------------------------------------------------------------------------ last flush
+def _last_step_unrolled(length: int, unroll: int | bool) -> bool:
+    """Whether the scan's last step is lowered as straight-line code, outside any loop.
+
+    ``lax.scan`` runs ``length // unroll`` trips of ``unroll`` steps in a while loop and the
+    remainder after it, unrolled (``unroll=True`` or 0: every step); XLA inlines a loop of one
+    trip. Only a loop of two trips or more that holds the last step keeps its last flush
+    alive: there its answer is loop state, which the loop's body reads.
+    """
+    k = (length if unroll else 1) if isinstance(unroll, bool) else operator.index(unroll)
+    return not (k >= 1 and length % k == 0 and length // k >= 2)
+
+
+def _keep(answer: jax.Array) -> None:
+    """Keep the last flush when the scan's last step is straight-line code.
+
+    That flush is a pure host call whose answer feeds only state the scan drops, so XLA
+    removes it there, and with it the last rows and the end of the run (which the host then
+    reads as failed). Handing the answer to an effectful callback keeps it under every
+    transformation, ``jax.grad`` included (a pure tie into the outputs would not survive a
+    gradient that drops the primal outputs). Only here: an effectful callback anywhere in a
+    program slows XLA's CPU loops (docs/performance.md), and a last step inside the loop
+    needs none.
+    """
+    jax.debug.callback(_flushed, answer)
+
+
+def _flushed(answer: Any) -> None:
+    """The host side of `_keep`: nothing to do, the flush it depends on has run."""
 
 
 # ------------------------------------------------------------------------------ helpers

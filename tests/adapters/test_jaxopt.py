@@ -76,6 +76,40 @@ def test_other_solvers_records_and_errors():
         jhw_jaxopt.run(loss, W0, 1.0)
 
 
+def rosenbrock_residual(w, a):
+    return jnp.stack([w[0] - a, 10 * (w[1] - w[0] ** 2)])
+
+
+JIT_FALSE = {  # solvers with a line search in update (Python loops with jit=False), and one without
+    "LBFGS": lambda: jaxopt.LBFGS(fun=loss, tol=1e-6, jit=False),
+    "GradientDescent": lambda: jaxopt.GradientDescent(fun=loss, tol=1e-3, jit=False),
+    "GaussNewton": lambda: jaxopt.GaussNewton(residual_fun=rosenbrock_residual, jit=False),
+}
+
+
+@pytest.mark.parametrize("name", list(JIT_FALSE))
+def test_a_solver_built_with_jit_false_is_watched_with_jaxopts_iterations(name):
+    """jaxopt runs such a solver's loops in Python, on concrete values, which the recording
+    loop cannot trace: it runs the solver as with jit=True, the same iterations."""
+    solver = JIT_FALSE[name]()
+    ref = solver.run(W0, 1.0)  # jaxopt's own, eager: Python loops
+    with jhw.Recorder() as rec:
+        out = jhw_jaxopt.run(solver, W0, 1.0)
+    np.testing.assert_allclose(out.params, ref.params, rtol=1e-6)
+    assert int(out.state.iter_num) == int(ref.state.iter_num)
+    (run,) = rec.runs
+    assert run.status == "converged" and run.counts == [int(out.state.iter_num)]
+    assert solver.jit is False  # the caller's solver is left as it was built
+
+
+def test_a_jit_false_solver_that_is_not_a_dataclass_is_refused_with_the_fix():
+    class Stepper(jaxopt._src.base.IterativeSolver):  # a solver of one's own, no dataclass
+        jit = False
+
+    with pytest.raises(ValueError, match=r"got Stepper with jit=False .* build it with jit=True"):
+        jhw_jaxopt.run(Stepper(), W0)
+
+
 @functools.cache
 def endless():
     """Gradient descent that would run 10^5 iterations of ~1 ms (tol = 0), compiled once."""

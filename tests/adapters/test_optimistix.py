@@ -1,9 +1,10 @@
 """`jaxhist_widget.optimistix.adjoint()`: each solve one run of its steps, the solution and the
 gradient the default adjoint gives, vmap lanes, presets that never draw a placeholder as 0,
-and a stop or an interrupt that ends the solve with the iterate so far."""
+and a stop or an interrupt that ends the solve with the iterate so far, never read as converged."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import signal
 
@@ -113,7 +114,7 @@ def test_a_record_of_your_own_and_the_errors():
 
 
 @functools.cache
-def endless():
+def endless(throw: bool):
     """Gradient descent that would run 10^5 steps of ~1 ms (rtol = atol = 0), compiled once."""
     m = jax.random.normal(jax.random.key(0), (256, 256)) / 16
 
@@ -123,22 +124,59 @@ def endless():
 
     solver = optx.GradientDescent(1e-6, rtol=0.0, atol=0.0)
     solve = jax.jit(
-        lambda y0: optx.minimise(heavy, solver, y0, adjoint=jhw_optx.adjoint(), max_steps=100_000)
+        lambda y0: optx.minimise(
+            heavy, solver, y0, adjoint=jhw_optx.adjoint(), max_steps=100_000, throw=throw
+        )
     )
-    with StopAfter(rows=1):
-        solve(jnp.ones((256, 8)))  # compiled first: an interrupt while compiling would raise
+    # compiled first: an interrupt while compiling would raise (and under throw=True a stopped
+    # solve raises)
+    with StopAfter(rows=1), contextlib.suppress(jax.errors.JaxRuntimeError):
+        solve(jnp.ones((256, 8)))
     return solve
 
 
 @pytest.mark.parametrize("how", ["stop", "interrupt"])
-def test_a_stop_or_an_interrupt_returns_the_iterate_so_far_without_raising(how):
-    solve = endless()
+def test_a_stop_or_an_interrupt_returns_the_iterate_so_far_as_not_converged(how):
+    solve = endless(throw=False)
     sink = StopAfter(rows=10) if how == "stop" else InterruptAfter(rows=10)
     with sink:
-        sol = solve(jnp.ones((256, 8)))  # throw=True: a stop is no failure
+        sol = solve(jnp.ones((256, 8)))
     run = sink.runs[-1]
     steps = int(sol.stats["num_steps"])
     assert run.status == "stopped" and 9 <= steps < 100_000
-    assert sol.result == optx.RESULTS.successful
+    # A stopped solve did not converge: it reads as one cut short by max_steps.
+    assert sol.result == optx.RESULTS.nonlinear_max_steps_reached
     assert run.counts == [steps + 1]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_stopped_solve_under_throw_raises_as_a_capped_one_does():
+    with (
+        StopAfter(rows=10) as sink,
+        pytest.raises(Exception, match="maximum number of steps was reached"),
+    ):
+        endless(throw=True)(jnp.ones((256, 8)))
+    assert sink.runs[-1].status == "stopped"
+
+
+def test_a_stop_leaves_the_lanes_that_converged_before_it_successful():
+    def solve(scale):
+        # lr 0.5 on scale * |y - 1|^2: scale 1 lands on the minimum in one step, scale 2
+        # swings y between 0 and 2 for ever
+        return optx.minimise(
+            lambda y, s: s * jnp.sum((y - 1.0) ** 2),
+            optx.GradientDescent(0.5, rtol=1e-6, atol=1e-6),
+            jnp.zeros(2),
+            scale,
+            adjoint=jhw_optx.adjoint(stream_every=1),
+            max_steps=20_000,
+            throw=False,
+        )
+
+    with StopAfter(rows=30) as sink:
+        sol = jax.jit(jax.vmap(solve))(jnp.array([1.0, 2.0]))
+    assert sink.runs[-1].statuses == ["converged", "stopped"]
+    results = [
+        sol.result == r for r in (optx.RESULTS.successful, optx.RESULTS.nonlinear_max_steps_reached)
+    ]
+    assert np.asarray(results).tolist() == [[True, False], [False, True]]

@@ -4,6 +4,7 @@ the steps done."""
 
 from __future__ import annotations
 
+import functools
 import signal
 import time
 
@@ -73,6 +74,22 @@ def test_scan_without_xs_or_y_records_the_carry_and_types_as_lax_does():
     g = lambda c, x: (c + x, (1.0, 2))  # noqa: E731
     types = [jax.typeof(v) for v in jax.tree_util.tree_leaves(jhw.scan(g, 0.0, XS[:, 0])[0])]
     assert types == [jax.typeof(v) for v in jax.tree_util.tree_leaves(lax.scan(g, 0.0, XS[:, 0]))]
+
+
+def test_the_host_is_told_which_leaves_of_row_0_are_stand_ins_for_y():
+    """Row 0 of what is recorded from y holds no value (no step made a y yet): the host is
+    told which leaves, whatever their dtype, so that a plot leaves that row out."""
+
+    def f(c, x):
+        return c + x, {"loss": c * 2.0, "n": (c > 1).astype(jnp.int32), "ok": c > 0}
+
+    record = lambda c, y: {"c": c, "k": 3, "n": y["n"], "pos": y["loss"] > 0}  # noqa: E731
+    with jhw.Recorder() as rec:
+        jax.jit(lambda xs: jhw.scan(f, 0.0, xs)[0][0])(XS[:, 0])  # y: every leaf
+        jax.vmap(lambda c: jhw.scan(f, c, XS[:, 0], record=record))(jnp.zeros(2))
+        jhw.scan(lambda c, x: (c + x, None), 0.0, XS[:, 0])  # the carry: a real row 0
+    assert [r.layout.names for r in rec.runs[:2]] == [("loss", "n", "ok"), ("c", "k", "n", "pos")]
+    assert [r.layout.stand_ins for r in rec.runs] == [(0, 1, 2), (2, 3), ()]
 
 
 def test_scan_errors_say_what_to_fix():
@@ -145,6 +162,39 @@ def test_the_history_is_differentiable():
     np.testing.assert_allclose(jax.grad(last_loss)(0.3), jax.grad(ref)(0.3), rtol=1e-6)
 
 
+# ------------------------------------------------------------------------------ straight line
+def count_up(c, x):
+    return c + x, c * 2.0
+
+
+@pytest.mark.parametrize(
+    "length, unroll",
+    # one step; a remainder after the loop; one trip (lax unrolls it all); every step
+    # unrolled; and for contrast a loop of two trips that holds the last step
+    [(1, 1), (5, 2), (3, 3), (4, True), (6, 3)],
+)
+def test_a_scan_lowered_as_straight_line_code_sends_every_row_and_ends_converged(length, unroll):
+    """The last flush of an unrolled last step feeds only state the scan drops: it must still
+    reach the sink, under jit (whichever output is used), vmap and a jitted gradient."""
+    xs = jnp.arange(1.0, length + 1.0)
+    scan = functools.partial(jhw.scan, count_up, unroll=unroll)
+    _, hist = scan(0.0, xs, stream=False)
+    rows = hist.to_numpy()
+    runs = {
+        "carry only": lambda: jax.jit(lambda xs: scan(0.0, xs)[0][0])(xs),
+        "ys only": lambda: jax.jit(lambda xs: scan(0.0, xs)[0][1])(xs),
+        "gradient": lambda: jax.jit(jax.grad(lambda c: scan(c, xs)[0][1].sum()))(0.0),
+        "vmap": lambda: jax.jit(jax.vmap(lambda c: scan(c, xs)[0][0]))(jnp.zeros(3)),
+    }
+    for name, run in runs.items():
+        with jhw.Recorder() as rec:
+            jax.block_until_ready(run())
+        (got,) = rec.runs
+        assert set(got.statuses) == {"converged"}, name
+        for lane_rows in np.reshape(rec.history(), (-1, length + 1)):
+            np.testing.assert_array_equal(lane_rows, rows, err_msg=name)
+
+
 # ------------------------------------------------------------------------------ fori_loop
 def double(i, x):
     return x * 2.0 + i
@@ -177,6 +227,16 @@ def test_fori_loop_with_traced_bounds_needs_max_steps_and_runs_under_jit_and_vma
     assert rec.runs[-1].statuses == ["converged"] * 2
     with pytest.raises(TypeError, match="traced bounds needs max_steps"):
         jax.jit(lambda n: jhw.fori_loop(0, n, double, 1.0))(3)
+
+
+@pytest.mark.parametrize("upper, unroll", [(1, None), (5, 2), (4, True)])
+def test_a_fori_loop_of_one_step_or_unrolled_sends_every_row(upper, unroll):
+    run = jax.jit(lambda: jhw.fori_loop(0, upper, double, 1.0, unroll=unroll)[0])
+    with jhw.Recorder() as rec:
+        x = run()
+    ref, hist = jhw.fori_loop(0, upper, double, 1.0, stream=False)
+    assert float(x) == float(ref) and rec.runs[-1].status == "converged"
+    np.testing.assert_array_equal(rec.history(), hist.to_numpy())
 
 
 # ------------------------------------------------------------------------------ stopping

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import collections
 import math
-import warnings
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -24,6 +23,7 @@ import numpy as np
 
 from ..._host import Run
 from ..look import CAN_DIVERGE
+from ..reduce import row_quantiles
 
 __all__ = ["FAILED_TEXT", "RATE_WINDOW_S", "RateWindow", "panel_state", "run_entry", "run_step"]
 
@@ -191,7 +191,12 @@ def _diverged(fields: Sequence[str], last_values: Sequence[Sequence[float]]) -> 
 def _latest(
     fields: Sequence[str], last_values: Sequence[Sequence[float]], batched: bool
 ) -> tuple[dict[str, float | str], dict[str, list[float | str]]]:
-    """Latest value per field (the median over lanes under vmap) and, under vmap, its range."""
+    """Latest value per field and, under vmap, its median and range over the lanes.
+
+    Over the lanes whose latest value is finite, as the band over the lanes and the ranked
+    lanes take them (`..reduce.row_quantiles`): a lane at NaN or ±inf has diverged (the
+    panel counts it so), it has no value to rank. NaN when no lane has one.
+    """
     latest: dict[str, float | str] = {}
     latest_range: dict[str, list[float | str]] = {}
     for i, label in enumerate(fields):
@@ -200,9 +205,7 @@ def _latest(
             continue
         if batched:
             values = np.asarray(last, dtype=np.float64)
-            with warnings.catch_warnings():  # all-NaN lanes: NaN is the right answer
-                warnings.simplefilter("ignore", RuntimeWarning)
-                mid, lo, hi = np.nanmedian(values), np.nanmin(values), np.nanmax(values)
+            mid, lo, hi = row_quantiles(values[None, :], (50.0, 0.0, 100.0))[:, 0]
             latest[label] = _json_float(mid)
             latest_range[label] = [_json_float(lo), _json_float(hi)]
         else:

@@ -68,7 +68,7 @@ class LivePlot(controls.ControlOptions, Sink):
     title
         Shown at the top of the panel.
     max_points
-        Points sent per line per update (min/max decimated), 5..4000.
+        Points per line per update (min/max decimated), 5..4000; None: 2000, lanes sharing 4000.
     lane_labels
         Names of the vmap lanes (e.g. ``[f"lr={lr}" for lr in lrs]``), used wherever the plot
         names a lane; one per lane (a run with another lane count warns and uses ``lane k``).
@@ -150,7 +150,7 @@ class LivePlot(controls.ControlOptions, Sink):
         log_y: bool = False,
         keep_runs: bool = False,
         title: str | None = None,
-        max_points: int = 2000,
+        max_points: int | None = None,
         lane_labels: Sequence[str] | None = None,
         lanes: Sequence[int | str] | None = None,
         continue_steps: bool = False,

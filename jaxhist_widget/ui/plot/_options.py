@@ -65,13 +65,14 @@ def check_options(
             f"LivePlot() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
             f"allowed: {', '.join(OPTIONS)}."
         )
-    if not isinstance(max_points, int) or isinstance(max_points, bool):
-        raise TypeError(f"max_points must be an int, got {max_points!r}.")
-    if not 5 <= max_points <= MAX_POINTS_LIMIT:
-        raise ValueError(
-            f"max_points must be in 5..{MAX_POINTS_LIMIT} (points per line per update), "
-            f"got {max_points}."
-        )
+    if max_points is not None:  # None: the default (`..series.line_points`)
+        if not isinstance(max_points, int) or isinstance(max_points, bool):
+            raise TypeError(f"max_points must be an int or None, got {max_points!r}.")
+        if not 5 <= max_points <= MAX_POINTS_LIMIT:
+            raise ValueError(
+                f"max_points must be in 5..{MAX_POINTS_LIMIT} (points per line per update), "
+                f"got {max_points}."
+            )
     if title is not None and not isinstance(title, str):
         raise TypeError(f"title must be a str or None, got {title!r}.")
     if not isinstance(continue_steps, bool):
@@ -93,7 +94,7 @@ class Options:
     log_y: bool
     keep_runs: bool
     title: str
-    max_points: int
+    max_points: int | None
     lane_labels: tuple[str, ...] | None
     continue_steps: bool
     charts: str

@@ -71,7 +71,7 @@ class PlotState:
     choice
         What to draw of each run (``fields=``, ``vectors=``, ``paths=``).
     max_points
-        Points per line per update.
+        Points per line per update (None: the default, `..series.line_points`).
     lane_labels
         Names of the vmap lanes (``LivePlot(lane_labels=...)``).
     continue_steps
@@ -81,7 +81,7 @@ class PlotState:
     def __init__(
         self,
         choice: PlotChoice,
-        max_points: int,
+        max_points: int | None,
         lane_labels: Sequence[str] | None,
         continue_steps: bool,
     ) -> None:

@@ -24,9 +24,10 @@ from ._choice import (
     check_vectors,
     path_title,
 )
-from ._drawing import MARK_POINTS, RunDrawing
+from ._drawing import RunDrawing
 from ._lanes import MAX_LANES, ROLES, LaneNames, check_lane_labels
 from ._plan import Plan, Spec, component_label, plan
+from ._points import DEFAULT_POINTS, MARK_POINTS
 from ._smoothing import RunSmoothing
 from ._visible import (
     MAX_FILTER,
@@ -48,6 +49,7 @@ from ._window import (
 __all__ = [
     "AUTO_LINES",
     "AUTO_LINES_VMAP",
+    "DEFAULT_POINTS",
     "EMA_FORGOTTEN",
     "MARK_POINTS",
     "MAX_FILTER",

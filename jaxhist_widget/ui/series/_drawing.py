@@ -28,16 +28,14 @@ from ._choice import PlotChoice
 from ._lanes import MAX_LANES, pick_lanes, ranked_lanes
 from ._plan import Spec
 from ._plan import plan as make_plan
+from ._points import band_points, line_points
+from ._reads import Reads
 
-__all__ = ["MARK_POINTS", "RunDrawing"]
+__all__ = ["RunDrawing"]
 
 #: Lanes whose series a ranked run keeps after they left the drawn set (a lane that was the
 #: median a moment ago often is again: it then catches up from where it was, not from row 0).
 SPARE_LANES = 16
-#: Points one mark (one field, all its lanes) sends per update: 4000 (int32 step, float64
-#: value) pairs are 48 KB, so no widget message exceeds 64 KB (steps past 2**31 travel as
-#: float64: 64,000 bytes). Under vmap the lanes share it (62 points each for 64 lanes).
-MARK_POINTS = 4000
 
 
 @dataclass
@@ -94,6 +92,10 @@ class RunDrawing:
     _budget: tuple[int, int] = field(default=(0, 0), init=False, repr=False)  # line, path
     _band_gaps: dict[int, np.ndarray] = field(default_factory=dict, init=False, repr=False)
 
+    def __post_init__(self) -> None:
+        #: The run's rows as drawn: row 0 of a scan's stand-in leaves read as NaN (`._reads`).
+        self.reads = Reads(self.run)
+
     @property
     def labels(self) -> list[str]:
         """The labels of every drawn series (one mark each), in legend order."""
@@ -124,10 +126,11 @@ class RunDrawing:
         """Values reduced and buckets touched so far, all series together."""
         return sum(s.work for s in self.series.values()) + sum(e.work for e in self.extras.values())
 
-    def start(self, max_points: int, lane_names: Sequence[str] = ()) -> bool:
+    def start(self, max_points: int | None, lane_names: Sequence[str] = ()) -> bool:
         """Plan the series and make them once the run's lane count is known (its first rows
-        arrived), at most ``max_points`` points per line; False while nothing arrived yet.
-        ``lane_names`` (one per lane) are what ``lanes=`` may name lanes by."""
+        arrived), ``max_points`` points per line (None: the default, `._points`); False while
+        nothing arrived yet. ``lane_names`` (one per lane) are what ``lanes=`` may name lanes
+        by."""
         if self.started:
             return True
         counts = self.run.counts
@@ -144,12 +147,10 @@ class RunDrawing:
         self._stride = self.drawn_lanes if ranked and self._ranked_by() is not None else ()
         self._lanes = len(self.drawn_lanes)
         self.notes += tuple(notes)
-        # The lanes of a mark share one message: at most MARK_POINTS points, 48 KB (a path's
-        # points are two float64, so three quarters as many). A ranked run draws up to
-        # MAX_LANES lanes, however many its stride and roles make now.
-        slots = MAX_LANES if self._stride else self._lanes
-        budget = min(max_points, MARK_POINTS // slots)
-        self._budget = (budget, max(8, min(max_points, 3 * MARK_POINTS // 4 // slots)))
+        # The lanes of a mark share one message. A ranked run draws up to MAX_LANES lanes,
+        # however many its stride and roles make now.
+        self._budget = line_points(max_points, MAX_LANES if self._stride else self._lanes)
+        budget = self._budget[0]
         for lane in range(self._lanes):
             self._put(lane, self._new_series())
         for i, spec in enumerate(self.specs):
@@ -158,7 +159,7 @@ class RunDrawing:
             elif spec.under == "heatmap":
                 self.extras[i] = HistogramBuckets()
             elif total > self._lanes and spec.xy is None:  # the lanes not drawn: a band
-                self.lane_bands[i] = BandSeries(min(max_points, MARK_POINTS // 2))
+                self.lane_bands[i] = BandSeries(band_points(max_points))
                 self._band_gaps[i] = np.zeros(total, bool)
         if self._stride:
             self._rank()
@@ -185,7 +186,7 @@ class RunDrawing:
         i = self._ranked_by()
         if i is None:
             return
-        has, latest = self.run.latest()
+        has, latest = self.reads.latest()
         lanes, roles = ranked_lanes(self._stride, has, self.specs[i].values(latest))
         if lanes == self.drawn_lanes and roles == self.lane_roles:
             return
@@ -257,7 +258,7 @@ class RunDrawing:
                 groups.setdefault((start, stop), []).append(j)
         for (start, stop), slots in groups.items():
             slots.sort(key=lambda j: self.drawn_lanes[j])  # a block reads ascending lanes
-            block = self.run.block([self.drawn_lanes[j] for j in slots], start, stop)
+            block = self.reads.block([self.drawn_lanes[j] for j in slots], start, stop)
             flat = [leaf.reshape(-1, *leaf.shape[2:]) for leaf in block]
             for i, spec in enumerate(self.specs):
                 values = spec.values(flat)
@@ -272,7 +273,7 @@ class RunDrawing:
         for j, lane in enumerate(self.drawn_lanes):  # j: the drawn lane's place
             # Every series of a lane has the same length: read only the rows that are new.
             start = self.series[0, j].size
-            rows = self.run.rows_since(lane, start)
+            rows = self.reads.rows_since(lane, start)
             if not len(rows[0]):
                 continue
             for i, spec in enumerate(self.specs):
@@ -307,13 +308,13 @@ class RunDrawing:
         # Scalars and components are read as columns (one copy); a norm or a median needs the
         # block of its leaf.
         direct = all(self.specs[i].kind in ("scalar", "component") for i in self.lane_bands)
-        blocks = [] if direct else [self.run.block(lanes, start, c) for c, lanes in groups]
+        blocks = [] if direct else [self.reads.block(lanes, start, c) for c, lanes in groups]
 
         def read(i: int, g: int) -> np.ndarray:  # (steps, lanes), as the quantiles read them
             spec, (c, lanes) = self.specs[i], groups[g]
             if not direct:
                 return spec.lane_values(blocks[g])
-            rows = self.run.columns(lanes, start, int(c), spec.leaf, spec.index)
+            rows = self.reads.columns(lanes, start, int(c), spec.leaf, spec.index)
             return rows.astype(np.result_type(rows.dtype, np.float32), copy=False)
 
         def reduce(i: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -364,18 +365,15 @@ class RunDrawing:
         return out
 
     def extras_by_label(self) -> dict[str, BandSeries | HistogramBuckets]:
-        """What each vector median (and, past `MAX_LANES`, each field) is drawn over, by its
-        label."""
-        out: dict[str, BandSeries | HistogramBuckets] = {
-            self.specs[i].label: extra for i, extra in self.extras.items()
-        }
-        return out | {self.specs[i].label: band for i, band in self.lane_bands.items()}
+        """What each vector median (and, past `MAX_LANES`, each field) is drawn over, by label."""
+        both: list[tuple[int, BandSeries | HistogramBuckets]] = [*self.extras.items()]
+        return {self.specs[i].label: extra for i, extra in [*both, *self.lane_bands.items()]}
 
     def last_values(self) -> list[list[float]]:
         """Per field of `fields`: the latest value of each lane that has rows (every lane of a
         batched run, drawn or not: the panel's median, range and counts are over all)."""
         if self.run.lanes is not None and self.specs:
-            has, latest = self.run.latest()
+            has, latest = self.reads.latest()
             rows = [leaf[has] for leaf in latest]
             return [spec.values(rows).tolist() for spec in self.specs if spec.xy is None]
         return [
@@ -389,7 +387,7 @@ class RunDrawing:
         infinite (counted as diverged, whatever their loop's status)."""
         if self.run.lanes is None or not self.specs:
             return []
-        has, latest = self.run.latest()
+        has, latest = self.reads.latest()
         bad = np.zeros(len(has), bool)
         for spec in self.specs:
             if spec.xy is None:

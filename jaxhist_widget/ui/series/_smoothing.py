@@ -41,7 +41,7 @@ class RunSmoothing:
                 if (i, j) not in self.series:
                     budget = smoothed_budget(d.series[i, j].budget)
                     self.series[i, j] = (Ema(self.weight), LaneSeries(budget))
-            rows = d.run.rows_since(lane, self.series[0, j][1].size)
+            rows = d.reads.rows_since(lane, self.series[0, j][1].size)
             if len(rows[0]):
                 for i, spec in enumerate(d.specs):
                     average, line = self.series[i, j]

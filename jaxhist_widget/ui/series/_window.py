@@ -101,7 +101,7 @@ def window_lines(
     smooth: Lines | None = [([], [], empty) for _ in d.specs] if weight > 0 else None
     for j, lane in enumerate(d.drawn_lanes):  # j: the drawn lane's place
         first = max(0, start - lead) if smooth is not None else start
-        rows = d.run.rows_since(lane, first, stop)
+        rows = d.reads.rows_since(lane, first, stop)
         if len(rows[0]) <= start - first:  # the lane ended before the window
             for lines in (raw, smooth or []):
                 for xs, ys, _ in lines:

@@ -122,11 +122,13 @@ def test_lanes_summary_names_only_the_few_lanes_that_ended_differently():
     # two lanes at most are named: three are no longer "the few"
     assert state["lane_names"] == {"stopped": ["lr=7", "lr=8"]}
     assert state["diverged"] == ["loss"]  # a NaN lane and an -inf lane
-    # the median over lanes, NaN lanes left out; non-finite values spelled for JSON
+    # the median and range over the lanes, the diverged ones (NaN, ±inf) left out
     assert state["latest"] == {"loss": 2.5}
-    assert state["latest_range"] == {"loss": ["-inf", 9.0]}
-    all_nan = panel_state(run, now=run.ended, fields=["loss"], last_values=[[np.nan] * 9])
-    assert all_nan["latest"] == {"loss": "nan"}
+    assert state["latest_range"] == {"loss": [1.0, 9.0]}
+    # no lane with a value: NaN, spelled for JSON
+    for gone in ([np.nan] * 9, [np.inf, -np.inf] + [np.nan] * 7):
+        none = panel_state(run, now=run.ended, fields=["loss"], last_values=[gone])
+        assert none["latest"] == {"loss": "nan"} and none["latest_range"] == {"loss": ["nan"] * 2}
     LivePanel(**state)  # values the panel's traits accept
 
 

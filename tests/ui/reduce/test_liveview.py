@@ -22,7 +22,7 @@ from ipywidgets.widgets.widget import _remove_buffers
 import jaxhist_widget as jhw
 from jaxhist_widget.ui.plot import MAX_LANES, LivePlot
 from jaxhist_widget.ui.reduce import MinMaxBuckets
-from jaxhist_widget.ui.series import MARK_POINTS, RunDrawing
+from jaxhist_widget.ui.series import DEFAULT_POINTS, MARK_POINTS, RunDrawing
 
 from ...helpers.synthetic import Capture, FakeLoop, layout
 
@@ -125,7 +125,7 @@ def test_each_update_reduces_only_the_new_rows():
             drawing.lines()
             per_push.append(drawing.work - before)
         loop.end("max_steps")
-    budget = min(live.max_points, MARK_POINTS)  # one lane: the whole mark budget, capped
+    budget = min(DEFAULT_POINTS, MARK_POINTS)  # one lane: the whole mark budget, capped
     assert {s.budget for s in drawing.series.values()} == {budget}
     # each update: the 3 x 1000 new values, plus a few passes over at most `budget` buckets
     # per series (merging, drawing); the same early and late in the run
@@ -182,7 +182,7 @@ def test_vmap_lanes_are_each_drawn_as_their_own_reference():
     with live:
         _, _hist = spiky(lanes, steps)
     rows = live.history()
-    budget = min(live.max_points, MARK_POINTS // lanes)  # the lanes share a mark's points
+    budget = min(DEFAULT_POINTS, MARK_POINTS // lanes)  # by default the lanes share a mark
     for mark, name in zip(
         [m for f in live.figures for m in f.marks], ("loss", "peak"), strict=True
     ):
@@ -214,7 +214,7 @@ def test_64_lane_update_message_stays_under_64_kb():
         assert sent <= KB64, sent
         # and the worst case: every lane at its full budget, in the dtypes sent
         x, y = np.asarray(mark.x), np.asarray(mark.y)
-        budget = min(live.max_points, MARK_POINTS // MAX_LANES)
+        budget = min(DEFAULT_POINTS, MARK_POINTS // MAX_LANES)
         worst = MAX_LANES * budget * (x.dtype.itemsize + y.dtype.itemsize) + len(str(state))
         assert worst <= KB64, (worst, x.dtype, y.dtype, budget)
         assert x.shape == y.shape and x.shape[0] == MAX_LANES

@@ -45,15 +45,52 @@ def test_the_panel_figures_are_over_every_lane():
     live = jhw.LivePlot()
     feed(live, {"loss": lanes}, lanes=LANES)
     p = live.panel
-    with np.errstate(invalid="ignore"):
-        median, lo, hi = np.nanmedian(last), np.nanmin(last), np.nanmax(last)
-    assert p.latest["loss"] == pytest.approx(median, rel=1e-6)
-    assert p.latest_range["loss"][0] == pytest.approx(lo, rel=1e-6)
-    assert p.latest_range["loss"][1] in ("inf", pytest.approx(hi))
+    finite = last[np.isfinite(last)]  # the lanes at NaN or inf have diverged: no value
+    assert p.latest["loss"] == pytest.approx(np.median(finite), rel=1e-6)
+    assert p.latest_range["loss"] == pytest.approx([finite.min(), finite.max()], rel=1e-6)
     diverged = int((~np.isfinite(last)).sum())
     assert diverged == 96
     assert p.lane_statuses == {"converged": LANES - diverged, "diverged": diverged}
     assert p.diverged == ["loss"]  # the badge reads diverged
+
+
+def test_the_panels_median_and_range_count_the_lanes_the_band_and_the_ranked_lanes_count():
+    """One definition of "over the lanes": those whose value is finite. Before, the panel's
+    median and range left NaN lanes out but counted ±inf ones (a max of inf, a median pulled
+    up), while the band and the ranked lanes left both out."""
+    lanes, steps = 101, 30
+    scale = np.linspace(0.1, 2.0, lanes, dtype=np.float32)
+    scale[[10, 30, 50, 70, 90, 100]] = np.inf  # lanes that blow up: loss inf
+    scale[[5, 25, 45, 65, 85, 95]] = np.nan  # and lanes that end at NaN
+
+    def solve(s):
+        return jhw.while_loop(
+            lambda c: c[0] < steps,
+            lambda c: (c[0] + 1, c[1] * 0.9),
+            (0, jnp.float32(1.0)),
+            max_steps=steps,
+            record=lambda c: {"loss": s * c[1]},
+        )
+
+    live = jhw.LivePlot()
+    with live:
+        _, hist = jax.jit(jax.vmap(solve))(jnp.asarray(scale))
+    last = np.asarray(hist.values["loss"])[:, steps].astype(np.float64)
+    finite = last[np.isfinite(last)]
+    assert finite.size == 89  # odd: the median is a lane's own value, as the ranked one
+    p = live.panel
+    assert p.latest["loss"] == pytest.approx(np.median(finite), rel=1e-6)
+    assert p.latest_range["loss"] == pytest.approx([finite.min(), finite.max()], rel=1e-6)
+    assert p.lane_statuses == {"converged": 89, "diverged": 12}
+    (d,) = live._state.drawn
+    ranked = {role: lane for lane, roles in d.lane_roles.items() for role in roles.split(", ")}
+    assert last[ranked["median"]] == pytest.approx(p.latest["loss"], rel=1e-6)
+    assert [last[ranked["best"]], last[ranked["worst"]]] == pytest.approx(p.latest_range["loss"])
+    (band,) = d.lane_bands.values()
+    (x, y), _ = band.polygons()  # min–max: the lower edge forward, the upper edge back
+    half = len(x) // 2
+    assert x[half - 1] == x[half] == steps
+    assert [y[half - 1], y[half]] == pytest.approx(p.latest_range["loss"], rel=1e-6)
 
 
 def test_an_even_stride_of_lanes_is_drawn_over_a_band_of_every_lane():
@@ -124,7 +161,8 @@ def test_a_compiled_sweep_reads_as_numpy_reads_its_last_values():
     bad = int((~np.isfinite(loss)).sum())
     assert 0 < bad < LANES  # some rates diverge
     assert live.panel.lane_statuses == {"converged": LANES - bad, "diverged": bad}
-    assert live.panel.latest["loss"] == pytest.approx(np.nanmedian(loss), rel=1e-5)
+    finite = loss[np.isfinite(loss)]  # a diverged lane (NaN or inf) has no value to count
+    assert live.panel.latest["loss"] == pytest.approx(np.median(finite), rel=1e-5)
 
 
 @pytest.mark.parametrize(
