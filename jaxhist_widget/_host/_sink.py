@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from . import _log
+from ._dispatched import ready, wait_for_device
 from ._hub import HUB
 from ._naming import call_name, check_name
 from ._run import Run
@@ -231,7 +232,7 @@ class Sink:
         # Loops dispatched before the block, still running on the device (dispatch may be
         # asynchronous), are not the block's: they open their runs before it attaches. Waited
         # for outside the shielded section, so that a press meanwhile raises as usual.
-        _wait_for_device()
+        wait_for_device()
         # In the main thread an interrupt (Ctrl-C, ■) during a run becomes a stop request;
         # elsewhere interrupts are left alone. A press while entering cannot leave the sink
         # half-entered: the section is shielded, and a press to raise undoes it first.
@@ -258,7 +259,7 @@ class Sink:
                 # Dispatch may be asynchronous (TPU, GPU, several CPU devices): the loops the
                 # block started may still run, or not have started, on the device. Their rows
                 # come while the sink is still attached and armed (a press stops them).
-                _wait_for_device()
+                wait_for_device()
                 HUB.drain(self)  # every row is in, and a slow sink has seen them
             finally:
                 try:
@@ -333,7 +334,7 @@ class Sink:
             HUB.drain(self)
             return result
 
-        _wait_for_device()  # loops dispatched before are not this call's (see `__enter__`)
+        wait_for_device()  # loops dispatched before are not this call's (see `__enter__`)
         self.attach()
         try:
             future = asyncio.get_running_loop().run_in_executor(None, work)
@@ -353,66 +354,12 @@ class Sink:
             self.detach()
 
 
-def _wait_for_device(poll: float = 0.01) -> None:
-    """Wait until the device work dispatched so far has finished, its host calls included.
-
-    Where dispatch is asynchronous (a TPU, a GPU, a program over several CPU devices), a jitted
-    call returns before its loop has run: a block that ended then would detach its sinks
-    before the loop's first host call, and the run would stream to nobody (or to the sinks of
-    a later block). JAX's ``effects_barrier`` does not wait for such a program (its runtime
-    token is ready at dispatch: checked on 4 CPU devices and a TPU), so the wait is on what
-    the programs make: every live array not yet computed, and, where each device runs its
-    programs in the order they were dispatched (accelerators, not the CPU), a tiny program
-    queued behind them on every device, which also waits for a program whose results were
-    dropped unread.
-
-    Polls instead of blocking in C++, at first often (a short loop ends a short block soon),
-    then every ``poll`` seconds: the main thread keeps running Python, so a press reaches the
-    interrupt bridge's handler at once.
-    """
-    import jax
-
-    pending = [x for x in jax.live_arrays() if not _ready(x)]
-    if jax.default_backend() != "cpu":
-        pending += _queue_marks()
-    wait = poll / 32
-    while pending:
-        time.sleep(wait)
-        wait = min(poll, 2 * wait)
-        pending = [x for x in pending if not _ready(x)]
-    jax.effects_barrier()
-
-
-def _queue_marks() -> list[Any]:
-    """One tiny program per local device, queued behind the programs dispatched so far."""
-    global _mark
-    import jax
-    import numpy as np
-
-    if _mark is None:
-        zeros = {d: jax.device_put(np.int32(0), d) for d in jax.local_devices()}
-        _mark = (jax.jit(lambda x: x + 1), zeros)
-    add, zeros = _mark
-    return [add(zeros[d]) for d in jax.local_devices() if d in zeros]
-
-
-_mark: Any = None
-
-
-def _ready(x: Any) -> bool:
-    """Whether an array's value is computed; True for one deleted meanwhile (donated, freed)."""
-    try:
-        return x.is_deleted() or x.is_ready()
-    except RuntimeError:  # deleted between the two calls
-        return True
-
-
 def _block_until_ready(result: Any, poll: float = 0.01) -> None:
     """Wait for ``result`` and for the device work dispatched before it, so a runner returns
     only when rows are in (see `_wait_for_device`)."""
     import jax
 
     arrays = [x for x in jax.tree_util.tree_leaves(result) if isinstance(x, jax.Array)]
-    while not all(_ready(x) for x in arrays):
+    while not all(ready(x) for x in arrays):
         time.sleep(poll)
-    _wait_for_device(poll)
+    wait_for_device(poll)
