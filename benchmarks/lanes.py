@@ -227,10 +227,16 @@ def main(argv=None) -> dict:
                 f"{lanes} lanes: the plot reduces the whole sweep in {res['reduce'] * 1e3:.1f} ms"
             )
     if 2048 in results and not accel:
-        med = results[2048]["med"]
-        checks["2048 lanes: Recorder <= 1.10x bare"] = med["Recorder"] <= 1.10 * med["bare"]
-        if "LivePlot" in med:
-            checks["2048 lanes: LivePlot <= 1.15x bare"] = med["LivePlot"] <= 1.15 * med["bare"]
+        # The CPU targets as revised by the TPU issue (47) to the floor the sweeps issue (38)
+        # measured: auto streaming within 5% of the fewest calls its windows allow, and a plot
+        # within 1.25x on a sweep long enough (>= 1 s) that its first update's widgets do not
+        # dominate.
+        med, steps = results[2048]["med"], dict(cases)[2048]
+        auto = med["Recorder"] / med["every=window"]
+        checks[f"2048 lanes: auto streaming within 5% of every=window ({auto:.3f}x)"] = auto <= 1.05
+        if "LivePlot" in med and steps >= 3000:
+            plot = med["LivePlot"] / med["bare"]
+            checks[f"2048 x {steps}: LivePlot <= 1.25x bare ({plot:.2f}x)"] = plot <= 1.25
     if accel and 4096 in results:
         med = results[4096]["med"]
         checks["4096 lanes: recording (no stream) <= 1.10x bare"] = (

@@ -155,7 +155,7 @@ class Layout:
     accelerated
         Traced for an accelerator (a TPU, a GPU): windows by `ACCEL_CHUNK_BYTES`'s budgets.
     block
-        Steps a GPU takes at a time with no predicate read between them (a counting loop's
+        Steps an accelerator takes at a time with no predicate read between them (a counting loop's
         blocks; 1: step by step). Intervals and batched windows of that many rows or more are
         whole blocks, so that chunks end where blocks do.
     ends_itself

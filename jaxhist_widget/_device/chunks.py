@@ -53,7 +53,7 @@ def _chunk(loop: Loop, flush: Callable, s: State) -> State:
     active = s.live  # False for vmap lanes that finished before this chunk
     every = s.answer[streaming.EVERY]
     limit = jnp.minimum(s.flushed + jnp.minimum(every, loop.max_rows), loop.max_rows)
-    s = run_until(loop, s, limit)
+    s = run_until(loop, s, limit, streamed=True)
     # The host gets values, not tangents: without stop_gradient, jvp/jacfwd would push
     # tangents into the custom_vmap flush, whose batching rule cannot take them.
     sent = lax.stop_gradient(s.bufs)

@@ -123,24 +123,26 @@ def _step(loop: Loop, limit: jax.Array, s: State) -> State:
     return s._replace(carry=carry, bufs=bufs, n=n, cont=cont)
 
 
-def run_until(loop: Loop, s: State, limit: jax.Array) -> State:
-    """`_step` while running and fewer than ``limit`` rows exist.
+def run_until(loop: Loop, s: State, limit: jax.Array, streamed: bool = False) -> State:
+    """`_step` while running and fewer than ``limit`` rows exist (``streamed``: a chunk of the
+    streamed loop, `chunks`).
 
     The loop predicate reads the condition `_step` stored (``cond_fun`` runs once a step, so
     its side effects happen once per step, as in ``lax.while_loop``). Under vmap the predicate
     stays a scalar: any lane running.
 
-    On a GPU a ``while`` loop copies its predicate to the host at every step (a sync of ~10 µs,
-    more than a small step itself costs), unless XLA knows its trip count. So where the steps
-    left are known before they are taken (a counting condition, `carry.Counted`), the steps go
-    in blocks of `BLOCK` with no predicate between them (`_blocks`) and only the rest one by
-    one. Every step of a block is one the step-by-step loop would take, in the same order, so
-    nothing changes but the syncs. On CPU and on a TPU, where the predicate is read where the
-    loop runs, the loop stays step by step (the blocks are not compiled there). On a TPU the
-    blocks cost: nested in the streamed loop's chunks they made a third loop level, and XLA
-    then kept the carry in the chip's main memory instead of its fast memory, fetching and
-    writing it back every step (an MLP step with 16 MB of weights: +25%, measured on a v5e;
-    docs/performance.md).
+    A loop reads its predicate at every step; on a GPU that is a copy to the host (a sync of
+    ~10 µs, more than a small step itself costs), on a TPU a few hundred ns of its scalar unit
+    (a scalar step's loop: 53 ms step by step, 15 ms in blocks, 10^5 steps on a v5e). So where
+    the steps left are known before they are taken (a counting condition, `carry.Counted`), the
+    steps go in blocks of `BLOCK` with no predicate between them (`_blocks`) and only the rest
+    one by one. Every step of a block is one the step-by-step loop would take, in the same
+    order, so nothing changes but the predicates. On CPU, where a predicate costs nothing, the
+    loop stays step by step; so does a TPU's streamed loop: there the blocks, nested in its
+    chunks, made a third loop level, and XLA then kept the carry in the chip's main memory
+    instead of its fast memory, fetching it and writing it back every step (an MLP step with
+    16 MB of weights: +25% on a v5e), while its rows, which a host call reads, are written to
+    main memory anyway, which the blocks do not save (docs/performance.md).
     """
     step = functools.partial(_step, loop, limit)
 
@@ -155,17 +157,17 @@ def run_until(loop: Loop, s: State, limit: jax.Array) -> State:
     def blocks(s: State) -> State:
         return _blocks(loop, counted, step, s, limit)
 
-    # Only the branch of the platform compiled for is lowered: CPU's and a TPU's programs
-    # hold no blocks.
-    s = lax.platform_dependent(
-        s, cpu=blocks if _CPU_BLOCKS else _identity, tpu=_identity, default=blocks
-    )
+    # Only the branch of the platform compiled for is lowered: CPU's program holds no blocks,
+    # nor does a TPU's streamed one. Each branch is traced: a TPU's own only where it differs
+    # (``body_fun`` would be traced once more).
+    tpu = {"tpu": _identity} if streamed else {}
+    s = lax.platform_dependent(s, cpu=blocks if _CPU_BLOCKS else _identity, default=blocks, **tpu)
     return one_by_one(s)
 
 
-#: Whether CPU runs the blocks too (the tests check a GPU's path on CPU with it).
+#: Whether CPU runs the blocks too (the tests check the accelerators' path on CPU with it).
 _CPU_BLOCKS = False
-#: Steps per block of a counting loop on a GPU (see `run_until`). The host rounds an
+#: Steps per block of a counting loop on an accelerator (see `run_until`). The host rounds an
 #: adaptive flush interval to a multiple of it (`Layout.block`).
 BLOCK = 16
 

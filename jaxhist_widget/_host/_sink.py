@@ -1,7 +1,10 @@
 """`Sink`: the base every host-side receiver of streamed rows derives from.
 
 Host runtime. A sink is attached for the duration of a ``with`` block (or a `Sink.run` call);
-every `jaxhist_widget.while_loop` that *starts* while it is attached streams to it. The traced
+every `jaxhist_widget.while_loop` that *starts* while it is attached streams to it. Where a
+jitted call returns before its loop has run (a TPU, a GPU, several CPU devices), the block
+waits for the device as it ends, and as it starts (`_dispatched`): a loop called inside the
+block is the block's, wherever the device runs it. The traced
 program never holds a sink: it holds a run id, and the hub (`_hub.Hub`) maps the id to the
 sinks that were attached when that run started (so the jit cache cannot keep a stale sink).
 
@@ -17,12 +20,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from . import _log
-from ._dispatched import ready, wait_for_device
+from ._dispatched import wait_for, wait_for_device
 from ._hub import HUB
 from ._naming import call_name, check_name
 from ._run import Run
@@ -356,10 +358,11 @@ class Sink:
 
 def _block_until_ready(result: Any, poll: float = 0.01) -> None:
     """Wait for ``result`` and for the device work dispatched before it, so a runner returns
-    only when rows are in (see `_wait_for_device`)."""
+    only when rows are in (see `wait_for_device`); raise the error of a computation that
+    failed, as ``jax.block_until_ready`` would (on an accelerator the call returned before)."""
     import jax
 
     arrays = [x for x in jax.tree_util.tree_leaves(result) if isinstance(x, jax.Array)]
-    while not all(ready(x) for x in arrays):
-        time.sleep(poll)
+    wait_for(arrays, poll)
     wait_for_device(poll)
+    jax.block_until_ready([x for x in arrays if not x.is_deleted()])

@@ -24,7 +24,7 @@ from jaxhist_widget._wire import (
     itemsize_bits,  # jax.dtypes.itemsize_bits is not in jax 0.8.0
 )
 
-from ..helpers.backends import ON_TPU
+from ..helpers.backends import BACKEND, ON_TPU
 
 # Sweeps of dtypes, transforms and compiled programs: kept out of the quick subset.
 pytestmark = pytest.mark.slow
@@ -380,7 +380,17 @@ def test_tail_needs_an_int():
 # --------------------------------------------------- finding 14: chunks sized by bytes
 def test_auto_chunks_are_sized_by_bytes(payload_bytes):
     """Large rows flushed one at a time (slow steps) must not each carry a 16-row window."""
-    width = 1 << 16  # 256 KiB rows: the whole per-flush budget
+    # the byte budgets of the backend the loops are traced for (an accelerator's are larger)
+    w = jhw._wire
+    single, lanes = (
+        (w.ACCEL_CHUNK_BYTES, w.ACCEL_LANES_CHUNK_BYTES)
+        if BACKEND != "cpu"
+        else (
+            w.CHUNK_BYTES,
+            w.LANES_CHUNK_BYTES,
+        )
+    )
+    width = single // 4  # float32 rows of the whole per-flush budget
 
     def slow(x):
         time.sleep(0.06)  # slower than the ~50 ms auto target: one row per flush
@@ -408,7 +418,7 @@ def test_auto_chunks_are_sized_by_bytes(payload_bytes):
     # tiny rows are not capped at 1024 per window: a window fills the byte budget
     with jhw.Recorder() as rec:
         jhw.while_loop(lambda x: x < 1e9, lambda x: x + 1.0, 0.0, max_steps=100_000)
-    assert rec.runs[-1].layout.chunk == jhw._wire.CHUNK_BYTES // 4
+    assert rec.runs[-1].layout.chunk == single // 4
 
     # ... and vmap lanes share that budget: 64 lanes do not send 64 windows of it per call
     payload_bytes["receive_chunk"].clear()
@@ -417,7 +427,7 @@ def test_auto_chunks_are_sized_by_bytes(payload_bytes):
             lambda x: jhw.while_loop(lambda x: x < 5e3, lambda x: x + 1.0, x, max_steps=10**5)
         )(jnp.arange(64, dtype=jnp.float32))
     sizes = payload_bytes["receive_chunk"]
-    assert sizes and max(sizes) <= jhw._wire.LANES_CHUNK_BYTES + 4 * (3 + 4 * 64)
+    assert sizes and max(sizes) <= lanes + 4 * (3 + 4 * 64)
     np.testing.assert_array_equal(rec.history()[3], np.arange(3, 5001, dtype=np.float32))
 
 

@@ -247,6 +247,7 @@ def test_restart_decision_inside_jit():
 @pytest.mark.slow  # a fresh Python process
 def test_the_size_warning_is_shown_by_default():
     # Python's default filters hide ResourceWarning; this warning must reach the user.
+    import os
     import subprocess
     import sys
 
@@ -255,6 +256,10 @@ def test_the_size_warning_is_shown_by_default():
         "jax.eval_shape(lambda x: jhw.while_loop(lambda c: c.sum() > 0, lambda c: c, x,"
         " max_steps=999, warn_bytes=1000), jnp.ones(1000))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    # on the CPU: the parent may hold a TPU, which one program at a time can open
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env
+    )
     assert out.returncode == 0, out.stderr
     assert "HistorySizeWarning" in out.stderr and "warn_bytes" in out.stderr

@@ -27,17 +27,6 @@ from ..helpers.backends import cpu_only
 pytestmark = pytest.mark.slow
 
 DIM = 32
-
-
-@pytest.fixture(autouse=True)
-def exact_products():
-    """Every matrix product at full float32 precision: a TPU's default makes a product of
-    bfloat16 passes, whose rounding differs between the eager reference (`lax_rows`) and the
-    compiled loop (their values agreed to ~1e-3 only)."""
-    with jax.default_matmul_precision("highest"):
-        yield
-
-
 A = jax.random.normal(jax.random.key(3), (DIM, DIM), jnp.float32) * 0.6 / np.sqrt(DIM)
 
 

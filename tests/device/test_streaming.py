@@ -366,3 +366,34 @@ def test_a_run_with_no_step_is_closed_by_its_only_flush(count_calls, lanes):
     run = rec.runs[-1]
     assert run.status == "converged" and run not in HUB.live_runs()
     np.testing.assert_array_equal(rec.history(), hist.to_numpy())  # row 0 arrived
+
+
+# ------------------------------------------------------------ a loop's pace, remembered
+def test_a_loop_run_again_with_more_lanes_keeps_every_row(monkeypatch):
+    # On an accelerator a loop run again starts at the pace its last run ended with (one or
+    # two calls for a short loop, not a ramp from one row). A vmapped loop's window shrinks
+    # with its lanes while its Layout stays the same: the first interval remembered from a run
+    # of 2 lanes (a window of 3001 rows) asked a run of 64 lanes (128 rows a window) for more
+    # rows than its window carries, and the host lost them ("rows from 2000, not 0" on a TPU).
+    from jaxhist_widget._device import devices
+
+    monkeypatch.setattr(devices, "accelerated", lambda: True)  # an accelerator's budgets, pace
+
+    def loop(x):
+        return jhw.while_loop(
+            lambda c: c[0] < 3000,
+            lambda c: (c[0] + 1, c[1] * 0.999),
+            (jnp.int32(0), x),
+            max_steps=3000,
+            record=lambda c: c[1] * jnp.ones(256),  # 1 KiB a row
+        )
+
+    few, many = jax.jit(jax.vmap(loop)), jax.jit(jax.vmap(loop))
+    with jhw.Recorder() as rec:
+        for _ in range(3):  # the pace settles on long intervals, and is remembered
+            few(jnp.ones(2))
+        _, hist = many(jnp.linspace(0.5, 1.0, 64))
+    run = rec.runs[-1]
+    assert run.layout.accelerated and run.layout.window(64) == 128
+    assert run.status == "converged" and run.counts == [3001] * 64
+    np.testing.assert_array_equal(np.stack(rec.history()), np.stack(hist.to_numpy()))

@@ -19,3 +19,8 @@ cpu_only = pytest.mark.skipif(BACKEND != "cpu", reason="checks the CPU's compile
 accelerator_only = pytest.mark.skipif(
     BACKEND == "cpu", reason="checks an accelerator's compiled program (scripts/accelerator.sh)"
 )
+
+#: A test of a fact of a TPU's compiled program.
+tpu_only = pytest.mark.skipif(
+    BACKEND != "tpu", reason="checks a TPU's compiled program (scripts/accelerator.sh)"
+)

@@ -190,7 +190,9 @@ def test_a_run_that_raises_ends_as_failed_and_frees_the_interrupt():
 def test_liveplot_shows_a_failed_run_as_an_error():
     live = jhw.LivePlot()
     with pytest.raises(Exception, match="host step failed"), live:
-        failing_solve()(jnp.float32(0))
+        # waited for: where dispatch is asynchronous (a TPU) a computation's error is raised
+        # where its result is used, as JAX does it
+        jax.block_until_ready(failing_solve()(jnp.float32(0)))
     assert live.panel.status == "error"
     assert "failed" in live.panel.error
     assert live.panel.step >= 2  # the rows that arrived are still shown
