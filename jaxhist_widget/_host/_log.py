@@ -15,8 +15,9 @@ itself waits only when the worker is `_worker.MAX_PENDING` batches behind.
 
 Runs and blocks: the rows of the calls made while the same sinks are attached form one run.
 It ends when a block of one of its sinks ends (``with sink:``, ``sink.run(...)``, a
-``%%jaxhist`` or auto-mode cell: `end_block`), as ``converged`` (shown as finished),
-``stopped`` or ``failed`` (the block ended with an exception). A stop (a sink's ``stop()``,
+``%%jaxhist`` or auto-mode cell: `end_block`), as ``converged`` (shown as finished; also a
+generator logging inside the block that its consumer closed, e.g. by ``break``), ``stopped`` or
+``failed`` (the block ended with an exception). A stop (a sink's ``stop()``,
 its Stop button, the first ■ / Ctrl-C) makes the next `log` call send every row logged so far,
 end the run as ``stopped`` and raise `Stopped`, which the block catches (`Sink.__exit__`). A
 stop a sink asks for as it sees rows (in ``on_rows``, on the worker thread) ends the run on the
@@ -117,8 +118,10 @@ def log(*, step: int | None = None, **values: Any) -> None:
 
     Notes
     -----
-    The run ends when the block ends (``finished``; ``failed`` if it ends with an exception),
-    or when another sink's block begins or ends around the calls (each block its own run).
+    The run ends when the block ends (``finished``; ``failed`` if it ends with an exception;
+    a generator that logs inside the block and that its consumer closes, by ``break`` or
+    ``close()``, finishes), or when another sink's block begins or ends around the calls (each
+    block its own run).
 
     Examples
     --------
@@ -163,8 +166,8 @@ def log(*, step: int | None = None, **values: Any) -> None:
 
 def end_block(sink: Any, error: BaseException | None) -> None:
     """A block of ``sink`` ends (``error``: the exception it ends with): end the run of its
-    calls with every row logged, as ``converged``, ``stopped`` (a stop, an interrupt) or
-    ``failed`` (another exception). Never raises."""
+    calls with every row logged, as ``converged`` (also a generator closed by its consumer),
+    ``stopped`` (a stop, an interrupt) or ``failed`` (another exception). Never raises."""
     with _STATE.lock:
         run = _STATE.open
         if _STATE.stopped is not None and sink in _STATE.stopped:
@@ -175,7 +178,10 @@ def end_block(sink: Any, error: BaseException | None) -> None:
         if stopped or any(_stop_requested(s) for s in run.sinks):
             status = _STOPPED
         else:
-            status = _CONVERGED if error is None else _FAILED
+            # A generator whose consumer stopped taking from it (``break``, ``close()``, its
+            # last reference dropped) ends with GeneratorExit at its ``yield``: nothing failed.
+            fine = error is None or isinstance(error, GeneratorExit)
+            status = _CONVERGED if fine else _FAILED
         try:
             _finish(run, status)
         except Exception as e:  # the block's own exception, if any, is the one to see

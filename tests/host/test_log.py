@@ -243,3 +243,23 @@ def test_a_press_the_worker_sees_first_still_keeps_every_row():
         raise AssertionError("jhw.log did not raise Stopped")
     assert rec.runs[-1].status == "stopped"
     assert rec.history()["v"].tolist() == [float(slow), 1.0, 2.0]
+
+
+def test_a_generator_its_consumer_closes_files_its_run_as_finished():
+    rec = jhw.Recorder()
+
+    def batches():
+        with rec:
+            for i in range(100):
+                jhw.log(i=i)
+                yield i
+
+    for i in batches():
+        if i == 5:
+            break  # the generator is closed here (GeneratorExit at its yield)
+    run = rec.runs[-1]
+    assert run.status == "converged" and rec.history()["i"].tolist() == list(range(6))
+    gen = batches()
+    next(gen)
+    gen.close()
+    assert rec.runs[-1].status == "converged"
