@@ -183,7 +183,7 @@ def log(*, step: int | None = None, **values: Any) -> None:
             _finish(run, _STOPPED)
             _STATE.stopped = sinks
             raise Stopped("the run was stopped; the rows logged so far are kept")
-        if run.batch.full:
+        if run.batch.n >= run.batch.capacity:
             batch, run.batch = run.batch, Batch(run.leaves, run.interval)
             HUB.worker.submit(run, _deliver, run, batch)
 
@@ -199,7 +199,7 @@ def end_block(sink: Any, error: BaseException | None) -> None:
         if run is None or sink not in run.sinks:
             return
         stopped = isinstance(error, (Stopped, KeyboardInterrupt))
-        if stopped or any(_stop_requested(s) for s in run.sinks):
+        if stopped or _stop_asked(run.sinks):
             status = _STOPPED
         else:
             # A generator whose consumer stopped taking from it (``break``, ``close()``, its
@@ -286,13 +286,11 @@ def _on_wire(leaf: np.ndarray) -> np.ndarray:
 
 
 def _stop_asked(sinks: tuple) -> bool:
-    """Whether a sink of the run asks for a stop."""
-    return any(_stop_requested(sink) for sink in sinks)
-
-
-def _stop_requested(sink: Any) -> bool:
-    try:
-        return bool(sink.stop_requested)
-    except Exception as e:  # a sink's failure never breaks the loop
-        report(e, f"{type(sink).__name__}.stop_requested", once=(id(sink), "stop_requested"))
-        return False
+    """Whether a sink of the run asks for a stop (asked at every call: kept to one loop)."""
+    for sink in sinks:
+        try:
+            if sink.stop_requested:
+                return True
+        except Exception as e:  # a sink's failure never breaks the loop
+            report(e, f"{type(sink).__name__}.stop_requested", once=(id(sink), "stop_requested"))
+    return False

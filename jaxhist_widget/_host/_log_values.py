@@ -174,6 +174,8 @@ class Leaves:
         )
         self.given = frozenset(values)  # the names each call gives (``step`` aside)
         self.step_index = self.names.index(STEP) if step is not None else None
+        #: (index, leaf) of the leaves the calls give (``step`` aside).
+        self.valued = tuple((i, x) for i, x in enumerate(self.leaves) if i != self.step_index)
         self.row_nbytes = sum(math.prod(leaf.shape) * leaf.dtype.itemsize for leaf in self.leaves)
 
     def check_names(self, values: dict[str, Any]) -> None:
@@ -239,22 +241,16 @@ class Batch:
         self.copies: list[tuple[int, int, jax.Array]] = []  # (row, leaf, device copy)
         self.n = 0
 
-    @property
-    def full(self) -> bool:
-        return self.n >= self.capacity
-
     def add(self, leaves: Leaves, values: dict[str, Any], step: int) -> None:
         """Add a call's row (``step``: its step, if the run keeps one). Raises, adding nothing,
         for a call that does not fit the run (other names, shapes, or a value it would
         change)."""
         if values.keys() != leaves.given:
             leaves.check_names(values)
-        k = self.n
+        k, cols = self.n, self.cols
         copies = None
-        for i, (leaf, col) in enumerate(zip(leaves.leaves, self.cols, strict=True)):
-            if i == leaves.step_index:
-                col[k] = step
-                continue
+        for i, leaf in leaves.valued:
+            col = cols[i]
             x = values[leaf.name]
             t = type(x)
             if t is float and leaf.scalar and leaf.kind >= _FLOAT:  # the most common value
@@ -278,6 +274,8 @@ class Batch:
                         f"jhw.log: {leaf.name} = {x} does not fit {leaf.dtype}, its dtype on "
                         "this run's first call; log one dtype per name."
                     ) from e
+        if leaves.step_index is not None:
+            cols[leaves.step_index][k] = step
         if copies is not None:
             self.copies += copies
         self.n = k + 1
