@@ -23,7 +23,7 @@ from . import _store_file as files
 from . import _store_legacy as legacy
 from . import _store_schema as schema
 from ._run import Run
-from ._store_liveness import writer_gone
+from ._store_liveness import file_ident, writer_gone
 
 __all__ = ["INTERRUPTED", "StoredRun", "load_runs", "table", "tree_from_json", "tree_to_json"]
 
@@ -62,7 +62,15 @@ class StoredRun(Run):
     ``started_at`` to ``ended_at`` (a run's resolution, not a chunk's).
     """
 
-    def __init__(self, db_id: int, layout: Layout, line: sqlite3.Row) -> None:
+    def __init__(
+        self,
+        db_id: int,
+        layout: Layout,
+        line: sqlite3.Row,
+        file: tuple[int, int] | None = None,
+    ) -> None:
+        # ``file``: the (device, inode) of the store read, to ask whether this process is
+        # still filing the run (`_store_liveness.filing_here`).
         super().__init__(db_id, layout)
         keys = line.keys()
         exact = line["name_json"] if "name_json" in keys else None
@@ -73,7 +81,7 @@ class StoredRun(Run):
         self.ended_at: str | None = line["ended"]
         self.incomplete: str | None = line["incomplete"] if "incomplete" in keys else None
         self._stored_status: str = line["status"]
-        if (self._stored_status == "running" and _writer_gone(line)) or self.incomplete:
+        if (self._stored_status == "running" and _writer_gone(line, file)) or self.incomplete:
             self._stored_status = INTERRUPTED
         # Run measures time on the perf_counter clock: keep the stored duration.
         elapsed = line["elapsed"]
@@ -143,6 +151,7 @@ def load_runs(path: str | os.PathLike[str]) -> list[StoredRun]:
     from ._store import flush_stores  # the writer's module imports this one
 
     flush_stores(path)
+    ident = file_ident(path)  # before the read: a run this process files is known by it
     version, conn, folder = files.open_reader(path)
     if conn is None:
         return []
@@ -151,7 +160,7 @@ def load_runs(path: str | os.PathLike[str]) -> list[StoredRun]:
         conn.execute("BEGIN")  # one snapshot: a writer going on meanwhile is not half seen
         try:
             lines = conn.execute("SELECT * FROM runs ORDER BY id").fetchall()
-            return [_load(conn, line, version) for line in lines]
+            return [_load(conn, line, version, ident) for line in lines]
         finally:
             conn.execute("COMMIT")
     finally:
@@ -178,9 +187,11 @@ def layout_of(line: sqlite3.Row) -> Layout:
     )
 
 
-def _load(conn: sqlite3.Connection, line: sqlite3.Row, version: int) -> StoredRun:
+def _load(
+    conn: sqlite3.Connection, line: sqlite3.Row, version: int, ident: tuple[int, int] | None
+) -> StoredRun:
     layout = layout_of(line)
-    run = StoredRun(int(line["id"]), layout, line)
+    run = StoredRun(int(line["id"]), layout, line, ident)
     run._ensure_lanes(line["lanes"])
     lanes = len(run.counts)
     if version in schema.LEGACY:
@@ -208,9 +219,9 @@ def _epoch(iso: str | None) -> float | None:
     return when.timestamp()
 
 
-def _writer_gone(line: sqlite3.Row) -> bool:
-    """Whether the writer of this ``running`` line died (see `writer_gone`); a version 0 file
-    has no ``writer`` / ``heartbeat`` columns."""
+def _writer_gone(line: sqlite3.Row, ident: tuple[int, int] | None) -> bool:
+    """Whether the writer of this ``running`` line of the file ``ident`` died (see
+    `writer_gone`); a version 0 file has no ``writer`` / ``heartbeat`` columns."""
     keys = line.keys()
 
     def get(key: str) -> Any:
@@ -218,7 +229,12 @@ def _writer_gone(line: sqlite3.Row) -> bool:
 
     pid = get("pid")
     return writer_gone(
-        get("host"), int(pid) if pid is not None else None, get("writer"), get("heartbeat")
+        get("host"),
+        int(pid) if pid is not None else None,
+        get("writer"),
+        get("heartbeat"),
+        ident,
+        int(line["id"]),
     )
 
 
