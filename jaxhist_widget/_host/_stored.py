@@ -55,7 +55,9 @@ class StoredRun(Run):
         filing was given up may read ``interrupted`` with lanes ``converged``).
     incomplete
         Why the file lacks rows of this run when its writer gave up filing it (the disk was
-        full, say), else None.
+        full, say), or holds none that can be read (leaves an older ``jhw.log`` filed as Python
+        objects: the run is listed without rows, the file's other runs read as ever), else
+        None.
 
     The file keeps no chunk arrivals (the store's format stays as it is, and its blocks are
     filed in batches, not per chunk): `arrivals` and `times` spread the rows evenly from
@@ -194,6 +196,21 @@ def _load(
     run = StoredRun(int(line["id"]), layout, line, ident)
     run._ensure_lanes(line["lanes"])
     lanes = len(run.counts)
+    objects = [n for n, d in zip(layout.names, layout.dtypes, strict=True) if d == "object"]
+    if objects:
+        # Filed by a jhw.log that took a dict or None (before it refused them): what was
+        # filed are a process's pointers, not values. The run is listed without rows and the
+        # other runs of the file are read as ever.
+        run.incomplete = (
+            f"its leaves {objects} were filed as Python objects (pointers, not values) by an "
+            "older jhw.log, so its rows cannot be read"
+        )
+        run._stored_status = INTERRUPTED
+        specs = zip(layout.shapes, layout.dtypes, strict=True)
+        empty = [np.zeros((lanes, 0, *shape), dtype) for shape, dtype in specs]
+        run._install(empty, np.zeros(lanes, np.int64))
+        run.statuses = [INTERRUPTED] * lanes
+        return run
     if version in schema.LEGACY:
         arrays, counts = legacy.read(conn, line, layout, lanes)
     else:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sqlite3
 import threading
 import time
 import warnings
@@ -328,6 +329,22 @@ def test_a_value_that_is_not_numbers_is_refused_and_a_store_stays_readable(tmp_p
         jhw.log(loss=value)
     runs = jhw.load_runs(path)
     assert [r.history()["loss"].tolist() for r in runs] == [[1.0], [1.0]]
+
+
+def test_a_run_an_older_log_filed_as_objects_does_not_hide_the_others(tmp_path):
+    # What the jhw.log before the fix above filed for jhw.log(metrics={...}): a leaf of dtype
+    # object whose blocks hold pointers (8 bytes a value, as float64's).
+    path = tmp_path / "runs.db"
+    for v in (1.0, 2.0, 3.0):
+        with jhw.Store(path):
+            jhw.log(metrics=v)
+    with sqlite3.connect(path) as conn:
+        conn.execute("""UPDATE runs SET dtypes='["object"]' WHERE id=2""")
+    first, second, third = jhw.load_runs(path)
+    assert first.history()["metrics"].tolist() == [1.0]
+    assert third.history()["metrics"].tolist() == [3.0]
+    assert second.status == "interrupted" and second.counts == [0]
+    assert "Python objects" in second.incomplete
 
 
 def test_a_generator_its_consumer_closes_files_its_run_as_finished():
