@@ -149,8 +149,7 @@ class Store(Sink):
         if warn and unless_locked and locked:
             self._warn_locked()
         elif warn:
-            with self._state:
-                rows = sum(sum(f.run.counts) - f.rows_filed() for f in self._filings.values())
+            rows = self._rows_waiting()
             why = "another program holds its lock" if locked else "a slow disk?"
             self._warn(
                 f"{rows:,} rows are not filed into {str(self.path)!r} after {timeout:g} s "
@@ -309,13 +308,20 @@ class Store(Sink):
         elif now - self._locked_since > LOCK_WARN_S:
             self._warn_locked()
 
+    def _rows_waiting(self) -> int:
+        """Rows received and not filed yet (the runs' counts read with the state lock let go:
+        it is a leaf lock, and a run's lock is not)."""
+        with self._state:
+            filings = list(self._filings.values())
+        return sum(sum(f.run.counts) - f.rows_filed() for f in filings)
+
     def _warn_locked(self) -> None:
         """Say, once per time the file is locked, that its rows wait in memory."""
         with self._state:
             if "locked" in self._warned:
                 return
             self._warned.add("locked")
-            waiting = sum(sum(f.run.counts) - f.rows_filed() for f in self._filings.values())
+        waiting = self._rows_waiting()
         self._warn(
             f"another program holds the write lock of {str(self.path)!r} (an open "
             "transaction: an sqlite3 shell inside BEGIN, a database browser), so "

@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime
 import os
 import socket
-import threading
 import weakref
 from typing import Protocol
 
@@ -55,9 +54,12 @@ class _Filing(Protocol):
         """Whether the store is still filing the run (its end not filed, not given up)."""
 
 
-#: (file's device, inode, run id) -> the filing of this process at it; gone with the filing.
-_FILINGS: weakref.WeakValueDictionary[tuple[int, int, int], _Filing] = weakref.WeakValueDictionary()
-_FILINGS_LOCK = threading.Lock()  # a leaf lock: nothing else is taken while it is held
+#: (file's device, inode, run id) -> the filing of this process at it (a weak reference: a
+#: store that is gone files nothing). No lock: one dict operation at a time is atomic, and the
+#: writer notes a run while it holds its connection's lock, a leaf (see `_hub`'s lock order).
+_FILINGS: dict[tuple[int, int, int], weakref.ref[_Filing]] = {}
+#: Notes kept at most before the ones whose filing is gone are dropped.
+_MAX_FILINGS = 4096
 
 
 def file_ident(path: str | os.PathLike[str]) -> tuple[int, int] | None:
@@ -71,16 +73,17 @@ def file_ident(path: str | os.PathLike[str]) -> tuple[int, int] | None:
 
 def note_filing(ident: tuple[int, int], run_id: int, filing: _Filing) -> None:
     """This process files run ``run_id`` of the file ``ident`` (while ``filing.filing``)."""
-    with _FILINGS_LOCK:
-        _FILINGS[(*ident, run_id)] = filing
+    if len(_FILINGS) >= _MAX_FILINGS:
+        for key, ref in list(_FILINGS.items()):  # a copy: other threads may note meanwhile
+            if ref() is None:
+                _FILINGS.pop(key, None)
+    _FILINGS[(*ident, run_id)] = weakref.ref(filing)
 
 
 def filing_here(ident: tuple[int, int] | None, run_id: int) -> bool:
     """Whether a `Store` of this process is filing run ``run_id`` of the file ``ident``."""
-    if ident is None:
-        return False
-    with _FILINGS_LOCK:
-        filing = _FILINGS.get((*ident, run_id))
+    ref = _FILINGS.get((*ident, run_id)) if ident is not None else None
+    filing = ref() if ref is not None else None
     return filing is not None and filing.filing
 
 
