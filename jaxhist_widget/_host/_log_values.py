@@ -5,8 +5,9 @@ Host runtime. A row must hold each value as it was at its call, whatever the cal
 
 - a numpy array is copied into the batch's column at once (an accumulator updated in place
   afterwards keeps its old value in the row);
-- a jax.Array that is computed already and lives in host memory (the CPU backend; a small step
-  is done by the time it returns) is copied into the column at once: a memcpy;
+- a small jax.Array (up to `HOST_COPY_BYTES`) that is computed already and lives in host
+  memory (the CPU backend; a small step is done by the time it returns) is copied into the
+  column at once: a memcpy;
 - any other jax.Array (its step still running, or its memory on an accelerator) is copied on
   its device by one small jitted copy, dispatched after the step that makes it and before any
   later one. A later step that donates the value (``donate_argnums``, the Flax/optax idiom)
@@ -44,6 +45,9 @@ STEP = "step"
 #: A batch's columns hold at most about this many bytes of rows (and at least one row): rows
 #: of large arrays go to the worker in smaller batches rather than in one huge allocation.
 BATCH_BYTES = 8 << 20
+#: A computed CPU array of up to this many bytes is copied in the call (a memcpy, cheaper than
+#: a dispatch); a larger one is copied by XLA's threads (one jitted copy), not the loop's.
+HOST_COPY_BYTES = 1 << 16
 
 # The kinds of numbers, narrowest first: a value may go into a leaf of its kind or a wider one.
 _BOOL, _INT, _FLOAT, _COMPLEX = range(4)
@@ -95,7 +99,8 @@ class _Leaf:
         kind = _kind(dtype)
         assert kind is not None  # `Leaves` refuses what is not a number first
         self.kind = kind
-        self.host = host  # its arrays live in host memory: computed ones are copied at the call
+        # Its arrays live in host memory and are small: computed ones are copied in the call.
+        self.host = host and math.prod(shape) * dtype.itemsize <= HOST_COPY_BYTES
         self.taken: dict[np.dtype, bool] = {dtype: True}  # the dtypes this leaf takes, as seen
 
     def check_dtype(self, dtype: np.dtype) -> None:

@@ -263,10 +263,12 @@ def donating_steps():
     }
 
 
-@pytest.mark.parametrize("kind", ["slow", "quick"])
-def test_a_value_the_next_step_donates_is_logged_as_it_was(kind):
+@pytest.mark.parametrize(("kind", "size"), [("slow", 3), ("quick", 3), ("quick", 20_000)])
+def test_a_value_the_next_step_donates_is_logged_as_it_was(kind, size):
+    # slow: not computed when logged (a device copy); quick: computed (copied in the call,
+    # or, past HOST_COPY_BYTES, by a device copy too)
     step = donating_steps()[kind]
-    w = jnp.ones(3)
+    w = jnp.ones(size)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with jhw.Recorder() as rec:
@@ -276,7 +278,8 @@ def test_a_value_the_next_step_donates_is_logged_as_it_was(kind):
     assert not [str(c.message) for c in caught if "jaxhist_widget" in str(c.message)]
     (run,) = rec.runs
     assert run.status == "converged" and run.counts == [20]
-    np.testing.assert_array_equal(rec.history()["w"], 0.5 ** np.arange(20)[:, None] * np.ones(3))
+    expected = 0.5 ** np.arange(20)[:, None] * np.ones(w.shape)
+    np.testing.assert_array_equal(rec.history()["w"], expected)
 
 
 def test_an_array_updated_in_place_is_logged_at_its_value_then():
