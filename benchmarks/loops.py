@@ -20,6 +20,10 @@ CPU time (all threads of the process), which the load of other processes moves f
 (c) ``jhw.log``: a Python ``for`` loop over a jitted step of ~1 ms, bare (baseline), with
     ``jhw.log(loss=loss)`` and a ``Recorder``, and, for comparison, with ``float(loss)`` each
     step (what a loop that prints or keeps its losses usually does).
+(d) ``jhw.log`` per call on a small step (an 8-wide update, ~10 µs on a CPU): what each call
+    adds to the loop, in µs, against the bare loop measured in the same rounds: wall-clock (the
+    caller's own Python and any contention with the worker thread that delivers the rows) and
+    the caller thread's CPU time. Target: <= 10 µs a call with a ``Recorder``.
 """
 
 from __future__ import annotations
@@ -320,16 +324,119 @@ def bench_log(steps: int, n: int, depth: int, repeat: int) -> None:
     )
 
 
+# ------------------------------------------------------------------ (d) jhw.log per call
+def bench_log_per_call(steps: int, repeat: int) -> None:
+    @jax.jit
+    def small_step(w):
+        return w * 0.99 + 0.01, jnp.sum(w**2)
+
+    w0 = jnp.ones(8)
+
+    def bare():
+        w = w0
+        for _ in range(steps):
+            w, _ = small_step(w)
+        return w
+
+    def logged():
+        w = w0
+        for _ in range(steps):
+            w, loss = small_step(w)
+            jhw.log(loss=loss)
+        return w
+
+    def logged_both():
+        w = w0
+        for _ in range(steps):
+            w, loss = small_step(w)
+            jhw.log(loss=loss, w=w)
+        return w
+
+    def floats():
+        w, kept = w0, []
+        for _ in range(steps):
+            w, loss = small_step(w)
+            kept.append(float(loss))
+        return w
+
+    rec = jhw.Recorder()
+    cases = {
+        "bare Python loop": (bare, None),
+        "jhw.log(loss=loss) + Recorder": (logged, rec),
+        "jhw.log(loss=loss, w=w) + Recorder": (logged_both, rec),
+        "float(loss) each step": (floats, None),
+    }
+    wall: dict[str, list[float]] = {k: [] for k in cases}
+    cpu: dict[str, list[float]] = {k: [] for k in cases}
+    for r in range(repeat + 1):  # round 0 compiles
+        for name, (fn, sink) in cases.items():
+            with sink if sink is not None else _nothing():
+                t, c = time.perf_counter(), time.thread_time()
+                jax.block_until_ready(fn())
+                t, c = time.perf_counter() - t, time.thread_time() - c
+            if r:
+                wall[name].append(t / steps * 1e6)
+                cpu[name].append(c / steps * 1e6)
+    assert all(run.counts == [steps] for run in rec.runs), "a row went missing"
+    base_wall, base_cpu = wall["bare Python loop"], cpu["bare Python loop"]
+    head = ("variant", "µs / step", "added µs / call", "spread", "caller CPU µs / call", "ratio")
+    rows = []
+    for name in cases:
+        added = [a - b for a, b in zip(wall[name], base_wall, strict=True)]
+        added_cpu = [a - b for a, b in zip(cpu[name], base_cpu, strict=True)]
+        ratio = [a / b for a, b in zip(wall[name], base_wall, strict=True)]
+        rows.append(
+            (
+                name,
+                f"{statistics.median(wall[name]):.2f}",
+                f"{statistics.median(added):.2f}",
+                f"{min(added):.2f} to {max(added):.2f}",
+                f"{statistics.median(added_cpu):.2f}",
+                f"{statistics.median(ratio):.2f}x",
+            )
+        )
+    _markdown(
+        f"(d) jhw.log per call on a small step (8-wide update), {steps} steps, {repeat} rounds",
+        head,
+        rows,
+    )
+    added = statistics.median(
+        a - b for a, b in zip(wall["jhw.log(loss=loss) + Recorder"], base_wall, strict=True)
+    )
+    print(f"\njhw.log + Recorder: {added:.2f} µs a call on the caller's thread (target <= 10 µs)")
+
+
+class _nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _markdown(title: str, head: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+
+    def line(r):
+        return "| " + " | ".join(str(c).rjust(w) for c, w in zip(r, widths, strict=True)) + " |"
+
+    print(f"\n{title}")
+    print(line(head))
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows:
+        print(line(r))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes: check that it runs")
     parser.add_argument("--repeat", type=int, default=None, help="rounds per problem")
-    parser.add_argument("--part", choices=("a", "b", "c"), action="append", help="only these")
+    parser.add_argument("--part", choices=("a", "b", "c", "d"), action="append", help="only these")
     args = parser.parse_args()
     quick = args.quick
     repeat = args.repeat or (1 if quick else 9)
     print(f"jax {jax.__version__}, {jax.devices()[0].platform}, {repeat} rounds")
-    parts = args.part or ["a", "b", "c"]
+    parts = args.part or ["a", "b", "c", "d"]
     if "a" in parts:
         if quick:
             bench_scan(steps=20, width=16, batch=8, repeat=repeat)
@@ -342,6 +449,8 @@ def main() -> None:
             bench_log(steps=20, n=16, depth=2, repeat=repeat)
         else:
             bench_log(steps=1000, n=512, depth=24, repeat=repeat)
+    if "d" in parts:
+        bench_log_per_call(steps=500 if quick else 20_000, repeat=repeat)
     print("\nratios are against the first row of each table, measured in the same run")
 
 

@@ -307,11 +307,12 @@ class JaxHistMagics(Magics):
 
     def _file_cell_runs(self) -> None:
         """Wait until the cell's runs are in its ``--store`` (as leaving ``with store:`` does):
-        when the cell ends, its rows are on disk."""
+        when the cell ends, its rows are on disk, unless another program holds the file's lock
+        (then they are filed when it lets go, and the store says so)."""
         store, self._cell_store = self._cell_store, None
         stores = [store, (self._auto_options or {}).get("store")]
         for s in {id(s): s for s in stores if isinstance(s, Store)}.values():
-            s.flush(s.exit_wait, warn=True)
+            s.flush(s.exit_wait, warn=True, unless_locked=True)
 
     def _end_cell_sink(self, result: Any) -> None:
         sink, self._cell_sink = self._cell_sink, None

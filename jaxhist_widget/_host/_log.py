@@ -8,15 +8,18 @@ stop answers therefore behave exactly as for a `while_loop`.
 
 Keeping the loop asynchronous: JAX returns a jitted step's outputs before the device has
 computed them, and ``float(loss)`` each step would make the loop wait for every step. `log`
-keeps the arrays as they are and hands them, about as often as the hub asks for rows (~20 times
-a second), to the package's worker thread, which fetches a batch at once (one
-``jax.device_get``, waiting there for the device, not in the loop) and delivers it. The loop
-itself waits only when the worker is `_worker.MAX_PENDING` batches behind.
+keeps each call's values as they are at the call without waiting for them (`_log_values`: a
+copy in a batch's columns, or on the device) and hands the batch, about as often as the hub
+asks for rows (~20 times a second), to the package's worker thread, which fetches what is still
+on the device at once (one ``jax.device_get``, waiting there for the device, not in the loop)
+and delivers it. The loop itself waits only when the worker is `_worker.MAX_PENDING` batches
+behind.
 
 Runs and blocks: the rows of the calls made while the same sinks are attached form one run.
 It ends when a block of one of its sinks ends (``with sink:``, ``sink.run(...)``, a
-``%%jaxhist`` or auto-mode cell: `end_block`), as ``converged`` (shown as finished),
-``stopped`` or ``failed`` (the block ended with an exception). A stop (a sink's ``stop()``,
+``%%jaxhist`` or auto-mode cell: `end_block`), as ``converged`` (shown as finished; also a
+generator logging inside the block that its consumer closed, e.g. by ``break``), ``stopped`` or
+``failed`` (the block ended with an exception). A stop (a sink's ``stop()``,
 its Stop button, the first ■ / Ctrl-C) makes the next `log` call send every row logged so far,
 end the run as ``stopped`` and raise `Stopped`, which the block catches (`Sink.__exit__`). A
 stop a sink asks for as it sees rows (in ``on_rows``, on the worker thread) ends the run on the
@@ -34,8 +37,9 @@ import jax
 import numpy as np
 
 from .. import _wire
-from .._wire import NEVER, Layout, np_dtype
+from .._wire import NEVER, Layout
 from ._hub import HUB
+from ._log_values import Batch, Leaves
 from ._report import report
 from ._run import STATUSES
 
@@ -43,8 +47,6 @@ __all__ = ["Stopped", "end_block", "log"]
 
 #: Rows one chunk carries at most (the run's `Layout.chunk`).
 CHUNK_ROWS = 4096
-#: The name of the leaf ``step=`` fills.
-STEP = "step"
 
 _CONVERGED, _STOPPED, _FAILED = (STATUSES.index(s) for s in ("converged", "stopped", "failed"))
 
@@ -65,12 +67,15 @@ class Stopped(Exception):
 class _Open:
     """The run the calls of the current block stream to."""
 
-    def __init__(self, sinks: tuple, layout: Layout, run_id: int, interval: int) -> None:
+    def __init__(
+        self, sinks: tuple, leaves: Leaves, layout: Layout, run_id: int, interval: int
+    ) -> None:
         self.sinks = sinks
+        self.leaves = leaves
         self.layout = layout
         self.run_id = run_id
-        self.interval = interval
-        self.pending: list[tuple] = []  # rows not handed to the worker yet
+        self.interval = interval  # rows per chunk the hub asks for (set from its answers)
+        self.batch = Batch(leaves, interval)  # rows not handed to the worker yet
         self.sent = 0  # rows the hub received
         self.host_stop = False  # the hub answered stop (a sink, ■, Ctrl-C)
         self.step = -1  # the last step= given (or counted)
@@ -100,9 +105,14 @@ def log(*, step: int | None = None, **values: Any) -> None:
     ----------
     **values
         The row: each value a ``jax.Array`` (as a jitted step returns it), a numpy array or a
-        number, the same names and shapes every call. Arrays are not waited for: the
-        package's worker thread fetches them in batches, waiting for the device in the loop's
-        stead, so the loop keeps JAX's asynchronous dispatch (no ``float(loss)`` a step).
+        number, the same names and shapes every call, and each name one kind of number: the
+        first call's dtype is the run's, and a later value of a wider kind (a float where the
+        first was an int, a number where it was a bool) is refused rather than cast. Each value
+        is kept as it is at the call: a numpy array updated in place afterwards, or a
+        ``jax.Array`` that a later step donates (``donate_argnums``), is logged at its value
+        then. Arrays are not waited for: the package's worker thread fetches them in batches,
+        waiting for the device in the loop's stead, so the loop keeps JAX's asynchronous
+        dispatch (no ``float(loss)`` a step).
     step
         Your step number for the row, kept as a leaf ``step`` (a plot leaves it out while its
         values are the rows' 0, 1, 2, ..., which its step axis counts, and draws other steps as
@@ -110,6 +120,12 @@ def log(*, step: int | None = None, **values: Any) -> None:
 
     Raises
     ------
+    TypeError
+        For a value that is not numbers (a dict: ``jhw.log(**metrics)``; None; a str), names
+        other than the first call's, or a value of a wider kind than the first call's (see
+        ``values``); the message says what to log instead. Nothing of that call is kept.
+    ValueError
+        For a shape other than the first call's, or an int its integer dtype cannot hold.
     Stopped
         Once the run was stopped: a sink's ``stop()``, the plot's Stop button, ■ / Ctrl-C (the
         first press). Every row logged so far is kept and the run reads ``stopped``; the
@@ -117,8 +133,10 @@ def log(*, step: int | None = None, **values: Any) -> None:
 
     Notes
     -----
-    The run ends when the block ends (``finished``; ``failed`` if it ends with an exception),
-    or when another sink's block begins or ends around the calls (each block its own run).
+    The run ends when the block ends (``finished``; ``failed`` if it ends with an exception;
+    a generator that logs inside the block and that its consumer closes, by ``break`` or
+    ``close()``, finishes), or when another sink's block begins or ends around the calls (each
+    block its own run).
 
     Examples
     --------
@@ -151,20 +169,29 @@ def log(*, step: int | None = None, **values: Any) -> None:
             run = _STATE.open = _start(sinks, values, step)
             if run is None:
                 return
-        run.pending.append(_row(run, values, step))
-        if run.host_stop or any(_stop_requested(s) for s in run.sinks):
+        if run.leaves.step_index is not None:
+            row_step = run.step + 1 if step is None else int(step)
+        elif step is not None:
+            raise TypeError(
+                "jhw.log: step= was not given on this run's first call; give it always."
+            )
+        else:
+            row_step = 0
+        run.batch.add(run.leaves, values, row_step)  # raises for a bad call, adding nothing
+        run.step = row_step
+        if run.host_stop or _stop_asked(run.sinks):
             _finish(run, _STOPPED)
             _STATE.stopped = sinks
             raise Stopped("the run was stopped; the rows logged so far are kept")
-        if len(run.pending) >= run.interval:
-            rows, run.pending = run.pending, []
-            HUB.worker.submit(run, _deliver, run, rows)
+        if run.batch.n >= run.batch.capacity:
+            batch, run.batch = run.batch, Batch(run.leaves, run.interval)
+            HUB.worker.submit(run, _deliver, run, batch)
 
 
 def end_block(sink: Any, error: BaseException | None) -> None:
     """A block of ``sink`` ends (``error``: the exception it ends with): end the run of its
-    calls with every row logged, as ``converged``, ``stopped`` (a stop, an interrupt) or
-    ``failed`` (another exception). Never raises."""
+    calls with every row logged, as ``converged`` (also a generator closed by its consumer),
+    ``stopped`` (a stop, an interrupt) or ``failed`` (another exception). Never raises."""
     with _STATE.lock:
         run = _STATE.open
         if _STATE.stopped is not None and sink in _STATE.stopped:
@@ -172,10 +199,13 @@ def end_block(sink: Any, error: BaseException | None) -> None:
         if run is None or sink not in run.sinks:
             return
         stopped = isinstance(error, (Stopped, KeyboardInterrupt))
-        if stopped or any(_stop_requested(s) for s in run.sinks):
+        if stopped or _stop_asked(run.sinks):
             status = _STOPPED
         else:
-            status = _CONVERGED if error is None else _FAILED
+            # A generator whose consumer stopped taking from it (``break``, ``close()``, its
+            # last reference dropped) ends with GeneratorExit at its ``yield``: nothing failed.
+            fine = error is None or isinstance(error, GeneratorExit)
+            status = _CONVERGED if fine else _FAILED
         try:
             _finish(run, status)
         except Exception as e:  # the block's own exception, if any, is the one to see
@@ -184,71 +214,30 @@ def end_block(sink: Any, error: BaseException | None) -> None:
 
 # ------------------------------------------------------------------------------ internals
 def _start(sinks: tuple, values: dict[str, Any], step: int | None) -> _Open | None:
-    names = sorted(values)  # the order a dict's leaves have (`Layout.treedef`)
-    if step is not None:
-        if STEP in values:
-            raise TypeError(f"jhw.log: {STEP}= is the row's step; name the value otherwise.")
-        names = sorted([*names, STEP])
-    leaves = [_value(values[n]) if n != STEP else np.int64(step) for n in names]
+    leaves = Leaves(values, step)  # raises for values that cannot be logged
+    names = leaves.names
     layout = Layout(
-        names=tuple(names),
-        shapes=tuple(tuple(np.shape(x)) for x in leaves),
-        dtypes=tuple(np_dtype(x.dtype).name for x in leaves),
+        names=names,
+        shapes=tuple(leaf.shape for leaf in leaves.leaves),
+        dtypes=tuple(leaf.dtype.name for leaf in leaves.leaves),
         treedef=jax.tree_util.tree_structure(dict.fromkeys(names, 0)),
         max_steps=0,  # not known: a Python loop runs until it ends
         chunk=CHUNK_ROWS,
         every=None,
-        step_counters=(names.index(STEP),) if step is not None else (),
+        step_counters=(leaves.step_index,) if leaves.step_index is not None else (),
         ends_itself=True,
     )
     run_id, interval = (int(v) for v in _wire.open_run(layout))
     if interval >= NEVER:  # nobody listens after all (the sinks left meanwhile)
         return None
-    return _Open(sinks, layout, run_id, interval)
+    return _Open(sinks, leaves, layout, run_id, max(1, min(interval, CHUNK_ROWS)))
 
 
-def _value(x: Any) -> Any:
-    """A logged value as kept until sent: a jax.Array as it is (not waited for), else numpy."""
-    if isinstance(x, jax.core.Tracer):
-        raise TypeError(
-            "jhw.log is called from Python, once per step of a Python loop, with the values a "
-            "jitted step returned; inside jit it sees tracers. Return the value from the "
-            "jitted step and log it outside, or record it with jhw.while_loop / jhw.scan."
-        )
-    return x if isinstance(x, jax.Array) else np.asarray(x)
-
-
-def _row(run: _Open, values: dict[str, Any], step: int | None) -> tuple:
-    """The row of one call, in the run's leaf order (checked against its layout)."""
-    layout = run.layout
-    has_step = STEP in layout.names and STEP not in values
-    given = set(values) | ({STEP} if has_step else set())
-    if given != set(layout.names):
-        raise TypeError(
-            f"jhw.log: this run logs {list(layout.names)} each call, got {sorted(given)}; log "
-            "the same names every call (a new block starts a new run)."
-        )
-    if has_step:
-        run.step = run.step + 1 if step is None else int(step)
-    elif step is not None:
-        raise TypeError("jhw.log: step= was not given on this run's first call; give it always.")
-    row = []
-    for name, shape in zip(layout.names, layout.shapes, strict=True):
-        x = np.int64(run.step) if name == STEP and has_step else _value(values[name])
-        if tuple(np.shape(x)) != shape:
-            raise ValueError(
-                f"jhw.log: {name} has shape {tuple(np.shape(x))}, but {shape} on this run's "
-                "first call; log the same shapes every call."
-            )
-        row.append(x)
-    return tuple(row)
-
-
-def _deliver(run: _Open, rows: list[tuple]) -> None:
+def _deliver(run: _Open, batch: Batch) -> None:
     """On the worker thread: fetch a batch of rows (waiting for the device here, not in the
     loop) and send it. The run is ours to end (`Layout.ends_itself`): a stop answer only tells
     the next `log` to end the loop, and `_finish` sends every row logged until then."""
-    if _send(run, _columns(run, rows), len(rows), 0):
+    if _send(run, _windows(run, batch), batch.n, 0):
         run.host_stop = True
 
 
@@ -257,27 +246,19 @@ def _finish(run: _Open, status: int) -> None:
     if _STATE.open is run:
         _STATE.open = None
     HUB.worker.drain(run)  # the batches handed over so far, in order
-    rows, run.pending = run.pending, []
-    for start in range(0, max(len(rows), 1), CHUNK_ROWS):
-        batch = rows[start : start + CHUNK_ROWS]
-        last = start + CHUNK_ROWS >= len(rows)
-        _send(run, _columns(run, batch), len(batch), status if last else 0)
+    batch, run.batch = run.batch, Batch(run.leaves, 1)
+    _send(run, _windows(run, batch), batch.n, status)
 
 
-def _columns(run: _Open, rows: list[tuple]) -> list[np.ndarray]:
-    """The rows as one numpy array per kept leaf, packed for the wire; the values are fetched
-    together (one ``jax.device_get``: it waits until the device has made them)."""
-    fetched = jax.device_get(list(zip(*rows, strict=True))) if rows else None
-    windows = []
-    for i, (shape, dtype) in enumerate(zip(run.layout.shapes, run.layout.dtypes, strict=True)):
-        if math.prod(shape) == 0:
-            continue  # a zero-size leaf travels as nothing (see `_wire.decode`)
-        if fetched is None:
-            leaf = np.zeros((0, *shape), np_dtype(dtype))
-        else:
-            leaf = np.asarray(np.stack(fetched[i]), dtype=np_dtype(dtype))
-        windows.append(_on_wire(leaf))
-    return windows
+def _windows(run: _Open, batch: Batch) -> list[np.ndarray]:
+    """A batch's rows as the wire carries them: one array per leaf of some size (the device
+    copies among them fetched: that waits until the device has made them)."""
+    shapes = run.layout.shapes
+    return [
+        _on_wire(col)
+        for col, shape in zip(batch.columns(), shapes, strict=True)
+        if math.prod(shape)
+    ]  # a zero-size leaf travels as nothing (see `_wire.decode`)
 
 
 def _send(run: _Open, windows: list[np.ndarray], count: int, status: int) -> bool:
@@ -304,9 +285,12 @@ def _on_wire(leaf: np.ndarray) -> np.ndarray:
     return flat.view(np.dtype(f"u{size}")).astype(np.uint32)
 
 
-def _stop_requested(sink: Any) -> bool:
-    try:
-        return bool(sink.stop_requested)
-    except Exception as e:  # a sink's failure never breaks the loop
-        report(e, f"{type(sink).__name__}.stop_requested", once=(id(sink), "stop_requested"))
-        return False
+def _stop_asked(sinks: tuple) -> bool:
+    """Whether a sink of the run asks for a stop (asked at every call: kept to one loop)."""
+    for sink in sinks:
+        try:
+            if sink.stop_requested:
+                return True
+        except Exception as e:  # a sink's failure never breaks the loop
+            report(e, f"{type(sink).__name__}.stop_requested", once=(id(sink), "stop_requested"))
+    return False

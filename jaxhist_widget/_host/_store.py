@@ -34,6 +34,9 @@ T = TypeVar("T")
 
 #: Another program holding the file's lock this long (seconds) is worth a warning.
 LOCK_WARN_S = 5.0
+#: While the file is locked, filing is tried again this often (seconds; each try waits up to
+#: `_store_file.BUSY_S` for the lock), from the worker's timer: no thread waits in between.
+LOCK_RETRY_S = 0.1
 
 
 class Store(Sink):
@@ -53,11 +56,13 @@ class Store(Sink):
 
     The loop never waits on the file: the store's hooks only note what is new, and the
     package's worker thread files it. When the file is locked by another program (an
-    ``sqlite3`` shell inside ``BEGIN``, a database browser), filing waits for it, with a
-    warning after a few seconds, and resumes when it is let go, with every row.
+    ``sqlite3`` shell inside ``BEGIN``, a database browser), the rows wait in memory (in their
+    runs, which the host keeps anyway) and are filed when it is let go, every one; the store
+    says so once (when the block ends, or after `LOCK_WARN_S` seconds of lock).
 
     Leaving the ``with`` block (or a `run`) waits until every row the store received is filed,
-    at most `exit_wait` seconds; past that (the file still locked) it warns and the rows go on
+    unless another program holds the file's lock: then it does not wait at all. A slow file
+    is waited for at most `exit_wait` seconds; past that it warns. Either way the rows go on
     being filed in the background: `flush` waits for them, and so does the end of the Python
     process (for `exit_wait` again). Ctrl-C during the wait ends the wait, not the filing.
 
@@ -117,38 +122,53 @@ class Store(Sink):
         self._dirty: dict[Filing, None] = {}  # runs with something to file, in order
         self._queued = False  # a task of this store is queued or running on the worker
         self._noted = self._done = 0  # notes made; notes all filed up to
+        self._locked = False  # the last pass met another program's lock (state lock)
         self._locked_since: float | None = None
-        self._warned: set[str] = set()
+        self._warned: set[str] = set()  # (state lock)
 
     # ------------------------------------------------------------------- reading
     def runs(self) -> list[StoredRun]:
-        """Every run in the store, oldest first (see `load_runs`); [] before the first."""
-        self.flush(self.exit_wait)
+        """Every run in the store, oldest first (see `load_runs`); [] before the first. Rows
+        still to be filed are waited for (at most `exit_wait`), unless the file is locked."""
+        self._wait(self.exit_wait, give_way=True)
         return load_runs(self.path) if self.path.exists() else []
 
-    def flush(self, timeout: float | None = None, *, warn: bool = False) -> bool:
+    def flush(
+        self, timeout: float | None = None, *, warn: bool = False, unless_locked: bool = False
+    ) -> bool:
         """Wait until every row this store received so far is filed (or given up on), at most
         ``timeout`` seconds (None: as long as it takes); True if it is. Ctrl-C ends the wait.
-        With ``warn``, a wait that times out says how many rows are still to be filed."""
-        if self._wait(timeout):
+        With ``warn``, a wait that times out says how many rows are still to be filed. With
+        ``unless_locked`` (what the end of a block does), no wait while another program holds
+        the file's lock: False at once, and with ``warn`` the store says (once) that the rows
+        wait in memory until the lock goes."""
+        if self._wait(timeout, give_way=unless_locked):
             return True
-        if warn:
-            with self._state:
-                rows = sum(sum(f.run.counts) - f.rows_filed() for f in self._filings.values())
+        with self._state:
+            locked = self._locked
+        if warn and unless_locked and locked:
+            self._warn_locked()
+        elif warn:
+            rows = self._rows_waiting()
+            why = "another program holds its lock" if locked else "a slow disk?"
             self._warn(
                 f"{rows:,} rows are not filed into {str(self.path)!r} after {timeout:g} s "
-                "(another program holds its lock?); they are filed in the background as the "
-                "file allows. store.flush() waits for them; the end of Python waits "
+                f"({why}); they are filed in the background as the file allows. "
+                "store.flush() waits for them; the end of Python waits "
                 f"{self.exit_wait:g} s more."
             )
         return False
 
-    def _wait(self, timeout: float | None) -> bool:
+    def _wait(self, timeout: float | None, give_way: bool = False) -> bool:
+        """Wait until every note made so far is filed, at most ``timeout`` seconds; with
+        ``give_way``, not while another program holds the file's lock. True if filed."""
         self._check_fork()
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._state:
             target = self._noted
             while self._done < target and (self._dirty or self._queued):
+                if give_way and self._locked:
+                    return False
                 left = 0.1 if deadline is None else min(0.1, deadline - time.monotonic())
                 if left <= 0:
                     return False
@@ -261,13 +281,17 @@ class Store(Sink):
                     if filing.gave_up is None:
                         self._filed[filing.run] = filing
             self._dirty = {**dict.fromkeys(waiting), **self._dirty}
+            self._locked = bool(waiting)
             if not waiting:
                 self._done = max(self._done, gen)
             again = bool(self._dirty)
             if not again:
                 self._queued = False
             self._state.notify_all()
-        self._queue(again)
+        if again and waiting:  # locked: try again in a while, no thread waiting meanwhile
+            HUB.worker.later(LOCK_RETRY_S, self._work, key=self._key)
+        else:
+            self._queue(again)
 
     def _lock_watch(self, locked: bool) -> None:
         """Warn once another program has held the file's lock for `LOCK_WARN_S`."""
@@ -276,19 +300,35 @@ class Store(Sink):
             if self._locked_since is not None:
                 log.info("jaxhist_widget: %s is writable again; filing resumed", self.path)
             self._locked_since = None
-            self._warned.discard("locked")
+            with self._state:
+                self._warned.discard("locked")
             return
         if self._locked_since is None:
             self._locked_since = now
-        elif now - self._locked_since > LOCK_WARN_S and "locked" not in self._warned:
+        elif now - self._locked_since > LOCK_WARN_S:
+            self._warn_locked()
+
+    def _rows_waiting(self) -> int:
+        """Rows received and not filed yet (the runs' counts read with the state lock let go:
+        it is a leaf lock, and a run's lock is not)."""
+        with self._state:
+            filings = list(self._filings.values())
+        return sum(sum(f.run.counts) - f.rows_filed() for f in filings)
+
+    def _warn_locked(self) -> None:
+        """Say, once per time the file is locked, that its rows wait in memory."""
+        with self._state:
+            if "locked" in self._warned:
+                return
             self._warned.add("locked")
-            waiting = sum(sum(f.run.counts) - f.rows_filed() for f in list(self._filings.values()))
-            self._warn(
-                f"another program holds the write lock of {str(self.path)!r} (an open "
-                "transaction: an sqlite3 shell inside BEGIN, a database browser), so "
-                f"{waiting:,} rows wait to be filed. The loop goes on meanwhile; they are filed "
-                "as soon as it lets go of the file."
-            )
+        waiting = self._rows_waiting()
+        self._warn(
+            f"another program holds the write lock of {str(self.path)!r} (an open "
+            "transaction: an sqlite3 shell inside BEGIN, a database browser), so "
+            f"{waiting:,} rows wait in memory to be filed. Neither the loop nor the end of "
+            "its block waits for them; they are filed as soon as it lets go of the file "
+            f"(store.flush() waits for that; the end of Python waits up to {self.exit_wait:g} s)."
+        )
 
     def _tell_gave_up(self, filing: Filing) -> None:
         cause = filing.gave_up or ""
@@ -326,7 +366,7 @@ class Store(Sink):
     run_async.__doc__ = Sink.run_async.__doc__
 
     def _wait_at_exit(self) -> None:
-        self.flush(self.exit_wait, warn=True)
+        self.flush(self.exit_wait, warn=True, unless_locked=True)
 
     def __repr__(self) -> str:
         return f"Store({str(self.path)!r}, name={self.name!r})"
@@ -345,7 +385,7 @@ def flush_stores(path: Path) -> None:
         return
     for store in list(_STORES):
         if os.path.realpath(store.path) == target:
-            store.flush(store.exit_wait)
+            store._wait(store.exit_wait, give_way=True)  # a locked file is read as it is
 
 
 @atexit.register

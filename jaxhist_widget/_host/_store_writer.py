@@ -31,7 +31,7 @@ from . import _store_blocks as blocks
 from . import _store_file as files
 from . import _store_schema as schema
 from ._run import Run
-from ._store_liveness import writer_token
+from ._store_liveness import note_filing, writer_token
 
 __all__ = ["Filing", "Locked", "Writer", "utc_now"]
 
@@ -47,8 +47,8 @@ class Locked(Exception):
 class Filing:
     """What a store knows of one run it files: its line in the file and the rows filed."""
 
-    __slots__ = ("db_id", "end", "end_filed", "ended", "gave_up", "gen", "marked", "name",
-                 "rows_at", "run", "started", "written")  # fmt: skip
+    __slots__ = ("__weakref__", "db_id", "end", "end_filed", "ended", "gave_up", "gen",
+                 "marked", "name", "rows_at", "run", "started", "written")  # fmt: skip
 
     def __init__(self, run: Run, name: str | None, started: str) -> None:
         self.run, self.name, self.started = run, name, started
@@ -61,6 +61,12 @@ class Filing:
         self.end: tuple[str, list[str], float, str] | None = None  # status, statuses, s, at
         self.gave_up: str | None = None  # why no more rows of it are filed
         self.marked = False  # the file says so (runs.incomplete)
+
+    @property
+    def filing(self) -> bool:
+        """Whether its line in the file says ``running`` because this process is at it: its
+        end not filed, and not given up (`_store_liveness.filing_here` asks)."""
+        return not self.end_filed and self.gave_up is None
 
     @property
     def done(self) -> bool:
@@ -157,7 +163,13 @@ class Writer:
         now = utc_now()
         conn.execute("BEGIN IMMEDIATE")
         try:
-            db_id = f.db_id if f.db_id is not None else self._insert_line(conn, f, now)
+            db_id = f.db_id
+            if db_id is None:
+                db_id = self._insert_line(conn, f, now)
+                # Before the line is committed: a reader in this process that sees it
+                # ``running`` with its own pid knows it for its own (`_store_liveness`).
+                if self._ident is not None:
+                    note_filing(self._ident, db_id, f)
             todo = blocks.groups(written, counts)
             if todo:
                 conn.executemany(blocks.INSERT, blocks.encode(run, db_id, todo))

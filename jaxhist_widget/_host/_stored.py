@@ -23,7 +23,7 @@ from . import _store_file as files
 from . import _store_legacy as legacy
 from . import _store_schema as schema
 from ._run import Run
-from ._store_liveness import writer_gone
+from ._store_liveness import file_ident, writer_gone
 
 __all__ = ["INTERRUPTED", "StoredRun", "load_runs", "table", "tree_from_json", "tree_to_json"]
 
@@ -55,14 +55,24 @@ class StoredRun(Run):
         filing was given up may read ``interrupted`` with lanes ``converged``).
     incomplete
         Why the file lacks rows of this run when its writer gave up filing it (the disk was
-        full, say), else None.
+        full, say), or holds none that can be read (leaves an older ``jhw.log`` filed as Python
+        objects: the run is listed without rows, the file's other runs read as ever), else
+        None.
 
     The file keeps no chunk arrivals (the store's format stays as it is, and its blocks are
     filed in batches, not per chunk): `arrivals` and `times` spread the rows evenly from
     ``started_at`` to ``ended_at`` (a run's resolution, not a chunk's).
     """
 
-    def __init__(self, db_id: int, layout: Layout, line: sqlite3.Row) -> None:
+    def __init__(
+        self,
+        db_id: int,
+        layout: Layout,
+        line: sqlite3.Row,
+        file: tuple[int, int] | None = None,
+    ) -> None:
+        # ``file``: the (device, inode) of the store read, to ask whether this process is
+        # still filing the run (`_store_liveness.filing_here`).
         super().__init__(db_id, layout)
         keys = line.keys()
         exact = line["name_json"] if "name_json" in keys else None
@@ -73,7 +83,7 @@ class StoredRun(Run):
         self.ended_at: str | None = line["ended"]
         self.incomplete: str | None = line["incomplete"] if "incomplete" in keys else None
         self._stored_status: str = line["status"]
-        if (self._stored_status == "running" and _writer_gone(line)) or self.incomplete:
+        if (self._stored_status == "running" and _writer_gone(line, file)) or self.incomplete:
             self._stored_status = INTERRUPTED
         # Run measures time on the perf_counter clock: keep the stored duration.
         elapsed = line["elapsed"]
@@ -143,6 +153,7 @@ def load_runs(path: str | os.PathLike[str]) -> list[StoredRun]:
     from ._store import flush_stores  # the writer's module imports this one
 
     flush_stores(path)
+    ident = file_ident(path)  # before the read: a run this process files is known by it
     version, conn, folder = files.open_reader(path)
     if conn is None:
         return []
@@ -151,7 +162,7 @@ def load_runs(path: str | os.PathLike[str]) -> list[StoredRun]:
         conn.execute("BEGIN")  # one snapshot: a writer going on meanwhile is not half seen
         try:
             lines = conn.execute("SELECT * FROM runs ORDER BY id").fetchall()
-            return [_load(conn, line, version) for line in lines]
+            return [_load(conn, line, version, ident) for line in lines]
         finally:
             conn.execute("COMMIT")
     finally:
@@ -178,11 +189,28 @@ def layout_of(line: sqlite3.Row) -> Layout:
     )
 
 
-def _load(conn: sqlite3.Connection, line: sqlite3.Row, version: int) -> StoredRun:
+def _load(
+    conn: sqlite3.Connection, line: sqlite3.Row, version: int, ident: tuple[int, int] | None
+) -> StoredRun:
     layout = layout_of(line)
-    run = StoredRun(int(line["id"]), layout, line)
+    run = StoredRun(int(line["id"]), layout, line, ident)
     run._ensure_lanes(line["lanes"])
     lanes = len(run.counts)
+    objects = [n for n, d in zip(layout.names, layout.dtypes, strict=True) if d == "object"]
+    if objects:
+        # Filed by a jhw.log that took a dict or None (before it refused them): what was
+        # filed are a process's pointers, not values. The run is listed without rows and the
+        # other runs of the file are read as ever.
+        run.incomplete = (
+            f"its leaves {objects} were filed as Python objects (pointers, not values) by an "
+            "older jhw.log, so its rows cannot be read"
+        )
+        run._stored_status = INTERRUPTED
+        specs = zip(layout.shapes, layout.dtypes, strict=True)
+        empty = [np.zeros((lanes, 0, *shape), dtype) for shape, dtype in specs]
+        run._install(empty, np.zeros(lanes, np.int64))
+        run.statuses = [INTERRUPTED] * lanes
+        return run
     if version in schema.LEGACY:
         arrays, counts = legacy.read(conn, line, layout, lanes)
     else:
@@ -208,9 +236,9 @@ def _epoch(iso: str | None) -> float | None:
     return when.timestamp()
 
 
-def _writer_gone(line: sqlite3.Row) -> bool:
-    """Whether the writer of this ``running`` line died (see `writer_gone`); a version 0 file
-    has no ``writer`` / ``heartbeat`` columns."""
+def _writer_gone(line: sqlite3.Row, ident: tuple[int, int] | None) -> bool:
+    """Whether the writer of this ``running`` line of the file ``ident`` died (see
+    `writer_gone`); a version 0 file has no ``writer`` / ``heartbeat`` columns."""
     keys = line.keys()
 
     def get(key: str) -> Any:
@@ -218,7 +246,12 @@ def _writer_gone(line: sqlite3.Row) -> bool:
 
     pid = get("pid")
     return writer_gone(
-        get("host"), int(pid) if pid is not None else None, get("writer"), get("heartbeat")
+        get("host"),
+        int(pid) if pid is not None else None,
+        get("writer"),
+        get("heartbeat"),
+        ident,
+        int(line["id"]),
     )
 
 

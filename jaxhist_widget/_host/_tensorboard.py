@@ -57,7 +57,10 @@ class TensorBoard(Sink):
 
     A run becomes a directory named after it (``adam``, or ``adam (2)`` when taken), and under
     vmap a directory per lane (``adam/lane 3``): TensorBoard's run selector lists them by those
-    names. Each row is an event at its step: a scalar tag per scalar leaf and per component of
+    names. A name longer than a file name may be (255 bytes: a config string) is cut to fit,
+    with a digest of the whole after ``~`` (runs of different names never share a directory);
+    the text summary keeps the whole name, as a `Store` does.
+    Each row is an event at its step: a scalar tag per scalar leaf and per component of
     a leaf of up to 10 components (``x[0]``), a histogram for a larger leaf; float32 values are
     written bit for bit, others rounded to float32 (details: `to_tensorboard`). A text summary
     (the Text dashboard, tag ``jaxhist/run``) names the run, its fields, and its status when it

@@ -2,9 +2,11 @@
 
 Host runtime, numpy only. A run becomes a directory under the log directory, named after the run
 (``adam``; ``adam (2)`` when that name is taken; ``run 1``, ``run 2``, ... for a run without a
-name), holding one event file; under vmap, one directory per lane (``adam/lane 3``), which
-TensorBoard's run selector lists as ``adam/lane 3``. A row is one event at its step (row 0, the
-initial carry, is step 0). What a leaf becomes (`TagPlan`):
+name; a name longer than a file name may be, 255 bytes, cut to fit with a digest of the whole
+after ``~``, the whole name in its text summary), holding one event file; under vmap, one
+directory per lane (``adam/lane 3``), which TensorBoard's run selector lists as ``adam/lane 3``.
+A row is one event at its step (row 0, the initial carry, is step 0). What a leaf becomes
+(`TagPlan`):
 
 - a scalar leaf: a scalar tag named after it (``loss``, ``params.w``);
 - an array leaf of up to `MAX_COMPONENT_TAGS` components: a scalar tag per component
@@ -27,9 +29,11 @@ a write that fails is cut back off the file and tried again with the next batch.
 from __future__ import annotations
 
 import datetime
+import hashlib
 import itertools
 import os
 import socket
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -48,6 +52,11 @@ MAX_COMPONENT_TAGS = 10
 
 #: The tag of the text summary that names the run and says its status.
 TEXT_TAG = "jaxhist/run"
+
+#: A run directory's name takes at most this many bytes: file systems allow 255, and a name
+#: that is taken gets `` (2)`` ... `` (999999)`` after it. A longer run name is cut (`_fit`);
+#: its text summary keeps the whole name.
+NAME_BYTES = 255 - len(" (999999)")
 
 #: Wall time of each row written, in seconds since the epoch, from the lanes written, each
 #: one's rows (from ``start`` to ``stop``), and the steps of all those rows, lane after lane.
@@ -308,6 +317,20 @@ def claim(logdir: Path, name: str | None) -> Path:
 
 
 def _safe(part: str) -> str:
-    """One path component of a run's name: no separator, no NUL, never ``.`` or ``..``."""
+    """One path component of a run's name: no separator, no NUL, never ``.`` or ``..``, and
+    short enough for a file name with a number after it (`_fit`)."""
     part = part.replace("\\", "_").replace("\0", "_").strip()
-    return "_" if part in (".", "..") else part
+    return "_" if part in (".", "..") else _fit(part)
+
+
+def _fit(part: str) -> str:
+    """``part`` if it fits `NAME_BYTES` (encoded as the file system encodes names), else its
+    beginning cut at a character, ``~`` and a digest of the whole: two long names that begin
+    alike still get directories of their own, and the same name gets the same one (then
+    numbered, as any name)."""
+    encoded = os.fsencode(part)
+    if len(encoded) <= NAME_BYTES:
+        return part
+    tail = "~" + hashlib.sha256(encoded).hexdigest()[:10]  # ASCII: one byte a character
+    cut = encoded[: NAME_BYTES - len(tail)]
+    return cut.decode(sys.getfilesystemencoding(), "ignore").rstrip() + tail

@@ -7,8 +7,10 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sqlite3
 import threading
 import time
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -243,3 +245,126 @@ def test_a_press_the_worker_sees_first_still_keeps_every_row():
         raise AssertionError("jhw.log did not raise Stopped")
     assert rec.runs[-1].status == "stopped"
     assert rec.history()["v"].tolist() == [float(slow), 1.0, 2.0]
+
+
+# ------------------------------------------------------------------ what a call keeps (#48)
+def donating_steps():
+    """The Flax/optax idiom: a jitted step that donates its parameters; one that returns before
+    the device has computed (pure XLA work), one so small it is done when it returns."""
+    a = jax.random.normal(jax.random.key(0), (256, 256)) / 16
+
+    def slow(w):
+        x = jax.lax.fori_loop(0, 8, lambda _, x: jnp.tanh(a @ x), jnp.ones((256, 64)))
+        return w * 0.5 + 0 * x[0, :3], jnp.sum(w)
+
+    return {
+        "slow": jax.jit(slow, donate_argnums=0),
+        "quick": jax.jit(lambda w: (w * 0.5, jnp.sum(w)), donate_argnums=0),
+    }
+
+
+@pytest.mark.parametrize(("kind", "size"), [("slow", 3), ("quick", 3), ("quick", 20_000)])
+def test_a_value_the_next_step_donates_is_logged_as_it_was(kind, size):
+    # slow: not computed when logged (a device copy); quick: computed (copied in the call,
+    # or, past HOST_COPY_BYTES, by a device copy too)
+    step = donating_steps()[kind]
+    w = jnp.ones(size)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with jhw.Recorder() as rec:
+            for _ in range(20):
+                jhw.log(w=w)
+                w, _ = step(w)  # deletes the w just logged
+    assert not [str(c.message) for c in caught if "jaxhist_widget" in str(c.message)]
+    (run,) = rec.runs
+    assert run.status == "converged" and run.counts == [20]
+    expected = 0.5 ** np.arange(20)[:, None] * np.ones(w.shape)
+    np.testing.assert_array_equal(rec.history()["w"], expected)
+
+
+def test_an_array_updated_in_place_is_logged_at_its_value_then():
+    acc = np.zeros(2)
+    with jhw.Recorder() as rec:
+        for _ in range(10):
+            acc += 1  # the same array each call
+            jhw.log(acc=acc)
+    np.testing.assert_array_equal(rec.history()["acc"], np.arange(1, 11)[:, None] * np.ones(2))
+
+
+def test_a_value_whose_dtype_would_lose_it_is_refused_at_the_call():
+    with jhw.Recorder() as rec:
+        total = 0
+        jhw.log(total=total)
+        with pytest.raises(TypeError, match=r"total was int64 .* float64 now .*total=0\.0"):
+            jhw.log(total=total + 0.5)
+    with jhw.Recorder(), pytest.raises(TypeError, match=r"flag was bool .* float64 now"):
+        jhw.log(flag=True)
+        jhw.log(flag=2.5)
+    with jhw.Recorder(), pytest.raises(TypeError, match=r"n was int32 .* float32 now"):
+        jhw.log(n=jnp.int32(1))
+        jhw.log(n=jnp.float32(1.5))
+    assert rec.history()["total"].tolist() == [0]
+    # a value its run's dtype holds as it is (or rounds, as the device would) is taken
+    with jhw.Recorder() as rec:
+        jhw.log(x=jnp.float32(0.5), i=np.int64(1))
+        jhw.log(x=0.25, i=2)
+        jhw.log(x=np.float64(1 / 3), i=np.int32(3))
+        jhw.log(x=True, i=np.uint8(4))
+    got = rec.history()
+    assert got["x"].dtype == np.float32 and got["i"].dtype == np.int64
+    np.testing.assert_array_equal(got["x"], np.float32([0.5, 0.25, 1 / 3, 1.0]))
+    assert got["i"].tolist() == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize(
+    "value, says",
+    [({"a": 1.0}, r"jhw.log\(\*\*metrics\)"), (None, "None"), ("fast", "str"), ([1, None], "")],
+)
+def test_a_value_that_is_not_numbers_is_refused_and_a_store_stays_readable(tmp_path, value, says):
+    path = tmp_path / "runs.db"
+    with jhw.Store(path):
+        jhw.log(loss=1.0)  # a good run first
+    refused = pytest.raises(TypeError, match=f"metrics .*{says}.*numbers or arrays of numbers")
+    with refused, jhw.Store(path):
+        jhw.log(metrics=value)
+    with pytest.raises(TypeError, match="numbers or arrays of numbers"), jhw.Store(path):
+        jhw.log(loss=1.0)
+        jhw.log(loss=value)
+    runs = jhw.load_runs(path)
+    assert [r.history()["loss"].tolist() for r in runs] == [[1.0], [1.0]]
+
+
+def test_a_run_an_older_log_filed_as_objects_does_not_hide_the_others(tmp_path):
+    # What the jhw.log before the fix above filed for jhw.log(metrics={...}): a leaf of dtype
+    # object whose blocks hold pointers (8 bytes a value, as float64's).
+    path = tmp_path / "runs.db"
+    for v in (1.0, 2.0, 3.0):
+        with jhw.Store(path):
+            jhw.log(metrics=v)
+    with sqlite3.connect(path) as conn:
+        conn.execute("""UPDATE runs SET dtypes='["object"]' WHERE id=2""")
+    first, second, third = jhw.load_runs(path)
+    assert first.history()["metrics"].tolist() == [1.0]
+    assert third.history()["metrics"].tolist() == [3.0]
+    assert second.status == "interrupted" and second.counts == [0]
+    assert "Python objects" in second.incomplete
+
+
+def test_a_generator_its_consumer_closes_files_its_run_as_finished():
+    rec = jhw.Recorder()
+
+    def batches():
+        with rec:
+            for i in range(100):
+                jhw.log(i=i)
+                yield i
+
+    for i in batches():
+        if i == 5:
+            break  # the generator is closed here (GeneratorExit at its yield)
+    run = rec.runs[-1]
+    assert run.status == "converged" and rec.history()["i"].tolist() == list(range(6))
+    gen = batches()
+    next(gen)
+    gen.close()
+    assert rec.runs[-1].status == "converged"

@@ -65,10 +65,18 @@ def test_a_finished_run_keeps_its_status_and_records_its_writer(tmp_path):
 
 
 def test_a_run_this_process_is_writing_reads_as_running(tmp_path):
-    path = stored(tmp_path)
-    set_running(path)
+    path = tmp_path / "runs.db"
+    store = jhw.Store(path)
+    with store:  # a Python loop's run, open until the block ends
+        for i in range(3):
+            jhw.log(i=i)
+        assert store.flush(10)
+        [run] = jhw.load_runs(path)
+        assert run.status == "running" and run.statuses == ["running"]
+        set_running(path, writer=None)  # as a writer without /proc records it: the same
+        assert jhw.load_runs(path)[0].status == "running"
     [run] = jhw.load_runs(path)
-    assert run.status == "running" and run.statuses == ["running"]
+    assert run.status == "converged" and run.counts == [3]
 
 
 def test_a_run_whose_writer_pid_is_gone_reads_as_interrupted(tmp_path):
@@ -123,5 +131,46 @@ def test_a_dead_writer_with_the_readers_own_pid_reads_as_interrupted(tmp_path):
     set_running(path, pid=os.getpid(), writer=f"{boot}:{int(ticks) - 1}")
     [run] = jhw.load_runs(path)
     assert run.status == "interrupted" and run.statuses == ["interrupted"]
-    set_running(path, pid=os.getpid(), writer=token)  # this very process: still writing
-    assert jhw.load_runs(path)[0].status == "running"
+    # This process's token too, or none (no /proc where it was written): this process is not
+    # filing it, so another process with this pid was, and is gone.
+    set_running(path, pid=os.getpid(), writer=token)
+    assert jhw.load_runs(path)[0].status == "interrupted"
+    set_running(path, pid=os.getpid(), writer=None)
+    assert jhw.load_runs(path)[0].status == "interrupted"
+
+
+KILLED = """
+import sys, time, jaxhist_widget as jhw
+store = jhw.Store(sys.argv[1])
+with store:
+    for i in range(5):
+        jhw.log(i=i)
+    t = time.monotonic()
+    while not sum(store.runs()[0].counts) and time.monotonic() - t < 60:
+        time.sleep(0.01)  # the first row on its way through the worker
+    print("filed", flush=True)
+    time.sleep(3600)
+"""
+
+
+def test_a_killed_writers_run_reads_interrupted_to_a_reader_that_has_its_pid(tmp_path):
+    # A real writer killed mid-run; then its line names this process's pid, as it would for
+    # the next process of a restarted container, where the writer could record no identity
+    # (no /proc, or no boot id in a sandbox).
+    path = tmp_path / "runs.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLED, str(path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout.readline().strip() == "filed"
+        [alive] = jhw.load_runs(path)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert alive.status == "running"
+    assert jhw.load_runs(path)[0].status == "interrupted"  # its pid is gone
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE runs SET pid=?, writer=NULL WHERE id=1", (os.getpid(),))
+    [run] = jhw.load_runs(path)
+    assert run.status == "interrupted" and run.statuses == ["interrupted"]
+    assert run.history()["i"].tolist() == list(range(run.counts[0])) and run.counts[0] >= 1

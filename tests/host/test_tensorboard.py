@@ -153,6 +153,33 @@ def test_an_unbatched_run_is_one_directory_and_runs_are_named_as_everywhere(tmp_
     assert values.tolist() == [32.0, 16.0, 8.0, 4.0, 2.0, 1.0] and steps.tolist() == [*range(6)]
 
 
+def test_a_run_name_too_long_for_a_file_name_is_written_under_a_shorter_one(tmp_path):
+    # A config string as the name: longer than the 255 bytes a file name may have. The run is
+    # written all the same (no warning), under a directory whose name is cut to fit, and keeps
+    # its whole name where the name is text (its summary; a Store in the same block files it).
+    config = "adam lr=0.001 " + " ".join(f"layer{i}=relu(width={64 * i})" for i in range(12))
+    names = [config, config + " seed=1", "λ" * 200, config]  # 2-byte letters: 400 bytes
+    assert all(len(n.encode()) > 255 for n in names)
+    tb, path = jhw.TensorBoard(tmp_path / "tb"), tmp_path / "runs.db"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for name in names:
+            with tb.named(name), jhw.Store(path):
+                jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, 8.0, max_steps=9)
+    assert not [str(c.message) for c in caught if "jaxhist_widget" in str(c.message)]
+    dirs = tb.run_dirs
+    assert len(set(dirs)) == 4 and all(len(d.name.encode()) <= 255 for d in dirs)
+    assert dirs[3].name == dirs[0].name + " (2)"  # the same name twice: numbered
+    assert dirs[0].name.startswith(config[:100]) and dirs[2].name.startswith("λ" * 50)
+    runs = run_names(tmp_path / "tb")
+    assert sorted(runs) == sorted(d.name for d in dirs)
+    for d, name in zip(dirs, names, strict=True):
+        events = read_events(d)
+        assert events.scalars["value"][1].tolist() == [8.0, 4.0, 2.0, 1.0]
+        assert all(f"**{name}**" in text for _, text in events.texts)  # the whole name
+    assert [r.name for r in jhw.load_runs(path)] == names
+
+
 def test_the_files_are_readable_while_the_run_goes_on(tmp_path):
     w = jnp.eye(256) * 0.999
 

@@ -68,10 +68,10 @@ class Copies:
 
     def flush(self) -> None:
         """Wait until the runs handed over so far are in the files, as leaving a block of the
-        sinks themselves does (a store at most its ``exit_wait``, then it warns and files on
-        in the background)."""
+        sinks themselves does (a store at most its ``exit_wait``, and not at all while another
+        program holds its file's lock; then it warns and files on in the background)."""
         if self.store is not None:
-            self.store.flush(self.store.exit_wait, warn=True)
+            self.store.flush(self.store.exit_wait, warn=True, unless_locked=True)
         if self.tensorboard is not None:
             self.tensorboard.flush()
 
