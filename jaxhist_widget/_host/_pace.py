@@ -36,8 +36,6 @@ import collections
 import threading
 import time
 
-import numpy as np
-
 from .._wire import Layout, whole_blocks
 
 __all__ = ["GROWTH", "HOST_SHARE", "MAX_INTERVAL", "TARGET_INTERVAL", "Pace"]
@@ -104,8 +102,9 @@ class Pace:
             dt, drows = arrived - self.t_end, rows - self.rows
             self.rows = rows
             if dt > 0 and drows > 0:
-                self._points.append((drows, dt))
-                self.stall = _fit(self._points, self.stall)
+                if layout.accelerated:  # on a CPU a call runs inline: nothing stalls unseen
+                    self._points.append((drows, dt))
+                    self.stall = _fit(self._points, self.stall)
                 rate = drows / max(dt - self.stall, 0.1 * dt)
                 # Smooth, but let a sudden slowdown win at once so latency stays bounded.
                 slower = self.rate == 0 or rate < self.rate
@@ -154,14 +153,21 @@ def _fit(points: collections.deque[tuple[int, float]], stall: float) -> float:
     >>> round(_fit(pts, 0.0) * 1e3, 3)  # ms
     1.1
     """
-    rows = np.array([p[0] for p in points], np.float64)
-    gaps = np.array([p[1] for p in points], np.float64)
-    if len(rows) < 2 or rows.max() < 2 * rows.min():
+    # A least-squares line through a few points, in plain Python: it runs in the loop's host
+    # call, where numpy's polyfit cost ~0.2 ms a call.
+    n = len(points)
+    if n < 2:
         return stall
-    slope, intercept = np.polyfit(rows, gaps, 1)
+    rows = [float(p[0]) for p in points]
+    gaps = [p[1] for p in points]
+    if max(rows) < 2 * min(rows):
+        return stall
+    mean_r, mean_g = sum(rows) / n, sum(gaps) / n
+    spread = sum((r - mean_r) ** 2 for r in rows)
+    slope = sum((r - mean_r) * (g - mean_g) for r, g in zip(rows, gaps, strict=True)) / spread
     if slope <= 0:  # the gaps do not follow the rows: no line to read a stall from
         return stall
-    return float(min(max(intercept, 0.0), gaps.min()))
+    return min(max(mean_g - slope * mean_r, 0.0), min(gaps))
 
 
 class _Memory:
