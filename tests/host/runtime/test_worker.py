@@ -1,0 +1,95 @@
+"""The one worker (`_host/runtime/_worker.py`): keyed order, keys apart, keyed timers.
+
+Each test builds a worker of its own (no state shared with the package's hub).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from jaxhist_widget._host.runtime._worker import Worker
+
+
+def test_tasks_of_one_key_run_in_order_one_at_a_time():
+    worker, seen, overlap = Worker(), [], []
+    running = threading.Event()
+
+    def task(i):
+        if running.is_set():
+            overlap.append(i)
+        running.set()
+        time.sleep(0.002)
+        seen.append(i)
+        running.clear()
+
+    for i in range(20):
+        worker.submit("run 1", task, i)
+    worker.drain("run 1")
+    assert seen == list(range(20)) and not overlap
+
+
+def test_a_blocked_key_does_not_stall_another_key():
+    # A sink stuck on a locked file must not hold up another run's rows or the timers.
+    worker, release = Worker(), threading.Event()
+    worker.submit("stuck store", release.wait, 10)
+    time.sleep(0.05)  # the stuck task has started (and is past the worker's patience)
+    done = threading.Event()
+    worker.submit("other run", done.set)
+    fired = threading.Event()
+    worker.later(0.01, fired.set)
+    try:
+        assert done.wait(2), "another key waited for the stuck one"
+        assert fired.wait(2), "a timer waited for the stuck key"
+        assert worker.pending("stuck store")
+    finally:
+        release.set()
+    worker.drain("stuck store")
+    assert not worker.pending("stuck store")
+
+
+def test_drain_waits_for_a_keyed_timer_and_not_for_a_cancelled_one():
+    worker, fired = Worker(), []
+    worker.later(0.2, lambda: fired.append("flush"), key="plot")
+    assert not worker.pending("plot")  # queued work only: a timer is not yet work
+    t = time.perf_counter()
+    worker.drain("plot")  # ... but draining the plot waits for its trailing flush
+    assert fired == ["flush"] and time.perf_counter() - t >= 0.15
+    timer = worker.later(5.0, lambda: fired.append("late"), key="plot")
+    timer.cancel()
+    t = time.perf_counter()
+    worker.drain("plot")
+    assert time.perf_counter() - t < 1.0 and fired == ["flush"]
+
+
+def test_a_keyed_timer_runs_after_the_key_s_earlier_tasks():
+    worker, seen = Worker(), []
+    gate = threading.Event()
+    worker.submit("plot", gate.wait, 5)
+    worker.submit("plot", seen.append, "update")
+    worker.later(0.0, lambda: seen.append("flush"), key="plot")
+    time.sleep(0.05)
+    assert seen == []  # the flush is due, but the key's tasks come first
+    gate.set()
+    worker.drain("plot")
+    assert seen == ["update", "flush"]
+
+
+def test_drain_from_the_key_s_own_task_returns_at_once():
+    worker, done = Worker(), threading.Event()
+
+    def task():
+        worker.drain("k")  # would wait for itself forever
+        done.set()
+
+    worker.submit("k", task)
+    assert done.wait(2)
+
+
+def test_a_failing_task_is_reported_and_the_key_goes_on(recwarn):
+    worker, seen = Worker(), []
+    worker.submit("k", lambda: 1 / 0)
+    worker.submit("k", seen.append, "next")
+    worker.drain("k")
+    assert seen == ["next"]
+    assert any("ZeroDivisionError" in str(w.message) for w in recwarn)
