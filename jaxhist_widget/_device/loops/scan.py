@@ -30,8 +30,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from . import checks, eager, lanes, rows, sizes, stand_ins, streaming
-from .history import History
+from ..parallel import lanes
+from ..record import History, checks, rows, sizes, stand_ins
+from ..stream import streaming
+from . import eager
 
 __all__ = ["scan"]
 

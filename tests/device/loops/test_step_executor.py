@@ -21,7 +21,7 @@ from jax import lax
 
 import jaxhist_widget as jhw
 
-from ..helpers.backends import cpu_only
+from ...helpers.backends import cpu_only
 
 # Sweeps of dtypes, transforms and compiled programs: kept out of the quick subset.
 pytestmark = pytest.mark.slow

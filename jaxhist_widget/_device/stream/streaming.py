@@ -43,10 +43,10 @@ import numpy as np
 from jax import lax
 from jax.custom_batching import custom_vmap
 
-from .. import _wire
-from .._wire import Layout
-from . import devices, hostcall
-from .lanes import as_bits
+from ... import _wire
+from ..._wire import Layout
+from ..parallel import as_bits, devices
+from . import hostcall
 
 #: What the loop keeps of the host's last answer, int32 words: `STOP` (the host asks the
 #: running lanes to stop), `EVERY` (rows until the next flush, `_wire.NEVER` when nobody

@@ -17,7 +17,9 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from . import devices, lanes, rows, streaming
+from ..parallel import devices, lanes
+from ..record import rows
+from ..stream import streaming
 from .carry import Carry as _Carry
 
 __all__ = ["BLOCK", "Loop", "State", "initial_state", "run_until"]
@@ -91,7 +93,7 @@ def _running(s: State, limit: jax.Array) -> jax.Array:
 def _step(loop: Loop, limit: jax.Array, s: State) -> State:
     """One step: the body, ``cond_fun`` on its result, the row written.
 
-    Under vmap each step masks its own updates (see `jaxhist_widget._device.lanes`); unbatched,
+    Under vmap each step masks its own updates (see `parallel.lanes`); unbatched,
     the mask is unused and compiled away.
     """
     active = _running(s, limit)  # only read under vmap

@@ -12,8 +12,9 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .._wire import Layout, element_words, window_rows
-from . import checks, devices
+from ..._wire import Layout, element_words, window_rows
+from ..parallel import devices
+from . import checks
 from .checks import store_dtype
 from .history import History
 

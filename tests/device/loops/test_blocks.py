@@ -16,8 +16,8 @@ import pytest
 from jax import lax
 
 import jaxhist_widget as jhw
-from jaxhist_widget._device import steps
-from jaxhist_widget._device.carry import prepare
+from jaxhist_widget._device.loops import steps
+from jaxhist_widget._device.loops.carry import prepare
 
 # Compiles many loops under jit, vmap and jvp: out of the quick subset.
 pytestmark = pytest.mark.slow

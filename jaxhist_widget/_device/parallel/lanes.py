@@ -23,7 +23,7 @@ import numpy as np
 from jax import lax
 from jax.custom_batching import custom_vmap
 
-from .._wire import itemsize_bits
+from ..._wire import itemsize_bits
 
 __all__ = [
     "any_lane",

@@ -18,8 +18,9 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from .._wire import Layout
-from . import devices, lanes, streaming
+from ..._wire import Layout
+from ..parallel import devices, lanes
+from ..stream import streaming
 from .steps import Loop, State, initial_state, run_until
 
 __all__ = ["run_plain", "run_streaming"]

@@ -13,9 +13,10 @@ from typing import Any, Literal, TypeVar
 
 from jax import lax
 
-from . import checks, chunks, eager, lanes, rows, sizes
+from ..parallel import lanes
+from ..record import History, checks, rows, sizes
+from . import chunks, eager
 from .carry import prepare
-from .history import History
 from .steps import BLOCK, Loop
 
 __all__ = ["while_loop"]

@@ -15,8 +15,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from . import checks
-from .history import History
+from ..record import History, checks
 from .loop import while_loop
 from .scan import scan
 

@@ -24,7 +24,7 @@ from jaxhist_widget._wire import (
     itemsize_bits,  # jax.dtypes.itemsize_bits is not in jax 0.8.0
 )
 
-from ..helpers.backends import BACKEND, ON_TPU
+from ...helpers.backends import BACKEND, ON_TPU
 
 # Sweeps of dtypes, transforms and compiled programs: kept out of the quick subset.
 pytestmark = pytest.mark.slow

@@ -25,7 +25,8 @@ import jax.numpy as jnp
 from jax import lax
 from jax.extend.core import jaxpr_as_fun
 
-from . import checks, devices
+from ..parallel import devices
+from ..record import checks
 
 __all__ = ["Carry", "Counted", "prepare"]
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import jaxhist_widget as jhw
-from jaxhist_widget._device import hostcall
+from jaxhist_widget._device.stream import hostcall
 
 I32 = jax.ShapeDtypeStruct((2,), jnp.int32)
 

@@ -17,8 +17,8 @@ import jaxhist_widget as jhw
 from jaxhist_widget import _wire
 from jaxhist_widget._host import HUB
 
-from ..helpers.backends import cpu_only
-from ..helpers.loops import slow_counter
+from ...helpers.backends import cpu_only
+from ...helpers.loops import slow_counter
 
 
 def halve(x0, tol=1.0, max_steps=5, **kw):
@@ -375,7 +375,7 @@ def test_a_loop_run_again_with_more_lanes_keeps_every_row(monkeypatch):
     # with its lanes while its Layout stays the same: the first interval remembered from a run
     # of 2 lanes (a window of 3001 rows) asked a run of 64 lanes (128 rows a window) for more
     # rows than its window carries, and the host lost them ("rows from 2000, not 0" on a TPU).
-    from jaxhist_widget._device import devices
+    from jaxhist_widget._device.parallel import devices
 
     monkeypatch.setattr(devices, "accelerated", lambda: True)  # an accelerator's budgets, pace
 

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 
-from .lanes import as_bits, from_bits
+from ..parallel import as_bits, from_bits
 
 __all__ = ["History"]
 

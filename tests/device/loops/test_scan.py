@@ -16,7 +16,7 @@ from jax import lax
 
 import jaxhist_widget as jhw
 
-from ..helpers.sinks import InterruptAfter, StopAfter
+from ...helpers.sinks import InterruptAfter, StopAfter
 
 
 def sgd_step(w, x):

@@ -19,7 +19,7 @@ import textwrap
 
 import pytest
 
-from ..helpers import ROOT
+from ...helpers import ROOT
 
 # A fresh Python process per case: kept out of the quick subset (see pyproject.toml).
 pytestmark = pytest.mark.slow
@@ -410,7 +410,7 @@ def test_host_call_pieces_stay_under_the_inline_copy_size(monkeypatch, dtype):
     import jax
     import numpy as np
 
-    from jaxhist_widget._device import devices
+    from jaxhist_widget._device.parallel import devices
 
     monkeypatch.setattr(devices, "_several_cpu_devices", lambda: True)
     with jax.enable_x64(True):

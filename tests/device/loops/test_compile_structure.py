@@ -18,7 +18,7 @@ from jax import lax
 
 import jaxhist_widget as jhw
 
-from ..helpers.backends import cpu_only, tpu_only
+from ...helpers.backends import cpu_only, tpu_only
 
 #: Kernels the tiny loop below may add to ``lax.while_loop``'s: its share of the compile time.
 #: Per run: the open-run call's token, a history buffer per recorded leaf; per chunk: the step
