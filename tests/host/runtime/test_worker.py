@@ -48,6 +48,59 @@ def test_a_blocked_key_does_not_stall_another_key():
     assert not worker.pending("stuck store")
 
 
+def test_a_key_that_just_blocked_does_not_stall_another_key_s_work_or_drain():
+    # Issue 49: the worker started a thread only when work was submitted and every busy thread
+    # had been on its task for 20 ms, and nothing looked again: work submitted at once after
+    # a task blocked (a store's write meeting a locked file, held here at `release.wait`) sat
+    # behind it, and so did a drain of its key (a plot's trailing flush, a cell's end).
+    worker, release, started = Worker(), threading.Event(), threading.Event()
+
+    def blocked() -> None:
+        started.set()
+        release.wait(10)
+
+    worker.submit("locked store", blocked)
+    assert started.wait(5)
+    done, fired = threading.Event(), threading.Event()
+    worker.submit("plot", done.set)  # within the blocked task's first milliseconds
+    worker.later(0.0, fired.set, key="flush")
+    drained = threading.Event()
+    threading.Thread(target=lambda: (worker.drain("plot"), drained.set()), daemon=True).start()
+    try:
+        assert done.wait(2), "another key's work waited for the blocked one"
+        assert drained.wait(2), "a drain of another key waited for the blocked one"
+        assert fired.wait(2), "a timer waited for the blocked key"
+        assert worker.pending("locked store")
+    finally:
+        release.set()
+    worker.drain("locked store")
+
+
+def test_a_thread_holding_a_key_runs_as_the_key_s_next_task():
+    # A run's channel: the loop's host call takes its run's turn (`holding`) after the chunks
+    # queued before, and whatever is queued meanwhile waits behind it.
+    worker, seen, gate = Worker(), [], threading.Event()
+    worker.submit("run", gate.wait, 5)
+    worker.submit("run", seen.append, "queued before")
+
+    def call() -> None:
+        with worker.holding("run"):
+            seen.append("held")
+            worker.submit("run", seen.append, "queued meanwhile")
+            time.sleep(0.05)
+            with worker.holding("run"):  # the same turn, taken again inside it
+                seen.append("held still")
+
+    thread = threading.Thread(target=call)
+    thread.start()
+    time.sleep(0.05)
+    assert seen == []  # its turn waits for the key's earlier tasks
+    gate.set()
+    thread.join(5)
+    worker.drain("run")
+    assert seen == ["queued before", "held", "held still", "queued meanwhile"]
+
+
 def test_drain_waits_for_a_keyed_timer_and_not_for_a_cancelled_one():
     worker, fired = Worker(), []
     worker.later(0.2, lambda: fired.append("flush"), key="plot")
