@@ -1,12 +1,13 @@
 """The host runtime: the hub that serves the loop's host calls, and what it runs on.
 
 - ``_hub``: `Hub` (and the process's `HUB`): attached sinks, the device's entry points, the
-  lock order; ``_hub_runs`` its run table and a run's states, ``_hub_sinks`` its calls into
-  sinks, ``_hub_chunks`` where a chunk's rows go;
+  lock order, each run's ordered channel; ``_hub_runs`` its run table and a run's states,
+  ``_hub_sinks`` its calls into sinks, ``_hub_chunks`` where a chunk's rows go,
+  ``_hub_orphans`` the runs nobody waits for;
 - ``_run``: `Run`, the rows the host received for one run, shared by its sinks;
 - ``_protocol``: `HubSink`, what the hub asks of a sink (it imports no sink class);
 - ``_naming``: the name a run takes where it starts, and the names a runner makes up;
-- ``_worker``: the one background `Worker`, keyed work in order per key;
+- ``_worker``: the one background `Worker`, keyed work in order per key (a run's channel);
 - ``_pace``: `Pace`, how many rows a run takes before its next flush;
 - ``_report``: how an error that must not reach XLA is reported.
 

@@ -12,15 +12,22 @@ A run moves through an explicit state machine (`_hub_runs`), always under the hu
     OPEN --(every lane ended)--> ENDED
     OPEN --(its blocks ended, no chunk will come)--> ABANDONED --(rows came after all)--> OPEN
 
+Each run has one ordered channel, its worker key (its id): every notification of the run (its
+start, rows, resume, end, its abandonment, the orphan watch's) runs as a task of that key, on
+the worker or in the thread that takes the key's turn (`Worker.holding`: the loop's host call),
+and re-checks the run's state there. So they never cross: a run given up as its rows come is
+told its end first, and taken up after; a run ends once in each state it reaches, with the
+status it reads then.
+
 Three ordering promises hold per run, kept by the hub and only by it (here and in its calls into
 sinks, `_hub_sinks`): rows are filed in the order they came; a sink's ``on_end`` follows its
 last ``on_rows``; every row is in when the call that ran the loop returns. A chunk whose rows no
-sink needs before the loop goes on is filed on the worker (keyed by its run: the worker keeps
+sink needs before the loop goes on is filed on the worker (in its run's key: the worker keeps
 each key's order, and runs other keys meanwhile), and a chunk that some sink must see first
-waits for that run's earlier chunks; a sink whose ``on_rows`` proved slow gets its updates on
-the worker (keyed by the sink), merged while it is busy, until it has been quick again for a
-while (`_hub_sinks`). So a slow sink delays only its own runs. Where a chunk's rows go in its
-run is worked out in `_hub_chunks`.
+takes its run's turn after the run's earlier chunks; a sink whose ``on_rows`` proved slow gets
+its updates on the worker (keyed by the sink), merged while it is busy, until it has been quick
+again for a while (`_hub_sinks`). So a slow sink delays only its own runs. Where a chunk's rows
+go in its run is worked out in `_hub_chunks`.
 
 Lock order, the one place it is written (a lock may be taken while holding those before it):
 
@@ -30,15 +37,16 @@ Lock order, the one place it is written (a lock may be taken while holding those
 3. a sink's lock (`Sink._lock`);
 4. a run's lock (`Run._lock`).
 
-A `TensorBoard` sink's notes lock is taken in its hooks with nothing else held; only the
-worker's condition is taken inside it (it queues its writes). A `Store`'s state condition and
-its writer's connection lock, the worker's condition, a `Pace`'s lock, the error reporter's
-lock, a plot's flusher lock and `Ahead` lock, auto mode's cell-plot lock (held while the plot
-is made and shown, on the worker: nothing of the runtime's is taken meanwhile; the plot then
-`join`s its run) and the plot's reduction helpers' pool lock are leaves: nothing is taken
-while one is held. No lock is held while a sink's hooks or user code run, or while waiting for
-the worker; a plot's update waits for its reduction helpers (`ui.reduce.each`) holding the
-plot's lock, and they take no lock.
+A `TensorBoard` sink's notes lock is taken in its hooks with
+nothing else held; only the worker's condition is taken inside it (it queues its writes). A
+`Store`'s state condition and its writer's connection lock, the worker's condition, a `Pace`'s
+lock, the error reporter's lock, a plot's flusher lock and `Ahead` lock, auto mode's cell-plot
+lock (held while the plot is made and shown, on the worker: nothing of the runtime's is taken
+meanwhile; the plot then `join`s its run) and the plot's reduction helpers' pool lock are
+leaves: nothing is taken while one is held. No lock is held while a sink's hooks or user code
+run, or while waiting for the worker; a plot's update waits for its reduction helpers
+(`ui.reduce.each`) holding the plot's lock, and they take no lock. A run's channel is no lock: a
+hook may take any lock, and a thread waits for the channel holding none.
 
 Exceptions never propagate into XLA (that would kill the computation and its device history):
 they are reported (`report`) once per sink, run and hook (`_hub_sinks`).
@@ -56,23 +64,17 @@ from ... import _wire
 from ..._wire import NEVER, Chunk, Layout, answer
 from ..interrupts import InterruptBridge
 from ._hub_chunks import chunk_end, lane_groups
+from ._hub_orphans import Orphans
 from ._hub_runs import ABANDONED, ENDED, OPEN, Entry, RunTable
 from ._hub_sinks import SinkCalls
 from ._naming import run_name
 from ._protocol import HubSink
 from ._report import report
-from ._run import FAILED, STATUSES, Run, lane_index
+from ._run import STATUSES, Run, lane_index
 from ._worker import Worker
 
 __all__ = ["HUB", "Hub"]
 
-#: A run taken up again while none of its sinks is attached is given up once more if it sends
-#: nothing for `ORPHAN_GAPS` times the longest wait it has had between two flushes, and at
-#: least `ORPHAN_S` seconds: its computation has most likely raised since (nothing else ends a
-#: run without a last flush), and nobody would close it. Should rows come later still, it is
-#: taken up again.
-ORPHAN_S = 2.0
-ORPHAN_GAPS = 20
 _STOPPED = STATUSES.index("stopped")
 
 
@@ -89,6 +91,7 @@ class Hub:
         self._runs = RunTable()
         self.worker = Worker()
         self._calls = SinkCalls(self._lock, self.worker)
+        self._orphans = Orphans(self._lock, self._runs, self.worker, self._calls)
         self.interrupts: InterruptBridge[HubSink] = InterruptBridge(self._press, self.worker)
 
     # ------------------------------------------------------------------------ attaching
@@ -142,23 +145,38 @@ class Hub:
         try:
             with self._lock:
                 sinks = tuple(self._attached)
-                run_id = self._runs.new_id()
                 if not sinks:
-                    return np.array([run_id, NEVER], np.int32)
-                run = Run(run_id, layout)
-                entry = Entry(run, sinks)
-                self._runs.add(entry)
-            run.name, run.name_given = run_name(sinks)  # before any sink sees the run
-            for sink in sinks:
-                self._calls.call(sink, "_start", run)
-            if self.interrupts.aborting:  # a press is on its way to the main thread: let it
-                self._press(True)
+                    return np.array([self._runs.new_id(), NEVER], np.int32)
+                entry = self._register(layout, sinks)
+            self._start(entry)
             # Send the first row(s) at once so a watcher sees the run start (a loop run before
             # starts at the pace it ended with); adapt from there.
-            return np.array([run_id, min(entry.pace.first(layout), layout.chunk)], np.int32)
+            return np.array([entry.run.id, entry.first_interval], np.int32)
         except Exception as e:  # never raise into XLA
             report(e, "open_run")
             return np.array([0, NEVER], np.int32)
+
+    def _register(self, layout: Layout, sinks: tuple[HubSink, ...]) -> Entry:
+        """A new run of ``sinks`` in the table, its channel taken by this thread until
+        `_start` has told its sinks (caller holds the hub's lock): whatever else of the run
+        comes meanwhile (an abandon, its rows from another thread) waits behind its start."""
+        entry = Entry(Run(self._runs.new_id(), layout), sinks)
+        entry.first_interval = min(entry.pace.first(layout), layout.chunk)
+        self.worker.hold(entry.run.id)  # a fresh key: taken at once (the worker's is a leaf)
+        self._runs.add(entry)
+        return entry
+
+    def _start(self, entry: Entry) -> None:
+        """Tell a run's sinks that it started, in its channel (held since `_register`)."""
+        run = entry.run
+        try:
+            run.name, run.name_given = run_name(entry.sinks)  # before any sink sees the run
+            for sink in entry.sinks:
+                self._calls.call(sink, "_start", run)
+            if self.interrupts.aborting:  # a press is on its way to the main thread: let it
+                self._press(True)
+        finally:
+            self.worker.release(run.id)
 
     def receive_chunk(self, layout: Layout, head: np.ndarray, *windows: np.ndarray) -> np.ndarray:
         """Deliver one flush (ending the run if no lane runs on); returns `_wire.answer`.
@@ -184,17 +202,20 @@ class Hub:
             interval = entry.pace.interval(layout, chunk.rows, arrived)
             # When its rows came: now, in this call (not when the worker files them later).
             entry.run._arrived(chunk_end(chunk), arrived)
-            if self._rows_can_wait(entry, chunk):
+            # In its run's channel already (`jhw.log`'s batches are sent from the worker): filed
+            # at once, or it would be filed after whatever of the run waits behind this task.
+            here = self.worker.holds(entry.run.id)
+            if not here and self._rows_can_wait(entry, chunk):
                 self.worker.submit(entry.run.id, self._file_later, entry, chunk)
                 return answer(False, interval)
-            self.worker.drain(entry.run.id)  # earlier chunks first: rows are filed in order
-            self._file(entry, chunk)
-            # After the rows: a sink may ask for a stop when it sees them.
-            stop = self._stop_asked(entry)
-            ends_now = stop and not layout.ends_itself
-            codes = np.where(chunk.status != 0, chunk.status, _STOPPED if ends_now else 0)
-            if codes.all():  # every lane has ended (also a vmap over no lanes)
-                self._end(entry, codes.tolist())
+            with self.worker.holding(entry.run.id):  # after its earlier chunks: rows in order
+                self._file(entry, chunk)
+                # After the rows: a sink may ask for a stop when it sees them.
+                stop = self._stop_asked(entry)
+                ends_now = stop and not layout.ends_itself
+                codes = np.where(chunk.status != 0, chunk.status, _STOPPED if ends_now else 0)
+                if codes.all():  # every lane has ended (also a vmap over no lanes)
+                    self._end(entry, codes.tolist())
             return answer(stop, interval)
         except Exception as e:
             report(e, "receive_chunk")
@@ -207,18 +228,13 @@ class Hub:
     def _rows_can_wait(self, entry: Entry, chunk: Chunk) -> bool:
         """Whether the device may have its answer (run on) before this chunk's rows are filed:
         some lane runs on, no stop is asked, and no sink needs to see the rows first."""
-        ask = self._calls.ask
-        return (
-            bool((chunk.status == 0).any())
-            and all(ask(s, "_rows_can_wait", default=False) for s in entry.sinks)
-            and not self._stop_asked(entry)
-        )
+        running = bool((chunk.status == 0).any())
+        return running and self._calls.rows_can_wait(entry.sinks) and not self._stop_asked(entry)
 
     def _stop_asked(self, entry: Entry) -> bool:
         """Whether the run is to stop: a sink asks now, or one had asked when it was
         abandoned."""
-        ask = self._calls.ask
-        return entry.stop or any(ask(s, "_should_stop", entry.run) for s in entry.sinks)
+        return entry.stop or self._calls.stop_asked(entry.sinks, entry.run)
 
     def _file_later(self, entry: Entry, chunk: Chunk) -> None:
         """`_file` on the worker: its time counts as the host's cost of the run's chunks."""
@@ -229,7 +245,7 @@ class Hub:
             entry.pace.host_work(time.perf_counter() - t0)
 
     def _file(self, entry: Entry, chunk: Chunk) -> None:
-        """Append a chunk's rows to its run and tell the sinks."""
+        """Append a chunk's rows to its run and tell the sinks (in the run's channel)."""
         run = entry.run
         with self._lock:
             resumed = entry.state == ABANDONED
@@ -239,7 +255,7 @@ class Hub:
         for sink in entry.sinks if resumed else ():
             self._calls.call(sink, "_resume", run)
         if resumed:
-            self._watch_orphan(entry, -1)
+            self._orphans.watch_later(entry, sum(run.counts))
         run._ensure_lanes(chunk.lanes)
         touched, groups = lane_groups(chunk, run.id)
         for (start, n, at), group in groups:
@@ -250,7 +266,8 @@ class Hub:
                 self._calls.notify_rows(sink, run, touched)
 
     def _end(self, entry: Entry, codes: list[int]) -> None:
-        """End the run with each lane's status code, and tell its sinks (once)."""
+        """End the run with each lane's status code, and tell its sinks (once; in the run's
+        channel)."""
         with self._lock:
             if entry.state == ENDED:
                 return
@@ -268,7 +285,7 @@ class Hub:
         one whose computation raised: no close will ever come. Its sinks learn that it ended and
         the rows received so far stay readable. A run some other attached sink streams to is
         left alone (another thread may still run it); should an abandoned run send rows after
-        all, it is taken up again (`_file`) and ends with its real status.
+        all, it is taken up again (`_file`) and ends with its real status (`_hub_orphans`).
 
         It may well be alive: a ``KeyboardInterrupt`` can leave the block while the loop still
         runs (JAX's waits for a result, ``block_until_ready`` or a multi-process array's value,
@@ -279,36 +296,10 @@ class Hub:
         """
         self.drain(sink)
         with self._lock:
-            dead = [
-                e
-                for e in self._runs.entries()
-                if e.state == OPEN and sink in e.sinks and not any(s.attached for s in e.sinks)
-            ]
-            for e in dead:  # chosen and finished under one lock: no chunk comes in between
-                self._runs.move(e, ABANDONED)
-                e.run._finish([FAILED] * max(1, len(e.run.statuses)))
-        for e in dead:
-            e.stop = self._stop_asked(e)  # before the sinks' `_end` drops their requests
-            for s in e.sinks:
-                self._calls.notify_end(s, e.run)
-
-    def _watch_orphan(self, entry: Entry, rows_then: int) -> None:
-        """Give up a taken-up run that nobody waits for once it has sent nothing for a while."""
-        rows = sum(entry.run.counts)
-        with self._lock:
-            if entry.state != OPEN or any(s.attached for s in entry.sinks):
-                return
-            idle = rows == rows_then
-            if idle:
-                self._runs.move(entry, ABANDONED)
-                entry.run._finish([FAILED] * max(1, len(entry.run.statuses)))
-        if idle:
-            entry.stop = self._stop_asked(entry)  # as in `abandon_runs`
-            for s in entry.sinks:
-                self._calls.notify_end(s, entry.run)
-        else:
-            wait = max(ORPHAN_S, ORPHAN_GAPS * entry.pace.longest_gap)
-            self.worker.later(wait, lambda: self._watch_orphan(entry, rows))
+            chosen = [e for e in self._runs.entries() if e.state == OPEN and sink in e.sinks]
+        for e in chosen:
+            with self.worker.holding(e.run.id):  # after its chunks so far, before any later
+                self._orphans.give_up(e)
 
     def take_exit(self, sink: HubSink) -> BaseException | None:
         """A `BaseException` (``SystemExit``, ``KeyboardInterrupt``) one of ``sink``'s hooks

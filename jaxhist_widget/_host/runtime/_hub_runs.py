@@ -38,6 +38,8 @@ class Entry:
     #: A sink had asked it to stop when it was abandoned: should it send rows after all, it
     #: stops (its sinks forgot the request when it ended for them).
     stop: bool = False
+    #: The rows its loop's first flush takes (the pace of the loop run before, at most a chunk).
+    first_interval: int = 1
 
 
 class RunTable:

@@ -84,12 +84,14 @@ class SinkCalls:
                 # Quick again for a while: back to updates in the loop's own call.
                 del self._notes[sink], self._quick[sink]
 
-    def notify_end(self, sink: HubSink, run: Run) -> None:
-        """End ``run`` for ``sink``, after any update of its still queued on the worker."""
+    def notify_end(self, sink: HubSink, run: Run) -> bool:
+        """End ``run`` for ``sink``, after any update of its still queued on the worker;
+        whether it was queued there too (it is told once the sink's key is drained)."""
         if self._worker.pending(sink):
             self._worker.submit(sink, self.call, sink, "_end", run)
-        else:
-            self.call(sink, "_end", run)
+            return True
+        self.call(sink, "_end", run)
+        return False
 
     def call(self, sink: HubSink, method: str, run: Run, *args: Any) -> None:
         """``sink.method(run, *args)``; an exception is reported (once per sink, run and hook),
@@ -105,6 +107,14 @@ class SinkCalls:
             with self._lock:
                 self._exits.setdefault(sink, e)
             sink.stop()
+
+    def rows_can_wait(self, sinks: tuple[HubSink, ...]) -> bool:
+        """Whether no sink of a run needs to see a chunk's rows before the loop goes on."""
+        return all(self.ask(s, "_rows_can_wait", default=False) for s in sinks)
+
+    def stop_asked(self, sinks: tuple[HubSink, ...], run: Run) -> bool:
+        """Whether a sink of ``run`` asks it to stop now."""
+        return any(self.ask(s, "_should_stop", run) for s in sinks)
 
     @staticmethod
     def ask(sink: HubSink, name: str, run: Run | None = None, default: bool = False) -> bool:

@@ -318,7 +318,7 @@ def test_a_sink_that_watches_rows_sees_them_before_the_loop_goes_on(slow_filing,
 def test_a_run_taken_up_that_then_goes_quiet_is_given_up_again(monkeypatch):
     # Item 10: a run taken up after its block ended, whose computation then raises, sends
     # nothing more: it must not read `running` forever.
-    monkeypatch.setattr("jaxhist_widget._host.runtime._hub.ORPHAN_S", 0.1)
+    monkeypatch.setattr("jaxhist_widget._host.runtime._hub_orphans.ORPHAN_S", 0.1)
     log = Log()
     with log:
         run_id = int(HUB.open_run(LAYOUT)[0])
