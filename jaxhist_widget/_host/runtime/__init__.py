@@ -18,6 +18,7 @@ host only the interrupt bridge (``interrupts/``).
 from __future__ import annotations
 
 from ._hub import HUB, Hub
+from ._hub_runs import Entry
 from ._naming import call_name, check_name
 from ._protocol import HubSink
 from ._report import log, report
@@ -28,6 +29,7 @@ __all__ = [
     "HUB",
     "MAX_PENDING",
     "STATUSES",
+    "Entry",
     "Hub",
     "HubSink",
     "Run",

@@ -37,16 +37,17 @@ Lock order, the one place it is written (a lock may be taken while holding those
 3. a sink's lock (`Sink._lock`);
 4. a run's lock (`Run._lock`).
 
-A `TensorBoard` sink's notes lock is taken in its hooks with
+The `jhw.log` run is an entry of the run table like any other (`RunTable.logging`), read and
+changed under the hub's lock. A `TensorBoard` sink's notes lock is taken in its hooks with
 nothing else held; only the worker's condition is taken inside it (it queues its writes). A
 `Store`'s state condition and its writer's connection lock, the worker's condition, a `Pace`'s
-lock, the error reporter's lock, a plot's flusher lock and `Ahead` lock, auto mode's cell-plot
-lock (held while the plot is made and shown, on the worker: nothing of the runtime's is taken
-meanwhile; the plot then `join`s its run) and the plot's reduction helpers' pool lock are
-leaves: nothing is taken while one is held. No lock is held while a sink's hooks or user code
-run, or while waiting for the worker; a plot's update waits for its reduction helpers
-(`ui.reduce.each`) holding the plot's lock, and they take no lock. A run's channel is no lock: a
-hook may take any lock, and a thread waits for the channel holding none.
+lock, the error reporter's lock, a `jhw.log` run's batch lock, a plot's flusher lock and `Ahead`
+lock, auto mode's cell-plot lock (held while the plot is made and shown, on the worker: nothing
+of the runtime's is taken meanwhile; the plot then `join`s its run) and the plot's reduction
+helpers' pool lock are leaves: nothing is taken while one is held. No lock is held while a
+sink's hooks or user code run, or while waiting for the worker; a plot's update waits for its
+reduction helpers (`ui.reduce.each`) holding the plot's lock, and they take no lock. A run's
+channel is no lock: a hook may take any lock, and a thread waits for the channel holding none.
 
 Exceptions never propagate into XLA (that would kill the computation and its device history):
 they are reported (`report`) once per sink, run and hook (`_hub_sinks`).
@@ -54,8 +55,10 @@ they are reported (`report`) once per sink, run and hook (`_hub_sinks`).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -160,7 +163,7 @@ class Hub:
         """A new run of ``sinks`` in the table, its channel taken by this thread until
         `_start` has told its sinks (caller holds the hub's lock): whatever else of the run
         comes meanwhile (an abandon, its rows from another thread) waits behind its start."""
-        entry = Entry(Run(self._runs.new_id(), layout), sinks)
+        entry = Entry(Run(self._runs.new_id(), layout), sinks, opened_for=sinks)
         entry.first_interval = min(entry.pace.first(layout), layout.chunk)
         self.worker.hold(entry.run.id)  # a fresh key: taken at once (the worker's is a leaf)
         self._runs.add(entry)
@@ -177,6 +180,29 @@ class Hub:
                 self._press(True)
         finally:
             self.worker.release(run.id)
+
+    def open_log_run(
+        self, layout: Layout, sinks: tuple[HubSink, ...], state: Callable[[int, int], Any]
+    ) -> Entry | None:
+        """The run `jhw.log` streams to for ``sinks``: the one open (another thread's call
+        opened it), or one opened now whose state there is ``state(run_id, first_interval)``;
+        None while the open one is of other sinks (the caller ends it first)."""
+        with self._lock:
+            entry = self._runs.logging
+            if entry is not None:
+                return entry if entry.opened_for == sinks else None
+            entry = self._register(layout, sinks)
+            entry.host = state(entry.run.id, entry.first_interval)
+            self._runs.logging = entry
+        self._start(entry)
+        return entry
+
+    @contextlib.contextmanager
+    def table(self) -> Iterator[RunTable]:
+        """The run table under the hub's lock, for a quick look or change (`jhw.log`'s run):
+        no hook runs and nothing is waited for inside."""
+        with self._lock:
+            yield self._runs
 
     def receive_chunk(self, layout: Layout, head: np.ndarray, *windows: np.ndarray) -> np.ndarray:
         """Deliver one flush (ending the run if no lane runs on); returns `_wire.answer`.

@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import itertools
+from typing import Any
 
 from ._pace import Pace
 from ._protocol import HubSink
@@ -32,7 +33,8 @@ class Entry:
     """One run in the table: its rows, its sinks, its state and its flush clock."""
 
     run: Run
-    sinks: tuple[HubSink, ...]
+    sinks: tuple[HubSink, ...]  # those it streams to (`Hub.join` adds one)
+    opened_for: tuple[HubSink, ...] = ()  # those attached when it started
     state: str = OPEN
     pace: Pace = dataclasses.field(default_factory=Pace)
     #: A sink had asked it to stop when it was abandoned: should it send rows after all, it
@@ -40,6 +42,8 @@ class Entry:
     stop: bool = False
     #: The rows its loop's first flush takes (the pace of the loop run before, at most a chunk).
     first_interval: int = 1
+    #: Where the host makes its rows (`jhw.log`): that loop's state; None for a device loop.
+    host: Any = None
 
 
 class RunTable:
@@ -50,6 +54,10 @@ class RunTable:
         self._runs: dict[int, Entry] = {}
         self._abandoned: collections.OrderedDict[int, None] = collections.OrderedDict()
         self._ids = itertools.count(1)
+        #: The run `jhw.log` streams to now (`Hub.open_log_run`), and the sinks of the block
+        #: whose `jhw.log` run was stopped (its further calls raise `Stopped` until it ends).
+        self.logging: Entry | None = None
+        self.log_stopped: tuple[HubSink, ...] | None = None
 
     def new_id(self) -> int:
         """A fresh run id (a positive int32)."""

@@ -1,10 +1,12 @@
 """`log`: one row per call from a Python loop over a jitted step, streamed as a run.
 
 Host runtime. A Python loop (``for batch in data: state, loss = train_step(state, batch)``)
-has no traced loop to record, so its rows are made here, on the host, and handed to the hub
-through the same two entry points the device's flushes use (`_wire.open_run`,
-`_wire.receive_chunk`), packed as the device packs them. Sinks, stores, plots, statuses and
-stop answers therefore behave exactly as for a `while_loop`.
+has no traced loop to record, so its rows are made here, on the host. Its run is an entry of
+the hub's run table like a device loop's (`Hub.open_log_run`; `RunTable.logging` is the one the
+calls stream to), and its rows reach the hub through the entry point the device's flushes use
+(`_wire.receive_chunk`), packed as the device packs them, in the run's channel (its worker
+key). Sinks, stores, plots, statuses and stop answers therefore behave exactly as for a
+`while_loop`. No lock is held while the hub tells sinks of the run, or while a call waits.
 
 Keeping the loop asynchronous: JAX returns a jitted step's outputs before the device has
 computed them, and ``float(loss)`` each step would make the loop wait for every step. `log`
@@ -37,8 +39,8 @@ import jax
 import numpy as np
 
 from ... import _wire
-from ..._wire import NEVER, Layout
-from ..runtime import HUB, STATUSES, report
+from ..._wire import Layout
+from ..runtime import HUB, STATUSES, Entry, report
 from ._log_values import Batch, Leaves
 
 __all__ = ["Stopped", "end_block", "log"]
@@ -63,32 +65,23 @@ class Stopped(Exception):
 
 
 class _Open:
-    """The run the calls of the current block stream to."""
+    """A `jhw.log` run's state on the host: the hub's entry of the run holds it (`Entry.host`,
+    the table's `RunTable.logging` while the calls of a block stream to it)."""
 
-    def __init__(
-        self, sinks: tuple, leaves: Leaves, layout: Layout, run_id: int, interval: int
-    ) -> None:
-        self.sinks = sinks
+    def __init__(self, leaves: Leaves, layout: Layout, run_id: int, interval: int) -> None:
+        # A leaf lock (see the hub's lock order): the batch, the rows handed over, the end
+        # claimed. Nothing is taken, no hook runs and nothing is waited for while it is held.
+        self.lock = threading.Lock()
         self.leaves = leaves
         self.layout = layout
         self.run_id = run_id
         self.interval = interval  # rows per chunk the hub asks for (set from its answers)
-        self.batch = Batch(leaves, interval)  # rows not handed to the worker yet
+        self.batch = Batch(leaves, interval)  # rows not handed over yet
+        self.full: list[Batch] = []  # batches handed over, to be sent in the run's channel
+        self.done = False  # its end is claimed: no row joins it after
         self.sent = 0  # rows the hub received
         self.host_stop = False  # the hub answered stop (a sink, ■, Ctrl-C)
         self.step = -1  # the last step= given (or counted)
-
-
-class _State:
-    """The process's log: the open run and the blocks that were stopped (one lock)."""
-
-    def __init__(self) -> None:
-        self.lock = threading.RLock()
-        self.open: _Open | None = None
-        self.stopped: tuple | None = None  # the sinks of the block whose run was stopped
-
-
-_STATE = _State()
 
 
 def log(*, step: int | None = None, **values: Any) -> None:
@@ -154,64 +147,86 @@ def log(*, step: int | None = None, **values: Any) -> None:
     sinks = HUB.attached()
     if not sinks:
         return  # nobody listens: nothing to keep
-    with _STATE.lock:
-        if _STATE.stopped is not None:
-            if _STATE.stopped == sinks:
-                raise Stopped("this block's run was stopped; the rows logged so far are kept")
-            _STATE.stopped = None
-        run = _STATE.open
-        if run is not None and run.sinks != sinks:
-            _finish(run, _CONVERGED)  # a block began or ended since: a run of its own
-            run = None
-        if run is None:
-            run = _STATE.open = _start(sinks, values, step)
-            if run is None:
-                return
-        if run.leaves.step_index is not None:
-            row_step = run.step + 1 if step is None else int(step)
-        elif step is not None:
-            raise TypeError(
-                "jhw.log: step= was not given on this run's first call; give it always."
-            )
-        else:
-            row_step = 0
-        run.batch.add(run.leaves, values, row_step)  # raises for a bad call, adding nothing
-        run.step = row_step
-        if run.host_stop or _stop_asked(run.sinks):
-            _finish(run, _STOPPED)
-            _STATE.stopped = sinks
-            raise Stopped("the run was stopped; the rows logged so far are kept")
-        if run.batch.n >= run.batch.capacity:
-            batch, run.batch = run.batch, Batch(run.leaves, run.interval)
-            HUB.worker.submit(run, _deliver, run, batch)
+    while True:
+        entry = _open_run(sinks, values, step)
+        if entry is None:
+            continue  # another thread opened one for other sinks: ended on the next turn
+        run: _Open = entry.host
+        stop = run.host_stop or _stop_asked(sinks)  # asked before the run's (leaf) lock
+        with run.lock:
+            if run.done:
+                continue  # its block ended meanwhile (another thread): the run open now
+            if run.leaves.step_index is not None:
+                row_step = run.step + 1 if step is None else int(step)
+            elif step is not None:
+                raise TypeError(
+                    "jhw.log: step= was not given on this run's first call; give it always."
+                )
+            else:
+                row_step = 0
+            run.batch.add(run.leaves, values, row_step)  # raises for a bad call, adding nothing
+            run.step = row_step
+            handed = not stop and run.batch.n >= run.batch.capacity
+            if handed:
+                run.full.append(run.batch)
+                run.batch = Batch(run.leaves, run.interval)
+        break
+    if stop:
+        with HUB.table() as table:
+            if table.logging is entry:
+                table.logging = None
+            table.log_stopped = sinks
+        _finish(entry, _STOPPED)
+        raise Stopped("the run was stopped; the rows logged so far are kept")
+    if handed:
+        HUB.worker.submit(run.run_id, _deliver, run)  # waits while MAX_PENDING are behind
 
 
 def end_block(sink: Any, error: BaseException | None) -> None:
     """A block of ``sink`` ends (``error``: the exception it ends with): end the run of its
     calls with every row logged, as ``converged`` (also a generator closed by its consumer),
     ``stopped`` (a stop, an interrupt) or ``failed`` (another exception). Never raises."""
-    with _STATE.lock:
-        run = _STATE.open
-        if _STATE.stopped is not None and sink in _STATE.stopped:
-            _STATE.stopped = None
-        if run is None or sink not in run.sinks:
+    with HUB.table() as table:
+        if table.log_stopped is not None and sink in table.log_stopped:
+            table.log_stopped = None
+        entry = table.logging
+        if entry is None or sink not in entry.opened_for:
             return
-        stopped = isinstance(error, (Stopped, KeyboardInterrupt))
-        if stopped or _stop_asked(run.sinks):
-            status = _STOPPED
-        else:
-            # A generator whose consumer stopped taking from it (``break``, ``close()``, its
-            # last reference dropped) ends with GeneratorExit at its ``yield``: nothing failed.
-            fine = error is None or isinstance(error, GeneratorExit)
-            status = _CONVERGED if fine else _FAILED
-        try:
-            _finish(run, status)
-        except Exception as e:  # the block's own exception, if any, is the one to see
-            report(e, "jhw.log")
+        table.logging = None  # claimed: this call ends it
+    stopped = isinstance(error, (Stopped, KeyboardInterrupt))
+    if stopped or _stop_asked(entry.opened_for):
+        status = _STOPPED
+    else:
+        # A generator whose consumer stopped taking from it (``break``, ``close()``, its
+        # last reference dropped) ends with GeneratorExit at its ``yield``: nothing failed.
+        fine = error is None or isinstance(error, GeneratorExit)
+        status = _CONVERGED if fine else _FAILED
+    try:
+        _finish(entry, status)
+    except Exception as e:  # the block's own exception, if any, is the one to see
+        report(e, "jhw.log")
 
 
 # ------------------------------------------------------------------------------ internals
-def _start(sinks: tuple, values: dict[str, Any], step: int | None) -> _Open | None:
+def _open_run(sinks: tuple, values: dict[str, Any], step: int | None) -> Entry | None:
+    """The entry of the run this call of ``sinks`` streams to: the open one, or a new one
+    (None: one of other sinks was opened meanwhile); `Stopped` in a block whose run was."""
+    with HUB.table() as table:
+        if table.log_stopped is not None:
+            if table.log_stopped == sinks:
+                raise Stopped("this block's run was stopped; the rows logged so far are kept")
+            table.log_stopped = None
+        entry = table.logging
+        if entry is None or entry.opened_for == sinks:
+            ended = None
+        else:  # a block began or ended since: a run of its own
+            ended, entry, table.logging = entry, None, None
+    if ended is not None:
+        _finish(ended, _CONVERGED)
+    return entry if entry is not None else _start(sinks, values, step)
+
+
+def _start(sinks: tuple, values: dict[str, Any], step: int | None) -> Entry | None:
     leaves = Leaves(values, step)  # raises for values that cannot be logged
     names = leaves.names
     layout = Layout(
@@ -225,27 +240,38 @@ def _start(sinks: tuple, values: dict[str, Any], step: int | None) -> _Open | No
         step_counters=(leaves.step_index,) if leaves.step_index is not None else (),
         ends_itself=True,
     )
-    run_id, interval = (int(v) for v in _wire.open_run(layout))
-    if interval >= NEVER:  # nobody listens after all (the sinks left meanwhile)
-        return None
-    return _Open(sinks, leaves, layout, run_id, max(1, min(interval, CHUNK_ROWS)))
+
+    def state(run_id: int, interval: int) -> _Open:
+        return _Open(leaves, layout, run_id, max(1, min(interval, CHUNK_ROWS)))
+
+    return HUB.open_log_run(layout, sinks, state)
 
 
-def _deliver(run: _Open, batch: Batch) -> None:
-    """On the worker thread: fetch a batch of rows (waiting for the device here, not in the
-    loop) and send it. The run is ours to end (`Layout.ends_itself`): a stop answer only tells
-    the next `log` to end the loop, and `_finish` sends every row logged until then."""
-    if _send(run, _windows(run, batch), batch.n, 0):
-        run.host_stop = True
+def _deliver(run: _Open) -> None:
+    """In the run's channel (its worker key): fetch the batches handed over (waiting for the
+    device here, not in the loop) and send them. The run is ours to end (`Layout.ends_itself`):
+    a stop answer only tells the next `log` to end the loop, and `_finish` sends every row
+    logged until then."""
+    with run.lock:
+        batches, run.full = run.full, []
+    for batch in batches:
+        if _send(run, _windows(run, batch), batch.n, 0):
+            run.host_stop = True
 
 
-def _finish(run: _Open, status: int) -> None:
-    """Send every row not sent yet with the run's end ``status``, which ends it on the host."""
-    if _STATE.open is run:
-        _STATE.open = None
-    HUB.worker.drain(run)  # the batches handed over so far, in order
-    batch, run.batch = run.batch, Batch(run.leaves, 1)
-    _send(run, _windows(run, batch), batch.n, status)
+def _finish(entry: Entry, status: int) -> None:
+    """Send every row not sent yet with the run's end ``status``, which ends it on the host
+    (once: a run whose end another thread claimed is left to it). The caller took the run
+    out of the table."""
+    run: _Open = entry.host
+    with run.lock:
+        if run.done:
+            return
+        run.done = True
+        last, run.batch = run.batch, Batch(run.leaves, 1)
+    with HUB.worker.holding(run.run_id):  # after the batches handed over so far, in order
+        _deliver(run)
+        _send(run, _windows(run, last), last.n, status)
 
 
 def _windows(run: _Open, batch: Batch) -> list[np.ndarray]:
