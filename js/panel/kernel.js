@@ -9,9 +9,9 @@
 // trait write there (a Stop click, a width report) held every later click of that panel back
 // for good. The kernel sets the traits (`LivePanel`), and every view follows them.
 
-import { isRunning, kernelLostLabel, widthToReport } from "./format.js";
+import { isRunning, kernelLostLabel, widthToReport } from "../base/format.js";
 import { lastStepsValue } from "./runs.js";
-import { sameRange } from "./zoom_range.js";
+import { sameRange } from "../base/zoom_range.js";
 
 function kernelOf(model) {
   const manager = model.widget_manager;

@@ -12,7 +12,7 @@
 // pointer stays, and when the charts' elements change).
 
 import { bqplot } from "./bqplot_adapter.js";
-import { runKey } from "./readout.js";
+import { runKey } from "../base/readout.js";
 
 const COPY = "jhw-lit-copy";
 

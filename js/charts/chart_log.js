@@ -1,10 +1,11 @@
 // Each chart's own tools in its top left corner (hover.js places them once it found the LivePlot
-// box): a titled chart's "log" toggle, and every chart's download menu (js/chart_download.js).
+// box): a titled chart's "log" toggle, and every chart's download menu
+// (js/charts/chart_download.js).
 
 import { bqplot } from "./bqplot_adapter.js";
 import { attachDownloads } from "./chart_download.js";
-import { element } from "./dom.js";
-import { sendControl } from "./kernel.js";
+import { element } from "../base/dom.js";
+import { sendControl } from "../panel/kernel.js";
 
 /**
  * Each chart's tools, in its top left corner: a titled chart's "log" toggle, pressed while the

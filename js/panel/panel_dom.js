@@ -1,7 +1,7 @@
 // The panel's DOM: `buildPanel` makes it once, `panelState` reads what it shows from the model
 // (plus the view's own state), `updatePanel` applies that state to it.
 
-import { checkbox, element, showText } from "./dom.js";
+import { checkbox, element, showText } from "../base/dom.js";
 import {
   badgeText,
   formatElapsed,
@@ -15,7 +15,7 @@ import {
   shownStatus,
   statusClass,
   statusTitle,
-} from "./format.js";
+} from "../base/format.js";
 import { stopMode } from "./kernel.js";
 import {
   buildRunTools,
@@ -25,7 +25,7 @@ import {
   updateRunTools,
   updateViewOptions,
 } from "./runs.js";
-import { zoomChip } from "./zoom_range.js";
+import { zoomChip } from "../base/zoom_range.js";
 
 /** The panel's DOM, made once; `updatePanel` fills it. Returns its nodes by role. */
 export function buildPanel() {

@@ -15,7 +15,7 @@
 // .jhw-smoothing (a range input), .jhw-smoothing-value, .jhw-outliers, .jhw-last-steps;
 // .jhw-run-name in the header (the latest run's name).
 
-import { checkbox, element, showText } from "./dom.js";
+import { checkbox, element, showText } from "../base/dom.js";
 import {
   formatCount,
   formatDuration,
@@ -23,7 +23,7 @@ import {
   shownStatus,
   statusClass,
   statusLabel,
-} from "./format.js";
+} from "../base/format.js";
 
 /** The weight the slider shows, as text: "off" at 0, else two or three decimals. */
 export function formatWeight(w) {

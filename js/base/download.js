@@ -1,7 +1,7 @@
 // A chart's downloads (pure): what the page asks the kernel for, and how it reads the answer.
 // The kernel makes the files (the chart's CSV, the plot's SVG picture: jaxhist_widget/ui/plot/
 // _download.py); the page only saves them, and draws the PNG from the SVG itself
-// (js/chart_download.js), so that no file ever comes from a server or a CDN.
+// (js/charts/chart_download.js), so that no file ever comes from a server or a CDN.
 
 /** What each entry of a chart's download menu gives: its format, its words, and the format the
  * kernel is asked for (a PNG is the SVG picture rasterized in the page). */

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { bqplot, BqplotMismatch } from "./bqplot_adapter.js";
-import { nearestOnLines } from "./geometry.js";
+import { nearestOnLines } from "../base/geometry.js";
 
 // Fakes of bqplot's front end, shaped as bqplot 0.13.1 has them (see `bqplot` in bqplot_adapter.js).
 function fakeScale(k, offset = 0) {

@@ -2,12 +2,12 @@
 // picture as SVG or PNG, saved by the page from what the kernel sends (never fetched: the
 // page works offline and a file may hold rows no server keeps).
 //
-// A click sends a `download` control (js/kernel.js: a message, so that it is served while a
+// A click sends a `download` control (js/panel/kernel.js: a message, so that it is served while a
 // cell runs, like every control); the kernel answers with a custom message carrying the file
 // as a binary buffer (jaxhist_widget/ui/plot/_download.py), which becomes a Blob saved through
 // an <a download>. The PNG is the SVG drawn on a canvas that is never shown.
 
-import { element } from "./dom.js";
+import { element } from "../base/dom.js";
 import {
   DOWNLOADS,
   PNG_SCALE,
@@ -16,8 +16,8 @@ import {
   readDownload,
   requestId,
   svgSize,
-} from "./download.js";
-import { sendControl } from "./kernel.js";
+} from "../base/download.js";
+import { sendControl } from "../panel/kernel.js";
 
 /** Save `blob` as a file named `name`, in the page (an object URL, freed once saved). */
 function saveBlob(blob, name) {

@@ -14,8 +14,8 @@
 // [data-waiting] (hidden unless a drag or a zoom waiting for the kernel shows it).
 
 import { BqplotMismatch, bqplot } from "./bqplot_adapter.js";
-import { element } from "./dom.js";
-import { requestZoom } from "./kernel.js";
+import { element } from "../base/dom.js";
+import { requestZoom } from "../panel/kernel.js";
 import {
   dragRange,
   inArea,
@@ -23,7 +23,7 @@ import {
   rangeLabel,
   sameRange,
   selectionBox,
-} from "./zoom_range.js";
+} from "../base/zoom_range.js";
 
 /**
  * Zooms the charts of the LivePlot box `box` by dragging. `chartAt(point)` resolves to the

@@ -5,7 +5,7 @@
 
 import { BqplotMismatch, bqplot } from "./bqplot_adapter.js";
 import { attachChartLogToggles } from "./chart_log.js";
-import { nearestOnLines, seriesAtStep } from "./geometry.js";
+import { nearestOnLines, seriesAtStep } from "../base/geometry.js";
 import { highlightRun } from "./highlight.js";
 import { buildReadout, hideReadout, showReadout } from "./readout_dom.js";
 

@@ -12,9 +12,9 @@
 // [aria-pressed] and rows .jhw-hover-row[data-series][data-run] (.jhw-hover-current: the one
 // under the pointer) of .jhw-hover-name, .jhw-hover-value, .jhw-hover-raw, .jhw-hover-step.
 
-import { element } from "./dom.js";
-import { readoutPlacement } from "./geometry.js";
-import { SORTS, headlineLines, readoutRows } from "./readout.js";
+import { element } from "../base/dom.js";
+import { readoutPlacement } from "../base/geometry.js";
+import { SORTS, headlineLines, readoutRows } from "../base/readout.js";
 
 // Series listed at most (a chart of 64 lanes lists the nearest ones and counts the rest).
 const READOUT_ROWS = 8;

@@ -121,7 +121,7 @@ test("elapsed time and rate are labelled; there is no ETA (the loop's end is its
   assert.equal(formatElapsed(125), "elapsed 2 m 05 s");
   assert.equal(formatRate(1074.4), "rate 1,074 steps/s");
   assert.equal(formatRate(0), "");
-  const js = ["./format.js", "./panel_dom.js"]
+  const js = ["./format.js", "../panel/panel_dom.js"]
     .map((path) => readFileSync(new URL(path, import.meta.url), "utf8"))
     .join("\n");
   assert.ok(!js.includes("jhw-eta") && !js.includes(" left`"), "an ETA is back");
