@@ -36,7 +36,8 @@ from _bench import arguments, machine, on_accelerator, print_table, rounds
 from jax import lax
 
 import jaxhist_widget as jhw
-from jaxhist_widget._host import HUB, _pace
+from jaxhist_widget._host import HUB
+from jaxhist_widget._host.runtime import _pace
 
 try:  # optional peer (pip install jax-tqdm)
     from jax_tqdm import loop_tqdm

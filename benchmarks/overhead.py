@@ -33,7 +33,8 @@ import numpy as np
 from _bench import arguments, machine, on_accelerator, print_table, rounds
 
 import jaxhist_widget as jhw
-from jaxhist_widget._host import HUB, _run
+from jaxhist_widget._host import HUB
+from jaxhist_widget._host.runtime import _run
 
 try:  # optional peer (pip install jax-tqdm)
     from jax_tqdm import loop_tqdm

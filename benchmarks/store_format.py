@@ -34,8 +34,8 @@ import numpy as np
 
 import jaxhist_widget as jhw
 from jaxhist_widget._host import Run
-from jaxhist_widget._host import _store_legacy as legacy
-from jaxhist_widget._host._stored import layout_of
+from jaxhist_widget._host.store import _legacy as legacy
+from jaxhist_widget._host.store._stored import layout_of
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import machine

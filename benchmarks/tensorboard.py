@@ -38,7 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxhist_widget as jhw
-from jaxhist_widget._host._tensorboard_files import RunFiles, TagPlan
+from jaxhist_widget._host.tensorboard._files import RunFiles, TagPlan
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import machine

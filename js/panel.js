@@ -2,27 +2,33 @@
 //
 // All state lives in the model's traits (jaxhist_widget/ui/panel/_panel.py), so any view,
 // opened at any time, renders the same thing. The view writes no trait: its controls are
-// messages to the kernel (js/kernel.js says why), which sets the traits every view then shows.
+// messages to the kernel (js/panel/kernel.js says why), which sets the traits every view then
+// shows.
 // Its styles are js/panel.css, served by anywidget as the `_css` trait.
 //
-// The front end is small ES modules, each one job; this one is the entry (`render`):
+// The front end is small ES modules, each one job, by concern; this one is the entry (`render`).
+// base/: what every part uses (pure, or small DOM helpers)
 //   look.js            the look table (jaxhist_widget/ui/look/look.json), shared with Python
 //   format.js          status words and number formats (pure, from the look table)
 //   geometry.js        hover geometry: the point under the pointer, the read-out's place (pure)
-//   bqplot_adapter.js  the one place that reads bqplot's internals
+//   readout.js         the read-out's rows: one per series, sorted, the nearest lanes (pure)
+//   download.js        a chart's downloads: the request, the answer read, the PNG's size (pure)
+//   zoom_range.js      the zoom's arithmetic: a drag to steps, a pan, the chip's words (pure)
 //   dom.js             small DOM helpers
+// panel/: the panel itself and its link to the kernel
 //   panel_dom.js       the panel's DOM: `buildPanel`, `panelState`, `updatePanel`
 //   runs.js            the run list, its filter and the view options (smoothing, outliers)
 //   kernel.js          the controls and the kernel watch
-//   readout.js         the read-out's rows: one per series, sorted, the nearest lanes (pure)
+// charts/: what the panel does to the bqplot charts beside it
+//   bqplot_adapter.js  the one place that reads bqplot's internals
 //   readout_dom.js     the read-out's DOM and its place inside the chart
 //   highlight.js       the run or lane under the pointer highlighted in every chart
-//   download.js        a chart's downloads: the request, the answer read, the PNG's size (pure)
 //   chart_download.js  each chart's download menu: CSV, SVG, PNG saved in the page
 //   chart_log.js       each chart's tools: its own log toggle and its download menu
 //   hover.js           the hover (`attachHover`): the read-out, the highlight, the pin
-//   zoom_range.js      the zoom's arithmetic: a drag to steps, a pan, the chip's words (pure)
 //   zoom.js            the zoom: drag, double-click, shift+drag on the charts (`attachZoom`)
+// Imports point one way: base/ <- panel/ <- charts/ (the charts send their controls through the
+// panel's kernel link) <- this entry.
 // anywidget loads one module, so Python joins them into one (jaxhist_widget/ui/panel/_esm.py:
 // each file once, dependencies first, the relative imports dropped, the look table inlined);
 // node's tests import the files.
@@ -32,13 +38,13 @@
 // .jhw-step[data-step][data-max-steps], .jhw-progress[aria-valuenow], .jhw-rate,
 // .jhw-elapsed, .jhw-lane-status, .jhw-field[data-field] > .jhw-field-value[data-value],
 // .jhw-error, .jhw-stop[data-mode], .jhw-logy, .jhw-logx, .jhw-keep, .jhw-clear, the run list
-// and view options (js/runs.js), the zoom chip .jhw-zoom[data-lo][data-hi][data-waiting] with
-// .jhw-zoom-reset and the selection rectangle (js/zoom.js), and
+// and view options (js/panel/runs.js), the zoom chip .jhw-zoom[data-lo][data-hi][data-waiting]
+// with .jhw-zoom-reset and the selection rectangle (js/charts/zoom.js), and
 // .jhw-panel[data-kernel] ("alive", or "dead" once the view saw its kernel die or restart);
 // in a LivePlot box, the hover read-out .jhw-hover[data-name][data-step][data-value] (hidden
 // unless a drawn point is under the pointer), its marker .jhw-hover-dot and its table of
-// series (js/readout_dom.js), the highlighted lines' g.curve.jhw-lit / .jhw-dim, and each
-// chart's .jhw-chart-tools: .jhw-chart-log and .jhw-download-button with its menu's
+// series (js/charts/readout_dom.js), the highlighted lines' g.curve.jhw-lit / .jhw-dim, and
+// each chart's .jhw-chart-tools: .jhw-chart-log and .jhw-download-button with its menu's
 // .jhw-download-item[data-format] and its .jhw-download-note.
 //
 // Stop: in a normal cell (`with live:`) the kernel handles no widget message until the cell
@@ -46,12 +52,12 @@
 // the kernel turns that interrupt into a clean stop of the run. The runner says which applies
 // through the `stop_mode` trait ("interrupt", or "message" for `run_async`).
 
-import { isRunning } from "./format.js";
-import { attachHover } from "./hover.js";
-import { reportWidth, watchKernel, wireControls, wireLegend } from "./kernel.js";
-import { buildPanel, panelState, updatePanel } from "./panel_dom.js";
-import { attachZoom } from "./zoom.js";
-import { sameRange } from "./zoom_range.js";
+import { isRunning } from "./base/format.js";
+import { attachHover } from "./charts/hover.js";
+import { reportWidth, watchKernel, wireControls, wireLegend } from "./panel/kernel.js";
+import { buildPanel, panelState, updatePanel } from "./panel/panel_dom.js";
+import { attachZoom } from "./charts/zoom.js";
+import { sameRange } from "./base/zoom_range.js";
 
 const TRAITS = [
   "status", "title", "step", "max_steps", "rate", "elapsed", "lanes", "diverged",

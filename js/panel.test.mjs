@@ -12,8 +12,8 @@ test("default export is an anywidget module with render()", () => {
 test("the styles are in panel.css, not in the module", () => {
   const css = readFileSync(new URL("./panel.css", import.meta.url), "utf8");
   const modules = [
-    "panel", "format", "geometry", "bqplot_adapter", "dom", "panel_dom", "kernel", "hover", "runs",
-    "zoom", "zoom_range",
+    "panel", "base/format", "base/geometry", "charts/bqplot_adapter", "base/dom", "panel/panel_dom",
+    "panel/kernel", "charts/hover", "panel/runs", "charts/zoom", "base/zoom_range",
   ];
   const js = modules
     .map((name) => readFileSync(new URL(`./${name}.js`, import.meta.url), "utf8"))

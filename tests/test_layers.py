@@ -7,15 +7,19 @@ jaxopt.py: public modules, each importing its library, imported by nothing of th
 
 The device code imports no threads, sockets or signals and nothing of the host; the host runtime
 imports no widget code; the widget stack loads lazily, so the core runs with only jax and numpy.
-Every module of the package, whatever its layer, is under 400 lines (one job per file).
-Inside ui/, one subpackage per concern, imports pointing one way between them too:
+Every module of the package, whatever its layer, is under 400 lines (one job per file), every
+folder holds at most 12 modules, and no module imports back into a circle (imports inside
+functions and type-only ones count too). Inside ui/ and _host/, one subpackage per concern,
+imports pointing one way between them too:
 
     look/, reduce/ <- series/, figure/, panel/, picture/ <- plot/ <- ui/__init__.py
+    interrupts/ <- runtime/ <- sinks/ <- store/, tensorboard/ <- _export.py, _host/__init__.py
+    parallel/ <- record/, stream/ <- loops/ <- _device/__init__.py
 
-(the picture and the figure never import each other; another part is reached through its face,
-its ``__init__``; no module imports back into a circle; a folder holds at most 12 modules).
-Checked over every file in each directory, so a new module joins its layer's rules by where it
-is put.
+(the picture and the figure never import each other, nor the store and TensorBoard; another
+part is reached through its face, its ``__init__``: in _device/, whose code names modules as it
+calls them, ``devices.any_device``, a module that the face hands on too). Checked over every
+file in each directory, so a new module joins its layer's rules by where it is put.
 """
 
 from __future__ import annotations
@@ -174,43 +178,70 @@ def test_core_runs_without_any_widget_library():
     assert "LivePlot needs the widget stack" in out.stdout
 
 
-# ------------------------------------------------------------------------------- ui/
-# ui/ by concern: each subpackage one concern, imports pointing one way between them. The look
-# and the reductions are pure and used by everyone; the static picture and the live figure
-# never import each other (both draw with the look); the plot joins the parts.
-UI = PACKAGE / "ui"
-UI_PARTS = ("look", "reduce", "series", "figure", "panel", "picture", "plot")
-# The ui/ parts each part may import (its own always), and ui/__init__.py ("face").
-UI_ALLOWED = {
-    "look": set(),
-    "reduce": set(),
-    "series": {"look", "reduce"},
-    "figure": {"look", "reduce"},
-    "picture": {"look", "reduce"},
-    "panel": {"look", "reduce"},
-    "plot": {"look", "reduce", "series", "figure", "panel", "picture"},
-    "face": {"panel", "plot"},
+# ----------------------------------------------------------------- parts of a layer
+# ui/ and _host/ by concern: each subpackage one concern, imports pointing one way between
+# them. In ui/, the look and the reductions are pure and used by everyone, the static picture
+# and the live figure never import each other (both draw with the look), the plot joins the
+# parts. In _host/, the interrupt bridge knows nothing of the host; the runtime (the hub, runs,
+# the worker) knows no sink class; the sink API is on the runtime; the store and TensorBoard
+# are sinks, and never import each other (`_export.py` joins them: a store's file written as
+# TensorBoard's). In _device/, the lanes and devices a loop runs over are under what it records
+# and its host calls, which never import each other; the loops join them.
+# The parts each part may import (its own always); a module at the layer's top is a part of
+# its own, named after it ("face": the layer's __init__.py).
+PARTS = {
+    "ui": {
+        "look": set(),
+        "reduce": set(),
+        "series": {"look", "reduce"},
+        "figure": {"look", "reduce"},
+        "picture": {"look", "reduce"},
+        "panel": {"look", "reduce"},
+        "plot": {"look", "reduce", "series", "figure", "panel", "picture"},
+        "face": {"panel", "plot"},
+    },
+    "_host": {
+        "interrupts": set(),
+        "runtime": {"interrupts"},
+        "sinks": {"runtime"},
+        "store": {"runtime", "sinks"},
+        "tensorboard": {"runtime", "sinks"},
+        "_export": {"runtime", "store", "tensorboard"},
+        "face": {"runtime", "sinks", "store", "tensorboard", "_export"},
+    },
+    "_device": {
+        "parallel": set(),
+        "record": {"parallel"},
+        "stream": {"parallel"},
+        "loops": {"parallel", "record", "stream"},
+        "face": {"loops", "record"},
+    },
 }
+#: The layers whose parts use other parts' modules by name (``from ..parallel import devices``,
+#: a module its face imports), as well as names of their faces.
+MODULES_BY_NAME = {"_device"}
 # The layers below ui/ each part may reach (the run and its record, the sinks).
 UI_BELOW = {"series": {"host", "wire"}, "panel": {"host"}, "plot": {"host"}}
-# The widget libraries each part may import: the pure parts none.
+# The widget libraries each ui/ part may import: the pure parts none.
 UI_WIDGETS = {
     "figure": {"bqplot", "ipywidgets"},
     "panel": {"anywidget", "ipywidgets", "traitlets"},
     "plot": WIDGET_LIBS,
     "face": set(),
 }
-#: Most modules a folder of ui/ holds (its face aside).
+#: Most modules a folder of the package holds (its face aside).
 MOST_MODULES = 12
 
 
-def ui_part(path: Path) -> str:
-    rel = path.relative_to(UI)
-    return "face" if len(rel.parts) == 1 else rel.parts[0]
+def part_of(layer: str, path: Path) -> str:
+    rel = path.relative_to(PACKAGE / layer)
+    if len(rel.parts) > 1:
+        return rel.parts[0]
+    return "face" if rel.stem == "__init__" else rel.stem
 
 
-def ui_modules() -> list[Path]:
-    return sorted(UI.rglob("*.py"))
+def layer_modules(layer: str) -> list[Path]:
+    return sorted((PACKAGE / layer).rglob("*.py"))
 
 
 def targets_of(path: Path) -> set[tuple[str, ...]]:
@@ -245,32 +276,45 @@ def targets_of(path: Path) -> set[tuple[str, ...]]:
     return out
 
 
-def test_ui_is_made_of_its_parts() -> None:
-    folders = sorted(p.name for p in UI.iterdir() if p.is_dir() and p.name != "__pycache__")
-    assert folders == sorted(UI_PARTS)
-    assert [p.name for p in UI.glob("*.py")] == ["__init__.py"]
+@pytest.mark.parametrize("layer", sorted(PARTS))
+def test_a_layer_is_made_of_its_parts(layer: str) -> None:
+    folder = PACKAGE / layer
+    parts = {p.name for p in folder.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    parts |= {"face" if p.stem == "__init__" else p.stem for p in folder.glob("*.py")}
+    assert parts == set(PARTS[layer])
 
 
-@pytest.mark.parametrize("path", ui_modules(), ids=lambda p: str(p.relative_to(UI)))
-def test_ui_parts_import_one_way(path: Path) -> None:
-    part = ui_part(path)
-    outside, layers = imports_of(path)
-    assert not (layers - {"ui"}) - UI_BELOW.get(part, set()), f"{path.name} ({part}): {layers}"
-    widgets = outside & WIDGET_LIBS
-    assert widgets <= UI_WIDGETS.get(part, set()), f"{path.name} ({part}) imports {widgets}"
+@pytest.mark.parametrize(
+    "path",
+    [p for layer in PARTS for p in layer_modules(layer)],
+    ids=lambda p: str(p.relative_to(PACKAGE)),
+)
+def test_parts_import_one_way(path: Path) -> None:
+    layer = path.relative_to(PACKAGE).parts[0]
+    part, allowed = part_of(layer, path), PARTS[layer]
+    if layer == "ui":
+        outside, layers = imports_of(path)
+        assert not (layers - {"ui"}) - UI_BELOW.get(part, set()), f"{path.name}: {layers}"
+        widgets = outside & WIDGET_LIBS
+        assert widgets <= UI_WIDGETS.get(part, set()), f"{path.name} ({part}) imports {widgets}"
     for target in targets_of(path):
-        if target[:1] != ("ui",) or len(target) < 2:
+        if target[:1] != (layer,) or len(target) < 2:
             continue
-        other = target[1]
-        if other == part or (part == "face" and other not in UI_PARTS):
+        other = target[1].removesuffix(".py")
+        if other == part:
             continue
-        assert other in UI_ALLOWED[part], f"{path.relative_to(UI)} ({part}) imports ui/{other}"
-        # Another part is reached through its face (its __init__), never into its modules.
-        assert len(target) == 2, f"{path.relative_to(UI)} imports ui/{'/'.join(target[1:])}"
+        assert other in allowed[part], f"{path.relative_to(PACKAGE)} ({part}) imports {other}"
+        # Another part is reached through its face (its __init__), never into its modules
+        # (in _device/, a module that its face imports, by name).
+        if layer in MODULES_BY_NAME and len(target) == 3:
+            handed_on = targets_of(PACKAGE / layer / other / "__init__.py")
+            assert target in handed_on, f"{path.relative_to(PACKAGE)} imports {'/'.join(target)}"
+        else:
+            assert len(target) == 2, f"{path.relative_to(PACKAGE)} imports {'/'.join(target)}"
 
 
-def test_ui_modules_import_no_circle() -> None:
-    graph = {p: set() for p in ui_modules()}
+def test_no_module_imports_back_into_a_circle() -> None:
+    graph = {p: set() for p in modules()}
     for path in graph:
         for target in targets_of(path):
             module = PACKAGE.joinpath(*target)
@@ -283,7 +327,7 @@ def test_ui_modules_import_no_circle() -> None:
     def visit(path: Path, trail: list[Path]) -> None:
         if path in trail:
             loop = [*trail[trail.index(path) :], path]
-            raise AssertionError(" -> ".join(str(p.relative_to(UI)) for p in loop))
+            raise AssertionError(" -> ".join(str(p.relative_to(PACKAGE)) for p in loop))
         if path in done:
             return
         for nxt in sorted(graph[path]):
@@ -294,8 +338,12 @@ def test_ui_modules_import_no_circle() -> None:
         visit(path, [])
 
 
-def test_ui_folders_stay_small() -> None:
+@pytest.mark.parametrize(
+    "folder",
+    sorted({p.parent for p in modules()}),
+    ids=lambda p: str(p.relative_to(PACKAGE.parent)),
+)
+def test_every_folder_stays_small(folder: Path) -> None:
     # (Its modules' lines, as every module's, in `test_every_module_stays_small`.)
-    for folder in [UI, *(UI / part for part in UI_PARTS)]:
-        modules = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
-        assert len(modules) <= MOST_MODULES, f"{folder.name}/ holds {len(modules)} modules"
+    held = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+    assert len(held) <= MOST_MODULES, f"{folder.name}/ holds {len(held)} modules"

@@ -1,22 +1,26 @@
-"""The host runtime: the hub that owns attached sinks and runs, run storage, `Sink`,
-`Recorder`, `Store` (runs on disk), `TensorBoard` (event files), the one worker thread, the
-interrupt bridge, and `log` (a Python loop's rows, made on the host).
+"""The host: what serves the traced loop's host calls and receives its rows, by concern:
 
-Importing it connects the hub to the device↔host contract (`jaxhist_widget._wire`), so the
-traced loop's host calls reach it. It imports no widget code.
+- ``runtime/``: the hub (attached sinks, the run table, the device's entry points), `Run`, the
+  one worker, a run's pace;
+- ``interrupts/``: Ctrl-C and the notebook's ■ while sinks are armed;
+- ``sinks/``: the sink API: `Sink`, `Recorder`, `log` (a Python loop's rows, made on the host);
+- ``store/``: `Store` (runs on disk) and `load_runs`;
+- ``tensorboard/``: `TensorBoard` (event files);
+- ``_export``: `to_tensorboard`, which joins the last two.
+
+Imports point one way: interrupts <- runtime <- sinks <- store, tensorboard <- _export. Importing
+it connects the hub to the device↔host contract (`jaxhist_widget._wire`), so the traced loop's
+host calls reach it. It imports no widget code.
 """
 
 from __future__ import annotations
 
 from .. import _wire
-from ._hub import HUB, Hub
-from ._log import Stopped, log
-from ._recorder import Recorder
-from ._run import Run
-from ._sink import Sink
-from ._store import Store
-from ._stored import StoredRun, load_runs, table
-from ._tensorboard import TensorBoard, to_tensorboard
+from ._export import to_tensorboard
+from .runtime import HUB, Hub, Run
+from .sinks import Recorder, Sink, Stopped, log
+from .store import Store, StoredRun, load_runs, table
+from .tensorboard import TensorBoard
 
 __all__ = [
     "HUB",

@@ -156,7 +156,7 @@ class KernelDriver:
     def send_control(
         self, comm_id: str, name: str, value: Any = None, subshell: str | None = None
     ) -> None:
-        """Send what a LivePlot panel's view sends for a click (``js/kernel.js``), on
+        """Send what a LivePlot panel's view sends for a click (``js/panel/kernel.js``), on
         ``subshell`` (as JupyterLab sends widget messages) or the main shell."""
         kc = self.client
         data = {"method": "custom", "content": {"jhw_control": name, "value": value}}

@@ -3,7 +3,7 @@
 JupyterLab (>= 4.4, its default setting) sends widget messages on a kernel subshell; the
 panel keeps its control messages there (``jaxhist_widget/ui/panel/_subshell.py``), so the
 kernel applies them while the main shell is inside one XLA call. Here the clicks are the exact
-messages a view sends (``js/kernel.js``), sent on a subshell as JupyterLab sends them, while a
+messages a view sends (``js/panel/kernel.js``), sent on a subshell as JupyterLab sends them, while a
 ``with live:`` cell runs a loop of pure XLA work (no Python in its steps). The last click is
 Stop, as a message: the cell ends only if it, too, is served mid-run.
 """

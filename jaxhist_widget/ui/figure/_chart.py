@@ -92,7 +92,7 @@ class LiveFigure(FigureAxes):
             marks=[],
             axes=[self.x_axis, self.y_axis],
             animation_duration=0,  # transitions would lag behind 20 updates per second
-            display_toolbar=False,  # its PanZoom would fight the zoom (a drag: js/zoom.js)
+            display_toolbar=False,  # its PanZoom would fight the zoom (a drag: js/charts/zoom.js)
             # The right margin holds half of the last x label (`_update_ticks` sizes it).
             fig_margin={
                 # A chart titled later (``titled``) has the title's room from the start: a

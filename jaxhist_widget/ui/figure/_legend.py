@@ -24,7 +24,7 @@ def legend_html(
     """The legend row: one entry per line (named with its run when several runs are drawn),
     then the lanes of the latest batched run: ``lane_names`` are its drawn lanes, ``lanes`` its
     lane count (more than drawn above the lane cap), ``keys`` each one's run number, lane index
-    and whether it is hidden (a click on its entry toggles it: ``js/kernel.js``). Empty when
+    and whether it is hidden (a click on its entry toggles it: ``js/panel/kernel.js``). Empty when
     there is nothing to name."""
     items = [
         f'<span class="jhw-legend-item"{_run_attr(line.run)} style="white-space:nowrap">'

@@ -1,6 +1,6 @@
 """The plot's one look: colours, dash styles, opacities, sizes, tick choice, number formats and
 status words, shared by the live figure (`..figure`), the static picture (`..picture`) and the
-panel's JavaScript (``js/look.js``).
+panel's JavaScript (``js/base/look.js``).
 
 Pure: no widgets. The data is one table, ``look.json`` (`LOOK`), which both sides read and whose
 examples both test suites check; the rules that read it are here (``ticks`` is the axes'

@@ -1,10 +1,9 @@
 """The look table, ``look.json``, read once: the one source of the plot's colours, dashes,
 opacities, sizes, status words and number formats.
 
-The JavaScript of the panel reads the same file (``js/look.js``; the panel's bundle inlines it),
-so the widget, the live figure and the static picture cannot drift apart. Its ``examples`` are
-checked on both sides (pytest and ``node --test js/``).
-"""
+The JavaScript of the panel reads the same file (``js/base/look.js``; the panel's bundle inlines
+it), so the widget, the live figure and the static picture cannot drift apart. Its ``examples``
+are checked on both sides (pytest and ``node --test js/``)."""
 
 from __future__ import annotations
 

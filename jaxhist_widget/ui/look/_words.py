@@ -43,7 +43,7 @@ BADGE_COLORS: Mapping[str, tuple[str, str]] = _STATUS["badge_colors"]
 def shown_status(state: Mapping[str, Any]) -> str:
     """The status the panel's badge shows for ``state`` (the panel's traits): ``"diverged"``
     while a plotted field's latest value is NaN or infinite in a run that did not fail, else
-    the ``status`` trait (as ``shownStatus`` in ``js/format.js``)."""
+    the ``status`` trait (as ``shownStatus`` in ``js/base/format.js``)."""
     status = str(state.get("status", "idle"))
     return "diverged" if state.get("diverged") and status in CAN_DIVERGE else status
 

@@ -1,14 +1,16 @@
 """The panel's front end as the one ES module anywidget loads.
 
 The front end is written as small ES modules in ``js/`` (each one job; node's unit tests import
-them one by one). anywidget hands the browser a single module with no base URL to resolve
-relative imports against, so `bundle` joins them: starting from the entry, each file once, its
-dependencies first, with its ``import ... from "./x.js"`` lines dropped (the names they import
-are then top-level names of the same module). A data table a module imports as JSON (the look
-table, ``js/look.js``) is put in its place as a constant: the browser loads no file, and the
-table stays the one the Python package reads. Nothing is generated on disk and no build step
-runs at install time.
-"""
+them one by one), by concern: ``base/`` (the look, formats, geometry, DOM helpers: pure or
+nearly), ``panel/`` (the panel's DOM, its run list, its link to the kernel), ``charts/`` (what
+the panel does to bqplot's charts: hover, highlight, chart tools, zoom), and the entry
+``panel.js`` joining them. anywidget hands the browser a single module with no base URL to
+resolve relative imports against, so `bundle` joins them: starting from the entry, each file
+once, its dependencies first, with its ``import ... from "./x.js"`` (``"../base/x.js"``) lines
+dropped (the names they import are then top-level names of the same module). A data table a
+module imports as JSON (the look table, ``js/base/look.js``) is put in its place as a constant:
+the browser loads no file, and the table stays the one the Python package reads. Nothing is
+generated on disk and no build step runs at install time."""
 
 from __future__ import annotations
 
@@ -29,7 +31,8 @@ _TABLE = re.compile(
     re.M,
 )
 _ANY_IMPORT = re.compile(r"^\s*import\b", re.M)
-_LOCAL = re.compile(r"\./[\w-]+\.js")
+# A file of the entry's folder or one below it: "./x.js", "./base/x.js", "../base/x.js".
+_LOCAL = re.compile(r"(\./|\.\./)([\w-]+/)*[\w-]+\.js")
 
 
 def bundle(entry: Path, tables: Mapping[str, Path] | None = None) -> str:
@@ -44,11 +47,11 @@ def bundle(entry: Path, tables: Mapping[str, Path] | None = None) -> str:
     Raises
     ------
     ValueError
-        On an import that is not ``import { ... } from "./file.js"`` of a file beside `entry`
-        or a table of ``tables``, or on an import cycle: either would make a module the browser
-        cannot load.
+        On an import that is not ``import { ... } from "./file.js"`` of a file in `entry`'s
+        folder (or one below it) or a table of ``tables``, or on an import cycle: either would
+        make a module the browser cannot load.
     """
-    folder = entry.parent
+    root = entry.parent.resolve()
     tables = dict(tables or {})
     done: list[str] = []  # file names in output order
     parts: list[str] = []
@@ -62,17 +65,19 @@ def bundle(entry: Path, tables: Mapping[str, Path] | None = None) -> str:
         return f"const {match['name']} = {json.dumps(data, ensure_ascii=False)};\n"
 
     def add(name: str) -> None:
+        # ``name``: the file's path from the entry's folder (``base/format.js``).
         if name in done:
             return
         if name in visiting:
             raise ValueError(f"js/: import cycle {' -> '.join([*visiting, name])}")
         visiting.append(name)
-        source = (folder / name).read_text(encoding="utf-8")
+        source = (root / name).read_text(encoding="utf-8")
         for match in _IMPORT.finditer(source):
             path = match["path"]
-            if not _LOCAL.fullmatch(path):
-                raise ValueError(f"js/{name}: import {path!r}: only './file.js' beside it")
-            add(path[2:])
+            target = (root / name).parent.joinpath(path).resolve()
+            if not _LOCAL.fullmatch(path) or not target.is_relative_to(root):
+                raise ValueError(f"js/{name}: import {path!r}: only './file.js' of js/")
+            add(target.relative_to(root).as_posix())
         body = _TABLE.sub(lambda m: table(m, name), _IMPORT.sub("", source))
         other = _ANY_IMPORT.search(body)
         if other:

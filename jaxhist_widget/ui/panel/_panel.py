@@ -239,7 +239,7 @@ class LivePanel(anywidget.AnyWidget):
         passes ipywidgets' throttle, which holds a model's next write until the kernel said
         "idle" for the previous one, and ipykernel 7 says nothing for a widget message handled
         while an async cell awaits; one write there held every later click back (see
-        ``js/kernel.js``). Other messages (anywidget's own) are left alone.
+        ``js/panel/kernel.js``). Other messages (anywidget's own) are left alone.
         """
         if not isinstance(content, dict) or "jhw_control" not in content:
             return

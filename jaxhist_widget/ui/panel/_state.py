@@ -9,7 +9,7 @@ The ``status`` values are the run's own (`Run.status`: ``converged`` means "``co
 False", whatever the condition encodes) plus the panel's ``idle``, ``compiling`` (attached,
 waiting for the loop to start) and ``error``; what the panel *says* for them (``finished``,
 ``diverged`` when the latest value of a plotted field is NaN or infinite) is the view's word
-(`js/format.js`, and `..look.shown_status` for the static picture).
+(`js/base/format.js`, and `..look.shown_status` for the static picture).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from typing import Any
 
 __all__ = ["is_control_message", "serve_controls_at_once"]
 
-#: The key of a control in the content of a panel's custom message (see ``js/kernel.js``).
+#: The key of a control in the content of a panel's custom message (see ``js/panel/kernel.js``).
 CONTROL_KEY = "jhw_control"
 
 

@@ -1,4 +1,4 @@
-"""The run list of the static picture (`._svg`): the panel's run list (``js/runs.js``) as
+"""The run list of the static picture (`._svg`): the panel's run list (``js/panel/runs.js``) as
 SVG rows, one per run once the plot draws two or more: colour, name, status, steps, time and
 latest values; a hidden run's row dimmed and marked hidden, its lanes hidden one by one counted,
 and the runs the run filter leaves out not listed but counted, as in the widget.

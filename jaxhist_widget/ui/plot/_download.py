@@ -1,6 +1,7 @@
-"""A chart's downloads, asked for by the page (each chart's "download" menu, js/chart_download.js):
-the chart's data as CSV, or the plot's static picture as SVG (the page rasterizes that one
-into the PNG), sent back in one widget message that carries the file as a binary buffer.
+"""A chart's downloads, asked for by the page (each chart's "download" menu,
+js/charts/chart_download.js): the chart's data as CSV, or the plot's static picture as SVG (the
+page rasterizes that one into the PNG), sent back in one widget message that carries the file as
+a binary buffer.
 
 The CSV holds every row of every run and lane drawn on the chart, read from the runs' storage
 (the same rows as `LivePlot.to_pandas`), not the lines' decimated points. The page asks with a

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._host import Run, Sink, Store, TensorBoard, table
-from ..._host._report import report
+from ..._host.runtime import report
 from ..picture import PNG_HINT, png_from_svg
 
 if TYPE_CHECKING:

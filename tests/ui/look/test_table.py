@@ -1,10 +1,9 @@
 """The look table (``look.json``): one source of the plot's words, number formats and colours.
 
 Its examples are checked here against the Python side and by ``node --test js/`` against the
-panel's JavaScript (``js/look.test.mjs``): both sides write a value, a count, a duration, a badge
-and a lane summary alike. The badge colours are the panel's CSS defaults (``js/panel.css``),
-which the static picture draws with.
-"""
+panel's JavaScript (``js/base/look.test.mjs``): both sides write a value, a count, a duration, a
+badge and a lane summary alike. The badge colours are the panel's CSS defaults
+(``js/panel.css``), which the static picture draws with."""
 
 from __future__ import annotations
 

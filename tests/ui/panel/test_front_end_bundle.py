@@ -17,7 +17,7 @@ from jaxhist_widget.ui.panel import ESM_PATH, TABLES, LivePanel, bundle
 from ...helpers import ROOT
 
 JS = ROOT / "js"
-MODULES = sorted(p.name for p in JS.glob("*.js"))
+MODULES = sorted(p.relative_to(JS).as_posix() for p in JS.rglob("*.js"))
 
 
 def _order(text: str) -> list[str]:
@@ -32,10 +32,38 @@ def test_the_bundle_holds_every_module_once_dependencies_first() -> None:
     assert order[-1] == "panel.js"  # the entry last: what it uses is defined above it
     for name in order:
         source = (JS / name).read_text()
-        for dep in re.findall(r'from "\./([\w-]+\.js)"', source):
+        for path in re.findall(r'from "(\.\.?/[\w/-]+\.js)"', source):
+            dep = (JS / name).parent.joinpath(path).resolve().relative_to(JS).as_posix()
             assert order.index(dep) < order.index(name), f"{dep} after {name}"
     assert not re.search(r"^\s*import\b", text, re.M)
     assert len(re.findall(r"^export default\b", text, re.M)) == 1
+
+
+#: The folders of js/ and those each may import from (its own always): what every part uses,
+#: the panel and its kernel link, what it does to the charts, and the entry (``.``) on top.
+JS_PARTS = {
+    "base": set(),
+    "panel": {"base"},
+    "charts": {"base", "panel"},
+    ".": {"base", "panel", "charts"},
+}
+
+
+def _folder(name: str) -> str:
+    return name.split("/")[0] if "/" in name else "."
+
+
+def test_the_front_end_s_folders_import_one_way_and_stay_small() -> None:
+    assert {_folder(name) for name in MODULES} == set(JS_PARTS)
+    for name in MODULES:
+        source = (JS / name).read_text()
+        for path in re.findall(r'from "(\.\.?/[\w/-]+\.js)"', source):
+            dep = (JS / name).parent.joinpath(path).resolve().relative_to(JS).as_posix()
+            allowed = JS_PARTS[_folder(name)] | {_folder(name)}
+            assert _folder(dep) in allowed, f"js/{name} imports js/{dep}"
+    for folder in JS_PARTS:
+        held = [name for name in MODULES if _folder(name) == folder]
+        assert len(held) <= 12, f"js/{folder}/ holds {len(held)} modules"
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
@@ -70,7 +98,7 @@ def _write(folder: Path, files: dict[str, str]) -> Path:
     [
         (
             {"entry.js": 'import { x } from "https://esm.sh/d3";\nexport default {};\n'},
-            "only './file.js' beside it",
+            "only './file.js' of js/",
         ),
         ({"entry.js": 'import * as d3 from "d3";\nexport default {};\n'}, "unsupported import"),
         (

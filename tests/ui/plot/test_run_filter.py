@@ -22,7 +22,7 @@ NAMES = ("adam lr=0.1", "adam lr=0.01", "sgd lr=0.1", "Adagrad")
 
 
 def control(live: jhw.LivePlot, name: str, value: object) -> None:
-    """What the view sends (`sendControl` in js/kernel.js)."""
+    """What the view sends (`sendControl` in js/panel/kernel.js)."""
     live.panel._on_view_message(None, {"jhw_control": name, "value": value}, [])
 
 

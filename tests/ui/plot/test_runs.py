@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import jaxhist_widget as jhw
-from jaxhist_widget._host._naming import MAX_CALL_CHARS, call_name
+from jaxhist_widget._host.runtime._naming import MAX_CALL_CHARS, call_name
 from jaxhist_widget.ui import look as legend
 
 from ...helpers.synthetic import FakeLoop, feed, layout

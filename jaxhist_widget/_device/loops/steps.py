@@ -1,0 +1,232 @@
+"""The inner loop of `while_loop`: its steps, one by one or in blocks, until a row limit.
+
+Layer 1 (pure JAX). `Loop` holds a loop's static parts, `State` its carry: the user's carry, the
+history buffers (one row per step) and the bookkeeping. `run_until` takes steps (`_step`) while
+some lane runs on and fewer than a limit of rows exist; the plain loop runs it once up to the
+cap, the streamed one once per chunk (`chunks`). Under vmap each step masks its own updates
+(`lanes`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, NamedTuple, TypeVar
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from ..parallel import devices, lanes
+from ..record import rows
+from ..stream import streaming
+from .carry import Carry as _Carry
+
+__all__ = ["BLOCK", "Loop", "State", "initial_state", "run_until"]
+
+Carry = TypeVar("Carry")
+
+
+class Loop(NamedTuple):
+    """The static parts of one loop: the user's functions and what a step records.
+
+    The loop carries only the leaves ``body_fun`` changes (`carry.Carry`); ``cond_fun`` and
+    ``record`` see the whole carry (`Loop.cond`, ``rows.record``).
+    """
+
+    cond_fun: Callable[[Any], Any]
+    carry: _Carry
+    rows: rows.Rows
+    max_rows: int  #: ``max_steps + 1``
+    #: Whether the loop runs under ``jax.vmap`` (as tracing can tell: `lanes.batched`).
+    batched: bool = False
+
+    def cond(self, moving: list[jax.Array]) -> jax.Array:
+        return self.carry.cond(moving)
+
+
+class State(NamedTuple):
+    """The loop carry: the user's carry, the history buffers and the bookkeeping."""
+
+    carry: Any
+    bufs: list[jax.Array]
+    n: jax.Array  # valid rows (steps + 1)
+    live: jax.Array  # cleared at the end of the chunk in which a lane ended
+    status: jax.Array
+    flushed: jax.Array  # rows already sent to the host
+    # The host's last answer (`streaming.STOP`, `EVERY`: rows per chunk, host-adapted; NEVER
+    # when nobody listens, and `RUN`), as the host call gives it.
+    answer: jax.Array
+    cont: jax.Array  # cond_fun(carry): computed once, right after the body made the carry
+    # Some lane runs on: the chunk loop's predicate, never batched. Carried as is (not its
+    # negation), so that the predicate and the flag it is made of need no kernel of their own.
+    more: jax.Array
+
+
+def initial_state(carry: Any, bufs: list[jax.Array], cont: jax.Array, answer: jax.Array) -> State:
+    """The state before the first step: row 0 written, ``cont`` = ``cond_fun(init_val)``."""
+    zero = jnp.int32(0)
+    init = State(
+        carry=carry,
+        bufs=bufs,
+        n=jnp.int32(1),
+        live=cont,
+        status=jnp.where(cont, zero, streaming.CONVERGED),
+        flushed=zero,
+        answer=answer,
+        cont=cont,
+        more=jnp.bool_(True),
+    )
+    # Under shard_map the bookkeeping varies per device as the carry does (`answer` and
+    # `more`, the same on every device, never do).
+    rest, carry = devices.vary(
+        init._replace(carry=None, answer=None, more=None), carry, (carry, bufs)
+    )
+    return rest._replace(carry=carry, answer=answer, more=init.more)
+
+
+def _running(s: State, limit: jax.Array) -> jax.Array:
+    """Whether a lane takes another step: the user's condition, the cap, no stop."""
+    return s.live & s.cont & (s.n < limit)
+
+
+def _step(loop: Loop, limit: jax.Array, s: State) -> State:
+    """One step: the body, ``cond_fun`` on its result, the row written.
+
+    Under vmap each step masks its own updates (see `parallel.lanes`); unbatched,
+    the mask is unused and compiled away.
+    """
+    active = _running(s, limit)  # only read under vmap
+    if loop.carry.body_writes:
+        carry = _body_masked(loop.carry.step, s.carry, active)
+    elif loop.carry.body_effects or loop.batched:
+        # JAX batches no conditional holding IO or state effects, even on an unbatched
+        # predicate; the step runs inline, as on other platforms. Under vmap too: a step over
+        # many lanes is no cheap step, and a conditional would keep XLA from fusing it with
+        # the loop's own updates (its operands copied in and out every step).
+        carry = loop.carry.step(s.carry)
+    else:
+        carry = _body_alone(loop.carry.step, s.carry, lanes.any_lane(active))
+    cont = loop.cond(carry)
+    if loop.carry.lane_effects:
+        cont = lanes.same_in_every_lane(cont, loop.carry.lane_effects)
+    carry, n, cont = lanes.keep_done(active, (carry, s.n + 1, cont), (s.carry, s.n, s.cont))
+    # The row is taken from the carry the lanes keep, not from the body's result: it is the
+    # same row wherever it is written (the active lanes), and under vmap reading the body's
+    # result after the kept carry has replaced it in place made XLA copy the carry every step
+    # (the row write recomputed the body's last operations from the old carry), which cost
+    # more than the row write itself (docs/performance.md). A recorded leaf that is a fixed
+    # carry leaf itself (the default record keeps the whole carry) has row 0 in every row
+    # already: it is never written, so its buffer is never copied into every vmap lane either.
+    bufs = [
+        b if loop.carry.is_fixed(x) else lanes.write_row(b, s.n, x, active)
+        for b, x in zip(s.bufs, loop.rows.take(carry), strict=True)
+    ]
+    return s._replace(carry=carry, bufs=bufs, n=n, cont=cont)
+
+
+def run_until(loop: Loop, s: State, limit: jax.Array, streamed: bool = False) -> State:
+    """`_step` while running and fewer than ``limit`` rows exist (``streamed``: a chunk of the
+    streamed loop, `chunks`).
+
+    The loop predicate reads the condition `_step` stored (``cond_fun`` runs once a step, so
+    its side effects happen once per step, as in ``lax.while_loop``). Under vmap the predicate
+    stays a scalar: any lane running.
+
+    A loop reads its predicate at every step; on a GPU that is a copy to the host (a sync of
+    ~10 µs, more than a small step itself costs), on a TPU a few hundred ns of its scalar unit
+    (a scalar step's loop: 53 ms step by step, 15 ms in blocks, 10^5 steps on a v5e). So where
+    the steps left are known before they are taken (a counting condition, `carry.Counted`), the
+    steps go in blocks of `BLOCK` with no predicate between them (`_blocks`) and only the rest
+    one by one. Every step of a block is one the step-by-step loop would take, in the same
+    order, so nothing changes but the predicates. On CPU, where a predicate costs nothing, the
+    loop stays step by step; so does a TPU's streamed loop: there the blocks, nested in its
+    chunks, made a third loop level, and XLA then kept the carry in the chip's main memory
+    instead of its fast memory, fetching it and writing it back every step (an MLP step with
+    16 MB of weights: +25% on a v5e), while its rows, which a host call reads, are written to
+    main memory anyway, which the blocks do not save (docs/performance.md).
+    """
+    step = functools.partial(_step, loop, limit)
+
+    def one_by_one(s: State) -> State:
+        return lax.while_loop(lambda s: lanes.any_lane(_running(s, limit)), step, s)
+
+    counted = loop.carry.counted
+    # JAX puts no IO or state effect in a conditional under vmap (the platform choice is one).
+    if counted is None or loop.carry.body_effects:
+        return one_by_one(s)
+
+    def blocks(s: State) -> State:
+        return _blocks(loop, counted, step, s, limit)
+
+    # Only the branch of the platform compiled for is lowered: CPU's program holds no blocks,
+    # nor does a TPU's streamed one. Each branch is traced: a TPU's own only where it differs
+    # (``body_fun`` would be traced once more).
+    tpu = {"tpu": _identity} if streamed else {}
+    s = lax.platform_dependent(s, cpu=blocks if _CPU_BLOCKS else _identity, default=blocks, **tpu)
+    return one_by_one(s)
+
+
+#: Whether CPU runs the blocks too (the tests check the accelerators' path on CPU with it).
+_CPU_BLOCKS = False
+#: Steps per block of a counting loop on an accelerator (see `run_until`). The host rounds an
+#: adaptive flush interval to a multiple of it (`Layout.block`).
+BLOCK = 16
+
+
+def _blocks(loop: Loop, counted: Any, step: Callable, s: State, limit: jax.Array) -> State:
+    """Whole blocks of `BLOCK` steps, while every running lane has that many left.
+
+    Inside a block no predicate is read: each of its steps is known to run for every lane that
+    is running (its counter stays under the bound, its rows under ``limit``); lanes already done
+    are kept as they are by `_step`'s masks, as in the step-by-step loop.
+    """
+
+    def whole(s: State) -> jax.Array:
+        left = jnp.minimum(limit - s.n, loop.carry.steps_left(s.carry, counted, loop.max_rows))
+        running = _running(s, limit)
+        least = lanes.min_lane(jnp.where(running, left, loop.max_rows))
+        return devices.any_device(lanes.any_lane(running)) & (devices.min_device(least) >= BLOCK)
+
+    def block(s: State) -> State:
+        return lax.fori_loop(0, BLOCK, lambda _, s: step(s), s)
+
+    return lax.while_loop(whole, block, s)
+
+
+def _body_alone(step: Callable[[Carry], Carry], carry: Carry, go: jax.Array) -> Carry:
+    """``step(carry)``; on CPU inside a conditional of its own (``go`` is always True).
+
+    XLA's CPU runtime runs each computation (a loop body, a branch) with a small executor: in
+    order on the calling thread when it has at most 8 operations or they form a chain, else as
+    a dependency graph (task queues, atomics), which costs more per run. A cheap step of 8
+    operations that ``lax.while_loop`` runs in order would cross that line once the loop's row
+    writes and counters join it, and every step would pay for it (docs/performance.md's
+    notes have the numbers). In a branch of its own the step keeps the executor it has under
+    ``lax.while_loop``, and the loop's own work forms a second small one; a conditional costs
+    far less. ``go`` is the loop's predicate, unknown to the compiler, so the branch is not
+    inlined again. Other platforms (a GPU predicate would cost a device-to-host copy every
+    step) call ``body_fun`` inline.
+    """
+
+    # Only the predicate depends on the platform, so that ``step`` is traced and lowered once
+    # (in the branch), not once per platform. Elsewhere it is ``go | True``: True, which XLA
+    # folds and then inlines the conditional; made of ``go`` so that under shard_map it varies
+    # per device as ``go`` does (both branches of `platform_dependent` must).
+    go = lax.platform_dependent(go, cpu=lambda go: go, default=lambda go: go | True)
+    return lax.cond(go, step, _identity, carry)
+
+
+def _body_masked(step: Callable[[Carry], Carry], carry: Carry, active: jax.Array) -> Carry:
+    """``step(carry)`` as a loop of one iteration that runs while ``active``.
+
+    For a step that writes to a Ref: under vmap ``active`` differs per lane, and
+    ``lax.while_loop`` then writes the Ref only for the lanes that take the step (it carries
+    the Ref's value and keeps it for the others), where this loop's own masking would write it
+    for every lane. Unbatched, ``active`` is True whenever the step runs.
+    """
+    return lax.while_loop(lambda s: s[0], lambda s: (~s[0], step(s[1])), (active, carry))[1]
+
+
+def _identity(x: Any) -> Any:
+    return x

@@ -1,0 +1,20 @@
+"""What a loop records: `History` (``history``), the leaves kept each step and their buffers
+(``rows``), the checks of a loop's arguments (``checks``), how large the history may grow
+(``sizes``), and which leaves of a scan's row 0 are stand-ins (``stand_ins``). Traced JAX, on
+``parallel/``."""
+
+from __future__ import annotations
+
+from . import checks, rows, sizes, stand_ins
+from .history import History
+from .sizes import DEFAULT_WARN_BYTES, HistorySizeWarning
+
+__all__ = [
+    "DEFAULT_WARN_BYTES",
+    "History",
+    "HistorySizeWarning",
+    "checks",
+    "rows",
+    "sizes",
+    "stand_ins",
+]

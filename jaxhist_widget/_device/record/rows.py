@@ -1,0 +1,163 @@
+"""What the loop records each step: the leaves kept, their buffers, the `Layout` and `History`.
+
+Layer 1 (pure JAX). Worked out once at trace time from ``record(init_val)`` (`plan`); each step
+then writes `Rows.take` of its carry into the buffers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from ..._wire import Layout, element_words, window_rows
+from ..parallel import devices
+from . import checks
+from .checks import store_dtype
+from .history import History
+
+__all__ = ["Rows", "layout", "plan", "unique_names"]
+
+
+class Rows(NamedTuple):
+    """What one row holds, fixed at trace time (`plan`)."""
+
+    record: Callable[[Any], Any]  #: ``carry -> pytree of arrays``
+    dtype: Any  #: the storage dtype of floating leaves (None: as recorded)
+    first: list[jax.Array]  #: row 0 as stored, every leaf (zero-size ones too)
+    treedef: Any  #: the structure of ``record``'s result
+    names: tuple[str, ...]  #: one per leaf (see `_leaf_names`)
+    kept: tuple[int, ...]  #: the leaves that get a buffer: every one that is not zero-size
+    #: The leaves that count the steps: a carry leaf ``body_fun`` adds one to, recorded as is
+    #: (see `Layout.step_counters`).
+    step_counters: tuple[int, ...] = ()
+
+    def take(self, carry: Any) -> list[jax.Array]:
+        """The kept leaves of ``carry``'s row, as stored: what a step writes."""
+        row = _store(self.record(carry), self.dtype)
+        return [row[i] for i in self.kept]
+
+    def buffers(self, max_rows: int) -> list[jax.Array]:
+        """The history buffers: ``(max_rows, ...)`` per kept leaf.
+
+        Every row starts as row 0, so rows past `length` hold a value `record` produced (finite
+        wherever the real rows are), never NaN: see `History` on why NaN there breaks gradients.
+        """
+        return [jnp.broadcast_to(x, (max_rows, *x.shape)) for x in self.first if x.size]
+
+    def history(self, bufs: list[jax.Array], n: jax.Array, max_rows: int) -> History:
+        """The `History` of the loop's final buffers, zero-size leaves back as zeros."""
+        kept = iter(bufs)
+        values = [
+            next(kept) if x.size else jnp.zeros((max_rows, *x.shape), x.dtype) for x in self.first
+        ]
+        return History(self.treedef.unflatten(values), n)
+
+
+def plan(
+    record: Callable[[Any], Any], dtype: Any, init_val: list[jax.Array], counting: tuple[int, ...]
+) -> Rows:
+    """The `Rows` of ``record`` (``dtype``: the storage dtype of floating leaves, or None) on
+    the carry leaves ``init_val``, of which those at ``counting`` count the steps."""
+    row0 = record(init_val)
+    # A recorded leaf that is a counting carry leaf itself (the very object: record returns it
+    # as it is) counts the steps too.
+    counters = tuple(
+        k
+        for k, x in enumerate(jax.tree_util.tree_leaves(row0))
+        if any(x is init_val[j] for j in counting)
+    )
+    first = _store(row0, dtype)
+    # Zero-size leaves get no buffer, no writes and no words on the wire; the History gets them
+    # back as zeros of the right shape. XLA folds a zero-size (max_rows, 0, ...) value into a
+    # constant whose compile-time cost grows with max_rows (seconds at 10^8 rows), so none may
+    # live in the loop. (Returned from jit, the History leaf still is one: XLA's cost.)
+    kept = tuple(i for i, x in enumerate(first) if x.size)
+    treedef = jax.tree_util.tree_structure(row0)
+    names = _leaf_names(row0)
+    checks.check_chip_dtypes(first, names)
+    return Rows(record, dtype, first, treedef, names, kept, counters)
+
+
+def layout(rows: Rows, max_steps: int, every: int | None, block: int = 1) -> Layout:
+    """What the host is told of the rows (``every``: the fixed interval, None for auto;
+    ``block``: steps the loop takes at a time on an accelerator, see `Layout.block`)."""
+    first = rows.first
+    return Layout(
+        names=rows.names,
+        shapes=tuple(tuple(x.shape) for x in first),
+        # dtype names ("float32", "bfloat16", "float8_e4m3fn", "int4"), not `np.dtype.str`,
+        # which is "|V1" for every ml_dtypes type; `_wire.np_dtype` turns them back.
+        dtypes=tuple(jnp.dtype(x.dtype).name for x in first),
+        treedef=rows.treedef,
+        max_steps=max_steps,
+        chunk=_chunk_rows(first, max_steps + 1, every),
+        every=every,
+        step_counters=rows.step_counters,
+        block=block,
+        accelerated=devices.accelerated(),
+    )
+
+
+def _store(row: Any, dtype: Any) -> list[jax.Array]:
+    return [store_dtype(jnp.asarray(x), dtype) for x in jax.tree_util.tree_leaves(row)]
+
+
+def _chunk_rows(first: list[jax.Array], max_rows: int, every: int | None) -> int:
+    if every is not None:
+        # The first flush can hold row 0 and row 1 together (there is no flush before the
+        # first step), so a chunk holds at least two rows.
+        return min(max(every, 2), max_rows)
+    # Sized by bytes (runs.CHUNK_BYTES) as packed for the host: narrow types travel as one
+    # 32-bit word per element. Under shard_map/pmap one host call carries the windows of
+    # every device, so they share the budget like vmap lanes do (see `Layout.window`).
+    row_bytes = sum(x.size * 4 * element_words(x.dtype) for x in first)
+    return window_rows(row_bytes, max_rows, devices.manual_devices(), devices.accelerated())
+
+
+def _leaf_names(tree: Any) -> tuple[str, ...]:
+    """Leaf names: ``loss``, ``params.w``, ``[0]``, ``state[1]``; ``value`` for a lone leaf.
+
+    Unique: leaves whose paths spell alike (``{"a.b": x, "a": {"b": y}}``, both ``a.b``) are
+    told apart by `unique_names`. Every sink takes these names as they are (a plot's fields, a
+    store's columns, a table's headers), so the rule lives here, once.
+    """
+    paths = jax.tree_util.tree_flatten_with_path(tree)[0]
+    names = []
+    for path, _ in paths:
+        name = ""
+        for key in path:
+            if isinstance(key, jax.tree_util.SequenceKey):
+                name += f"[{key.idx}]"
+            elif isinstance(key, jax.tree_util.DictKey):
+                name += f"{'.' if name else ''}{key.key}"
+            elif isinstance(key, jax.tree_util.GetAttrKey):
+                name += f"{'.' if name else ''}{key.name}"
+            else:
+                name += str(key)
+        names.append(name or "value")
+    return unique_names(names)
+
+
+def unique_names(names: list[str]) -> tuple[str, ...]:
+    """``names`` with each repeat made unique: the first keeps its name, a later one gets
+    `` (2)``, `` (3)``, ... (the first such suffix no other name has), in flatten order.
+
+    >>> unique_names(["a.b", "a.b", "x", "a.b (2)"])
+    ('a.b', 'a.b (3)', 'x', 'a.b (2)')
+    """
+    taken = set(names)
+    seen: set[str] = set()
+    out = []
+    for name in names:
+        if name in seen:
+            k = 2
+            while f"{name} ({k})" in taken:
+                k += 1
+            name = f"{name} ({k})"
+            taken.add(name)
+        seen.add(name)
+        out.append(name)
+    return tuple(out)

@@ -1,0 +1,376 @@
+"""`Run`: the rows the host received for one run.
+
+Host runtime: numpy only. A `Run` is shared by all sinks of that run; it is appended to by the
+hub (`_hub.Hub`) and read by sinks. Every array a reader gets is read-only (a view of the
+run's storage, or a copy): one sink editing its rows in place must not rewrite them for the
+others. Copy (``np.array(rows)``) to edit.
+
+A run also keeps when its rows reached the host (`Run.arrivals`, `Run.times`): one pair per
+chunk, the rows received by then and the host's clock, from which a row's time is interpolated.
+Rows arrive in chunks, so that is a row's time to a chunk's resolution: the rows of one chunk
+are spread evenly between the arrival of the chunk before and their own.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+from ..._wire import Layout, np_dtype
+
+__all__ = ["FAILED", "SEGMENT_BYTES", "STATUSES", "Run", "lane_index"]
+
+#: A run stores its rows in segments of about this many bytes, all lanes together (see `Run`).
+#: Under 4 MiB on purpose: numpy asks Linux for huge pages for arrays of 4 MiB or more, and
+#: writing a run's rows into such fresh memory was several times slower (benchmarks/overhead.py
+#: prints the copy cost).
+SEGMENT_BYTES = 1 << 20
+
+
+STATUSES = ("running", "converged", "max_steps", "stopped", "failed")
+FAILED = STATUSES.index("failed")
+#: `STATUSES` by code, to name every lane's end at once (a code past them is a stop).
+_NAMES = np.array(STATUSES, dtype=object)
+
+
+class Run:
+    """The host's copy of one run's streamed rows.
+
+    Attributes
+    ----------
+    id
+        The run id the registry handed to the traced program.
+    layout
+        The `Layout` of the rows.
+    lanes
+        Number of vmap lanes, or None for an unbatched run (known after the first chunk).
+    name
+        Its name, given when it started (`Sink.named`, a runner's ``name=``, `Sink.name`) or
+        made up from the runner's call or the cell (``solve(3)``, ``cell 7``); None when
+        nothing named it. `name_given` tells which.
+    status
+        ``"running"``, then per lane at the end (`statuses`): ``"converged"`` (``cond_fun``
+        became False, whatever the reason your condition encodes), ``"max_steps"`` (the cap
+        was hit first), ``"stopped"`` (a host stop request) or ``"failed"`` (the computation
+        raised; the rows received so far are kept); `status` summarises them. A vmap over
+        zero lanes makes a run with no lanes and no rows that ends ``"converged"`` (no lane
+        had a step to take; `statuses` is empty).
+
+    Every array this class hands out is read-only; copy it to edit.
+    """
+
+    def __init__(self, run_id: int, layout: Layout) -> None:
+        self.id = run_id
+        self.layout = layout
+        self.lanes: int | None = None
+        self.name: str | None = None
+        #: Whether `name` was given by the user (not made up from a call or a cell).
+        self.name_given = False
+        self.started = time.perf_counter()
+        #: The wall clock (`time.time`) when the run started; arrival times count from it on the
+        #: monotonic clock, so a clock set back mid-run never makes a row earlier than the last.
+        self.started_wall = time.time()
+        self.ended: float | None = None
+        self.statuses: list[str] = []
+        self._lock = threading.Lock()
+        # Rows live in segments of `_seg_rows` rows for all lanes: segment -> leaf -> (lanes,
+        # seg_rows, *shape). A chunk of all lanes is one copy per leaf (per-lane arrays cost
+        # Python per lane and leaf: most of a many-lane flush), and rows never move once
+        # written (a growing buffer would copy them again, into fresh memory), so a reader gets
+        # views wherever its rows lie in one segment (see `rows_since`).
+        self._segs: list[list[np.ndarray]] = []
+        self._seg_rows = 1
+        self._counts = np.zeros(0, np.int64)  # rows per lane
+        # Chunk arrivals: the most rows of any lane once a chunk was in, and the wall time it
+        # came at; one pair per chunk (not per row or lane), in arrays that double as they fill.
+        self._arrived_rows = np.zeros(16, np.int64)
+        self._arrived_at = np.zeros(16, np.float64)
+        self._arrivals = 0
+
+    # ------------------------------------------------------------------------ writing
+    def _ensure_lanes(self, lanes: int | None) -> None:
+        if self.lanes is None and not self._counts.size:
+            self.lanes = lanes
+            n = 1 if lanes is None else lanes
+            self._counts = np.zeros(n, np.int64)
+            self.statuses = ["running"] * n
+            per_row = max(1, n * self.layout.row_nbytes)
+            # max_steps 0: no known cap (a Python loop's `jhw.log` run)
+            cap = self.layout.max_steps + 1 if self.layout.max_steps > 0 else SEGMENT_BYTES
+            self._seg_rows = min(max(SEGMENT_BYTES // per_row, 16), cap)
+
+    def append(self, lane: int, start: int, leaves: list[np.ndarray]) -> None:
+        """Append rows ``start ..`` of ``lane``; rows must arrive in order, each once."""
+        self.append_lanes([lane], start, [np.expand_dims(x, 0) for x in leaves])
+
+    def append_lanes(
+        self, lanes: list[int] | np.ndarray, start: int, leaves: list[np.ndarray]
+    ) -> None:
+        """Append rows ``start ..`` of each of ``lanes`` (ascending; all at the same row).
+
+        ``leaves[i]`` has shape ``(len(lanes), rows, *shape)`` and is copied; rows arrive in
+        order, each once.
+        """
+        rows, at, size = leaves[0].shape[1], lane_index(lanes), self._seg_rows
+        with self._lock:
+            wrong = self._counts[at] != start
+            if wrong.any():
+                lane = int(np.asarray(lanes)[np.flatnonzero(wrong)[0]])
+                raise RuntimeError(
+                    f"run {self.id} lane {lane}: rows from {start}, not {self._counts[lane]}"
+                )
+            done = 0
+            while done < rows:
+                seg, off = divmod(start + done, size)
+                while len(self._segs) <= seg:
+                    # np.empty: pages are touched only as rows arrive
+                    self._segs.append(
+                        [
+                            np.empty((len(self._counts), size, *s), np_dtype(d))
+                            for s, d in self._leaf_specs()
+                        ]
+                    )
+                take = min(rows - done, size - off)
+                for buf, leaf in zip(self._segs[seg], leaves, strict=True):
+                    buf[at, off : off + take] = leaf[:, done : done + take]
+                done += take
+            self._counts[at] = start + rows
+
+    def _arrived(self, rows: int, perf: float) -> None:
+        """A chunk that brings the run to ``rows`` rows (its furthest lane's) was received at
+        ``perf`` (`time.perf_counter`): keep the pair (rows, wall time), when it goes past the
+        last pair's rows."""
+        with self._lock:
+            n = self._arrivals
+            if rows <= 0 or (n and rows <= self._arrived_rows[n - 1]):
+                return  # no row past the last pair: its time is already known
+            if n == len(self._arrived_rows):
+                self._arrived_rows = np.concatenate([self._arrived_rows, np.zeros(n, np.int64)])
+                self._arrived_at = np.concatenate([self._arrived_at, np.zeros(n)])
+            at = self.started_wall + (perf - self.started)
+            self._arrived_rows[n], self._arrived_at[n] = rows, at
+            self._arrivals = n + 1
+
+    def _finish(self, codes: list[int]) -> None:
+        codes = np.asarray(codes, np.int64)
+        known = (codes >= 0) & (codes < len(STATUSES))
+        names = _NAMES[np.where(known, codes, STATUSES.index("stopped"))].tolist()
+        with self._lock:
+            self.statuses = names
+            self.ended = time.perf_counter()
+
+    def _reopen(self) -> None:
+        """Undo `_finish` for a run given up for dead that turned out to be alive."""
+        with self._lock:
+            self.statuses = ["running"] * len(self.statuses)
+            self.ended = None
+
+    # ------------------------------------------------------------------------ reading
+    @property
+    def status(self) -> str:
+        """One word for the whole run: ``failed`` if the computation died (an exception), else
+        ``stopped`` if any lane stopped, else ``max_steps`` if any lane hit the cap, else
+        ``converged``; ``running`` until it ended."""
+        if self.ended is None:
+            return "running"
+        for s in ("failed", "stopped", "max_steps"):
+            if s in self.statuses:
+                return s
+        return "converged"
+
+    @property
+    def counts(self) -> list[int]:
+        """Rows received so far, per lane."""
+        with self._lock:
+            return self._counts.tolist()
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds from start to end (or to now, while running)."""
+        end = self.ended if self.ended is not None else time.perf_counter()
+        return end - self.started
+
+    def arrivals(self) -> tuple[np.ndarray, np.ndarray]:
+        """When the run's chunks reached the host: ``(rows, times)``, one pair per chunk that
+        brought new rows, ``rows[k]`` the rows received by then (the most of any lane: the
+        lanes of a vmap step together) and ``times[k]`` the host's wall clock then (seconds
+        since the epoch, as `time.time`). Both ascend; read-only."""
+        with self._lock:
+            n = self._arrivals
+            rows, times = self._arrived_rows[:n], self._arrived_at[:n]
+        rows.setflags(write=False)
+        times.setflags(write=False)
+        return rows, times
+
+    def row_times(self, rows: Any) -> np.ndarray:
+        """The time (seconds since the epoch) at which rows ``rows`` (indices, from 0; any
+        shape, fractions allowed) reached the host, interpolated between chunk arrivals: the
+        last row of a chunk at the chunk's arrival, the rows before it evenly back to the
+        previous chunk's last row (a chunk's resolution). The rows of the first chunk share
+        its time. NaN for every row before any chunk arrived."""
+        got, times = self.arrivals()
+        rows = np.asarray(rows, np.float64)
+        out = np.asarray(
+            np.interp(rows, got - 1, times) if len(got) else np.full(rows.shape, np.nan)
+        )
+        out.setflags(write=False)  # (as every array a run hands out)
+        return out
+
+    def times(self, lane: int = 0) -> np.ndarray:
+        """When each row of ``lane`` received so far reached the host (`row_times`): seconds
+        since the epoch (``datetime.datetime.fromtimestamp`` reads one), ascending."""
+        return self.row_times(np.arange(self.counts[lane] if self.counts else 0))
+
+    def lane_rows(self, lane: int = 0) -> list[np.ndarray]:
+        """All rows of ``lane`` received so far, one read-only array per leaf (see `rows_since`)."""
+        return self.rows_since(lane, 0)
+
+    def rows_since(self, lane: int, start: int, stop: int | None = None) -> list[np.ndarray]:
+        """Rows ``start ..`` of ``lane`` (up to row ``stop``, excluded, if given), one read-only
+        array per leaf (a view when they lie in one storage segment, as a live view's new rows
+        nearly always do).
+
+        A live view reads just what arrived since its last update, so each update costs the new
+        rows, not the whole run; a zoomed view reads the rows of its steps only.
+        """
+        with self._lock:
+            if not self._counts.size:  # no chunk arrived yet
+                return [_empty(s, d) for s, d in self._leaf_specs()]
+            end, size = int(self._counts[lane]), self._seg_rows
+            if stop is not None:
+                end = max(0, min(end, stop))
+            start = min(start, end)
+            first, last = start // size, -(-end // size)
+            pieces = [
+                [buf[lane, max(start - k * size, 0) : end - k * size] for buf in self._segs[k]]
+                for k in range(first, last)
+            ]
+        if not pieces:
+            return [_empty(s, d) for s, d in self._leaf_specs()]
+        out = [p[0] if len(p) == 1 else np.concatenate(p) for p in zip(*pieces, strict=True)]
+        for rows in out:
+            rows.setflags(write=False)  # shared by every sink: nobody edits it in place
+        return out
+
+    def block(self, lanes: Any, start: int, stop: int) -> list[np.ndarray]:
+        """Rows ``start .. stop`` (``stop`` excluded) of each of ``lanes`` (ascending, every one
+        with at least ``stop`` rows), one read-only array per leaf of shape
+        ``(len(lanes), stop - start, *shape)``: `rows_since` for many lanes at once, one copy
+        per leaf (a view when the lanes are consecutive and the rows lie in one segment), so
+        a reader of thousands of lanes has no Python loop over them.
+        """
+        if type(self).rows_since is not Run.rows_since:  # a subclass keeps its rows elsewhere
+            per_lane = [self.rows_since(int(lane), start, stop) for lane in lanes]
+            return [np.stack(leaf) for leaf in zip(*per_lane, strict=True)] if per_lane else []
+        at, pieces = self._pieces(lanes, start, stop)
+        if not pieces or not len(lanes):
+            out = [
+                np.zeros((len(lanes), max(0, stop - start), *s), np_dtype(d))
+                for s, d in self._leaf_specs()
+            ]
+        else:
+            out = []
+            for parts in zip(*pieces, strict=True):  # one leaf's, segment by segment
+                rows = [buf[at, lo - k : hi - k] for k, lo, hi, buf in parts]
+                out.append(rows[0] if len(rows) == 1 else np.concatenate(rows, 1))
+        for rows in out:
+            rows.setflags(write=False)
+        return out
+
+    def columns(self, lanes: Any, start: int, stop: int, leaf: int, index: int) -> np.ndarray:
+        """Component ``index`` (of leaf ``leaf``'s flattened shape; 0 for a scalar) in rows
+        ``start .. stop`` of each of ``lanes`` (as `block`), as one read-only C-ordered
+        ``(stop - start, len(lanes))`` array: each step's values side by side, as a band over
+        a sweep's lanes sorts them. One copy, segment by segment, from the run's storage
+        (`block` and a transpose copy twice, the second across the whole block)."""
+        if type(self).rows_since is not Run.rows_since:  # a subclass keeps its rows elsewhere
+            rows = self.block(lanes, start, stop)[leaf]
+            out = np.ascontiguousarray(rows.reshape(len(rows), stop - start, -1)[:, :, index].T)
+        else:
+            at, pieces = self._pieces(lanes, start, stop)
+            dtype = np_dtype(self._leaf_specs()[leaf][1])
+            out = np.empty((max(0, stop - start), len(lanes)), dtype)
+            for k, lo, hi, buf in (p[leaf] for p in pieces) if len(lanes) else ():
+                rows = buf[at, lo - k : hi - k]
+                out[lo - start : hi - start] = rows.reshape(len(rows), hi - lo, -1)[:, :, index].T
+        out.setflags(write=False)
+        return out
+
+    def _pieces(self, lanes: Any, start: int, stop: int) -> tuple[Any, list[list[tuple]]]:
+        """``lanes`` as an index, and per storage segment holding rows ``start .. stop``, per
+        leaf: ``(segment's first row, first row, end row, storage)`` (checked: every lane has
+        the rows)."""
+        lanes = np.asarray(lanes, np.int64)
+        with self._lock:
+            have = np.asarray(self._counts, np.int64)[lanes]
+            if len(lanes) and (have.min() < stop or start < 0):
+                raise ValueError(f"run {self.id}: rows {start}..{stop} of lanes not received")
+            at, size = lane_index(lanes.tolist()) if len(lanes) else [], self._seg_rows
+            segments = range(max(start, 0) // size, -(-stop // size)) if stop > start else range(0)
+            pieces = [
+                [(k * size, max(start, k * size), min(stop, (k + 1) * size), buf) for buf in seg]
+                for k, seg in zip(segments, self._segs[segments.start : segments.stop], strict=True)
+            ]
+        return at, pieces
+
+    def latest(self) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Each lane's last row received: ``(has, leaves)``, ``has`` whether a lane has a row
+        yet (one without reads zeros), ``leaves[i]`` of shape ``(lanes, *shape)``. One gather
+        per leaf and segment, no Python loop over lanes: a sweep's figures are over all of
+        them, at every update."""
+        if type(self).rows_since is not Run.rows_since:  # a subclass keeps its rows elsewhere
+            counts = np.asarray(self.counts, np.int64)
+            out = [np.zeros((len(counts), *s), np_dtype(d)) for s, d in self._leaf_specs()]
+            for n in np.unique(counts[counts > 0]).tolist():  # `block`, lanes of a length
+                lanes = np.flatnonzero(counts == n)
+                for leaf, rows in zip(out, self.block(lanes, n - 1, n), strict=True):
+                    leaf[lanes] = rows[:, 0]
+            return counts > 0, out
+        with self._lock:
+            counts = self._counts.copy()
+            row = np.maximum(counts - 1, 0)
+            seg, off = row // self._seg_rows, row % self._seg_rows
+            has = counts > 0
+            out = [np.zeros((len(counts), *s), np_dtype(d)) for s, d in self._leaf_specs()]
+            for k in np.unique(seg[has]).tolist():
+                pick = np.flatnonzero(has & (seg == k))
+                for leaf, buf in zip(out, self._segs[k], strict=True):
+                    leaf[pick] = buf[pick, off[pick]]
+        return has, out
+
+    def _leaf_specs(self) -> list[tuple[tuple[int, ...], str]]:
+        return list(zip(self.layout.shapes, self.layout.dtypes, strict=True))
+
+    def history(self) -> Any:
+        """The streamed rows in the form of ``History.to_numpy()`` (a list per lane if batched).
+
+        The arrays are read-only views of the run's storage (shared by every sink); copy them
+        (``np.array(...)``) to edit.
+        """
+        lanes = 1 if self.lanes is None else self.lanes
+        trees = [self.layout.treedef.unflatten(self.lane_rows(i)) for i in range(lanes)]
+        return trees[0] if self.lanes is None else trees
+
+    def __repr__(self) -> str:
+        return (
+            f"Run(id={self.id}, status={self.status!r}, rows={self.counts}, "
+            f"fields={self.layout.names})"
+        )
+
+
+def lane_index(lanes: list[int] | np.ndarray) -> slice | np.ndarray:
+    """Ascending ``lanes`` as a numpy index: a slice when consecutive (all lanes, in lockstep
+    under vmap), so that indexing with it is a plain strided copy rather than a gather."""
+    lanes = np.asarray(lanes, np.int64)
+    if lanes.size and lanes[-1] - lanes[0] == lanes.size - 1:
+        return slice(int(lanes[0]), int(lanes[-1]) + 1)
+    return lanes
+
+
+def _empty(shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    out = np.zeros((0, *shape), np_dtype(dtype))
+    out.setflags(write=False)
+    return out

@@ -1,0 +1,112 @@
+// Each chart's own tools in its top left corner (hover.js places them once it found the LivePlot
+// box): a titled chart's "log" toggle, and every chart's download menu
+// (js/charts/chart_download.js).
+
+import { bqplot } from "./bqplot_adapter.js";
+import { attachDownloads } from "./chart_download.js";
+import { element } from "../base/dom.js";
+import { sendControl } from "../panel/kernel.js";
+
+/**
+ * Each chart's tools, in its top left corner: a titled chart's "log" toggle, pressed while the
+ * chart's title is in the `log_charts` trait (a click asks the kernel to flip it: a `chart_log`
+ * control, never a trait write, see `kernel.js`), then its download menu. A chart's figure
+ * view can be made after the figures changed: the tools are placed again a few times until
+ * every chart has its own. Returns a function that removes them.
+ */
+export function attachChartLogToggles(model, box) {
+  let disposed = false;
+  let retry = 0;
+  let tries = 0;
+  const downloads = attachDownloads(model);
+  const tools = new Map(); // figure model -> {root, log: its log button or null, title}
+  const watched = new Set(); // figure models whose title is watched
+  async function place() {
+    retry = 0;
+    if (disposed) return;
+    const refs = model.get("figures") || [];
+    const current = new Set();
+    let missing = false;
+    for (const ref of refs) {
+      let view = null;
+      try {
+        view = await bqplot.figureView(model.widget_manager, ref, box);
+      } catch (e) {
+        view = null;
+      }
+      if (disposed) return;
+      if (!view) {
+        missing = true;
+        continue;
+      }
+      const figure = view.model;
+      current.add(figure);
+      // A chart can be titled after its view is made (a live run's first rows name it).
+      if (!watched.has(figure)) {
+        watched.add(figure);
+        figure.on("change:title", onFigures);
+      }
+      let tool = tools.get(figure);
+      if (!tool || tool.root.parentNode !== view.el) {
+        if (tool) tool.root.remove();
+        tool = { root: element("div", "jhw-chart-tools"), log: null, title: "" };
+        tool.root.append(downloads.control(() => figure.get("title") || ""));
+        if (getComputedStyle(view.el).position === "static") view.el.style.position = "relative";
+        view.el.append(tool.root);
+        tools.set(figure, tool);
+      }
+      tool.title = figure.get("title") || "";
+      if (tool.title && !tool.log) {
+        tool.log = logToggle(() => tool.title);
+        tool.root.prepend(tool.log);
+      } else if (!tool.title && tool.log) {
+        tool.log.remove();
+        tool.log = null;
+      }
+      if (tool.log) tool.log.title = `${tool.title}: logarithmic y axis`;
+    }
+    for (const [figure, tool] of tools) {
+      if (!current.has(figure)) {
+        tool.root.remove();
+        tools.delete(figure);
+      }
+    }
+    show();
+    if (missing && ++tries < 20) retry = setTimeout(place, 250);
+  }
+  function logToggle(title) {
+    const button = element("button", "jhw-chart-log", "log");
+    button.type = "button";
+    button.addEventListener("click", () => {
+      const on = (model.get("log_charts") || []).includes(title());
+      sendControl(model, "chart_log", [title(), !on]);
+    });
+    return button;
+  }
+  function show() {
+    const logs = model.get("log_charts") || [];
+    for (const tool of tools.values()) {
+      if (!tool.log) continue;
+      const on = logs.includes(tool.title);
+      tool.log.setAttribute("aria-pressed", String(on));
+      tool.log.classList.toggle("jhw-on", on);
+    }
+  }
+  const onFigures = () => {
+    tries = 0;
+    clearTimeout(retry);
+    retry = setTimeout(place, 0);
+  };
+  model.on("change:figures", onFigures);
+  model.on("change:log_charts", show);
+  onFigures();
+  return () => {
+    disposed = true;
+    clearTimeout(retry);
+    model.off("change:figures", onFigures);
+    model.off("change:log_charts", show);
+    for (const figure of watched) figure.off("change:title", onFigures);
+    for (const tool of tools.values()) tool.root.remove();
+    downloads.dispose();
+  };
+}

@@ -1,0 +1,1 @@
+"""Tests of jaxhist_widget._host.interrupts."""
