@@ -18,6 +18,7 @@ import {
   isRunning,
   kernelLostLabel,
   laneSummary,
+  logButton,
   progressClass,
   progressFraction,
   shownStatus,
@@ -263,4 +264,14 @@ test("a time axis's read-out: step and time, by the run the line belongs to", ()
   assert.equal(timeReadout("loss · run 1", 2.0, { mode: "relative", clocks }), "step 400 · 2.00 s");
   assert.equal(timeReadout("loss · x", 75, { mode: "relative", clocks }), "time 1 m 15 s");
   assert.match(formatAxisTime(1700000000.25, "wall"), /^\d\d:\d\d:\d\d\.2$/);
+});
+
+test("a chart's log button is offered while its values span decades on a linear axis", () => {
+  assert.deepEqual(logButton("loss", false, 14), {
+    text: "log?",
+    tip: "loss spans 14 decades: a logarithmic y axis shows them",
+    hinted: true,
+  });
+  assert.equal(logButton("loss", true, 14).hinted, false); // already on
+  assert.equal(logButton("loss", false, 0).text, "log");
 });

@@ -153,6 +153,7 @@ export function panelState(model, view) {
     latestRange: get("latest_range") || {},
     error: get("error") || "",
     logY: Boolean(get("log_y")),
+    logHints: get("log_hints") || {},
     logX: Boolean(get("log_x")),
     keepRuns: Boolean(get("keep_runs")),
     runs: get("runs") || [],
@@ -222,6 +223,10 @@ export function updatePanel(ui, s) {
       : "Stop the run after its current chunk (the partial history is kept)";
   for (const control of [ui.logY, ui.logX, ui.keep, ui.clear]) control.disabled = lost;
   ui.logY.checked = s.logY;
+  // one chart of every field (no log button of its own): "log y" is offered instead
+  const hint = s.logHints[""] || 0;
+  ui.logY.parentElement.classList.toggle("jhw-hint", hint > 0 && !s.logY);
+  ui.logY.parentElement.title = hint > 0 ? `The values span ${hint} decades` : "";
   ui.logX.checked = s.logX;
   ui.keep.checked = s.keepRuns;
 }

@@ -2,7 +2,8 @@
 
 `ChartGrid` holds one chart per plotted metric (`LiveFigure`; `PathFigure` for a series against
 another) in a grid that reflows; each chart owns the marks of the runs it is told about (lines,
-and a vector's band or heatmap, a path's ends: ``_extras``; a diverged lane's end flag:
+and a vector's band or heatmap, a path's ends: ``_extras``; a diverged lane's end flag,
+arrows where a sweep's lines leave the y range, which fits the lanes that did not run away:
 ``_sweep``) and places its axes (``_axes``).
 It computes no data (the series are `..series`'s) and draws with the look's colours, sizes and
 ticks (`..look`).
@@ -14,7 +15,7 @@ from ._chart import Extent, Lines, LiveFigure
 from ._extras import BandExtra, HeatmapExtra, PathEnds
 from ._grid import CHART_MODES, MAX_CHARTS, ChartGrid, check_charts
 from ._path_chart import PathFigure
-from ._sweep import DIVERGED_COLOR, DivergedEnds
+from ._sweep import DIVERGED_COLOR, DivergedEnds, RunawayMarks, inset
 
 __all__ = [
     "CHART_MODES",
@@ -29,5 +30,7 @@ __all__ = [
     "LiveFigure",
     "PathEnds",
     "PathFigure",
+    "RunawayMarks",
     "check_charts",
+    "inset",
 ]

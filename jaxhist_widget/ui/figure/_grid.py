@@ -35,7 +35,7 @@ from ..look import (
 from ._chart import Lines, LiveFigure
 from ._chart_legends import ChartCells, shown_legends
 from ._extras import make_extra, notes_html
-from ._grid_scales import GridScales
+from ._grid_scales import GridScales, log_notes
 from ._legend import grid_legend, legend_html
 from ._path_chart import PathFigure
 from ._run_marks import Key
@@ -219,6 +219,11 @@ class ChartGrid(GridScales):
         """The notes of the drawn runs, each once."""
         return list(dict.fromkeys(n for notes in self._notes.values() for n in notes))
 
+    @property
+    def hints(self) -> list[str]:
+        """What the notes under the charts add: the charts offered a log axis (`log_hints`)."""
+        return log_notes(self.log_hints)
+
     def set_lines(self, number: int, lines: Lines, last_step: int) -> None:
         """Set the points of run ``number``'s marks, one ``(xs, ys, extent)`` per field in the
         order `add_marks` was given them."""
@@ -229,6 +234,14 @@ class ChartGrid(GridScales):
         for chart in self._all():  # the charts without a field of this run still count its steps
             if number in chart._runs:
                 chart._runs[number].last_step = last_step
+
+    def set_spreads(self, number: int, spreads: Sequence[object]) -> None:
+        """Each lane's extent per field of run ``number`` (a sweep's, in `add_marks` order;
+        None for a field without): each chart's y range is of the lanes that did not run
+        away. Scales follow at `update_scales`."""
+        spreads = list(spreads)
+        for key, idx in self._groups.get(number, []):
+            self.charts[key].set_spreads(number, [spreads[i] for i in idx])
 
     def labels_on(self, number: int, key: str) -> list[str]:
         """The labels of run ``number``'s series drawn on chart ``key`` (a title), in order."""
@@ -363,7 +376,8 @@ class ChartGrid(GridScales):
         if not any(c._runs for c in self._all()):  # an empty plot: what to do, not a blank
             self.legend.value = notes_html([EMPTY_HINT], prefix="")
             return
-        self.legend.value = legend_html(*grid_legend(rest, self._order)) + notes_html(self.notes)
+        notes = notes_html(self.notes + self.hints)
+        self.legend.value = legend_html(*grid_legend(rest, self._order)) + notes
 
     def legend_entries(self) -> tuple[list[LegendLine], list[str], int, list[Key]]:
         """The grid's legend row (`._legend.grid_legend`): what no chart names under itself."""

@@ -161,6 +161,9 @@ class LivePanel(anywidget.AnyWidget):
     #: Titles of the charts whose y axis is logarithmic (each chart's own log toggle; the
     #: ``log_y`` toggle puts all of them on one scale).
     log_charts = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    #: The charts on a linear y axis whose values span decades, by title: how many (the
+    #: chart's tools offer it a log axis; written by Python).
+    log_hints = traitlets.Dict().tag(sync=True)
     #: Numbers of the runs hidden from the run list (their lines are not drawn).
     hidden_runs = traitlets.List(traitlets.Int()).tag(sync=True)
     #: The run filter: a regular expression (case-insensitive) the shown runs' names match

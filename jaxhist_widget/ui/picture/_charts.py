@@ -32,6 +32,8 @@ from ._picture import ChartPicture, StaticImage, StaticLine
 __all__ = ["draw_charts", "svg_attr", "svg_text"]
 
 _TEXT, _GRID, _AXIS = "#212121", "#e0e0e0", "#9e9e9e"
+#: Farthest a point is drawn off the chart, in px (`_path`).
+_FAR = 1e5
 
 
 def draw_charts(
@@ -151,8 +153,11 @@ def _grid(a: float, b: float, c: float, d: float) -> str:
 
 
 def _path(line: StaticLine, fx: Any, fy: Any) -> str:
-    """One line as an SVG path; a NaN (or, on a log axis, a value <= 0) leaves a gap."""
-    px, py = fx(line.x), fy(line.y)
+    """One line as an SVG path; a NaN (or, on a log axis, a value <= 0) leaves a gap. A point
+    far off the chart (a sweep's lane on its way to inf, 1e36 over an axis to 50) is drawn
+    `_FAR` px beyond the chart instead, the way it goes: its line leaves the chart as steeply,
+    and the SVG holds no 40-digit coordinates, which some renderers drop the path for."""
+    px, py = fx(line.x), _near(fy)(line.y)
     ok = np.isfinite(px) & np.isfinite(py)
     parts = []
     start = True
@@ -185,8 +190,10 @@ def _path(line: StaticLine, fx: Any, fy: Any) -> str:
 
 
 def _dots(line: StaticLine, fx: Any, fy: Any) -> str:
-    """A path's starts (rings) or latest points (dots), or the end flags of lines that
-    diverged (crosses), as the widget's scatter marks."""
+    """A path's starts (rings) or latest points (dots), the end flags of lines that diverged
+    (crosses), or where a sweep's lines leave the y range (arrows), as the widget's scatter
+    marks."""
+    fy = _near(fy)  # (a flag at a runaway's 1e36: off the chart, drawn near it)
     if line.dots == "flag":
         crosses = "".join(
             f'<path data-x="{a:g}" data-y="{b:g}" d="M{x - 2:.2f} {y - 6:.2f}h4v4h4v4h-4v4h-4v-4'
@@ -204,6 +211,22 @@ def _dots(line: StaticLine, fx: Any, fy: Any) -> str:
             f'<g class="jhw-diverged" fill="{line.color}" stroke="#fff" stroke-width="1">'
             f"{crosses}</g>"
         )
+    if line.dots in ("up", "down"):
+        sign = -1 if line.dots == "up" else 1  # the tip towards the edge the lines leave by
+        arrows = "".join(
+            f'<path data-x="{a:g}" d="M{x:.2f} {y + 5 * sign:.2f}l4.5 {-9 * sign}h-9z"/>'
+            for a, x, y in zip(
+                np.asarray(line.x, float).tolist(),
+                fx(line.x).tolist(),
+                fy(line.y).tolist(),
+                strict=True,
+            )
+            if math.isfinite(x) and math.isfinite(y)
+        )
+        return (
+            f'<g class="jhw-runaway-{line.dots}" fill="{line.color}" stroke="#fff" '
+            f'stroke-width="1">{arrows}</g>'
+        )
     fill = line.color if line.dots == "dot" else "none"
     circles = "".join(
         f'<circle cx="{x:.2f}" cy="{y:.2f}" r="3.5"/>'
@@ -214,6 +237,11 @@ def _dots(line: StaticLine, fx: Any, fy: Any) -> str:
         f'<g class="jhw-path-{line.dots}" fill="{fill}" stroke="{line.color}" stroke-width="2" '
         f'opacity="{line.opacity:.2f}">{circles}</g>'
     )
+
+
+def _near(fy: Any) -> Any:
+    """``fy``, its pixels at most `_FAR` off the chart (`_path`)."""
+    return lambda v: np.clip(fy(v), -_FAR, _FAR)
 
 
 def _image(image: StaticImage, fx: Any, fy: Any) -> str:

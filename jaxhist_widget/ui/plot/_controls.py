@@ -245,7 +245,7 @@ class Controls:
 
     def _on_log_y(self, change: dict[str, Any]) -> None:
         self.updates.set_log(bool(change["new"]))
-        self.panel.write(log_charts=self.fig.log_charts)
+        self.panel.write(**self.fig.log_state())
         self._picture()
 
     def _on_log_x(self, change: dict[str, Any]) -> None:
@@ -259,6 +259,7 @@ class Controls:
     def _on_log_charts(self, change: dict[str, Any]) -> None:
         with self.updates.lock:
             self.fig.set_log_charts(change["new"])
+            self.panel.write(log_hints=self.fig.log_hints)
         self._picture()
 
     def _on_keep_runs(self, change: dict[str, Any]) -> None:

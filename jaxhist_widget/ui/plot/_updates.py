@@ -212,6 +212,7 @@ class Updates(ShownUpdates):
             smoothed.ingest()
             self.throttle.set_aside(start)
         self.fig.set_lines(d.number, self._shown(d, d.lines()), d.last_step)
+        self.fig.set_spreads(d.number, d.spreads())
         if smoothed is not None:
             self.fig.set_smoothed_lines(d.number, self._shown(d, smoothed.lines()))
 
@@ -226,6 +227,7 @@ class Updates(ShownUpdates):
                 continue
             raw, smoothed = window_lines(d, bounds[0], weight, bounds[1] if window.zoomed else None)
             self.fig.set_lines(d.number, self._shown(d, raw), d.last_step)
+            self.fig.set_spreads(d.number, d.spreads(raw))
             if smoothed is not None:
                 self.fig.set_smoothed_lines(d.number, self._shown(d, smoothed))
 
@@ -255,7 +257,7 @@ class Updates(ShownUpdates):
             # with the charts' log scales: a chart made on a log axis (log_y=True) must show
             # its log button on, whether or not the grid's children changed with it
             state = self.state.panel_state(now, self._attached())
-            self.panel.write(**state, log_charts=self.fig.log_charts)
+            self.panel.write(**state, **self.fig.log_state())
 
     def sync_panel_safely(self) -> None:
         """`sync_panel`, showing (never raising) what fails: it runs in the user's block."""

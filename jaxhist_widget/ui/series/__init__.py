@@ -1,8 +1,8 @@
 """What a plot draws of a run: the options that choose it (``fields=``, ``vectors=``,
 ``paths=``), the series they make of a run's record (`plan`, `Spec`), and each run's series read
 from its rows as they arrive (`RunDrawing`), smoothed (`RunSmoothing`) or over a window of steps
-(`StepWindow`), and
-which runs and lanes are shown (`run_pattern`, `hide_lanes`).
+(`StepWindow`), a sweep's every lane (`Spread`: each lane's extent, for the y range of those
+that did not run away), and which runs and lanes are shown (`run_pattern`, `hide_lanes`).
 
 Numpy only, no widgets: the reductions themselves are `..reduce`'s; the live figure and the
 static picture draw what these hand out.
@@ -29,6 +29,7 @@ from ._lanes import MAX_LANES, ROLES, LaneNames, check_lane_labels
 from ._plan import Plan, Spec, component_label, plan
 from ._points import DEFAULT_POINTS, MARK_POINTS
 from ._smoothing import RunSmoothing
+from ._sweep import Spread, whole_spreads, window_spreads
 from ._visible import (
     MAX_FILTER,
     check_hidden_lanes,
@@ -64,6 +65,7 @@ __all__ = [
     "RunDrawing",
     "RunSmoothing",
     "Spec",
+    "Spread",
     "StepWindow",
     "VectorChoice",
     "check_fields",
@@ -81,6 +83,8 @@ __all__ = [
     "path_title",
     "plan",
     "run_pattern",
+    "whole_spreads",
     "window_lines",
     "window_range",
+    "window_spreads",
 ]
