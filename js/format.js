@@ -320,3 +320,12 @@ export function logButton(title, on, decades) {
     hinted,
   };
 }
+
+/**
+ * The panel's "log y" box from the charts' own log toggles: checked while every chart is on a
+ * log axis (`logY`), half-checked when some are (`logCharts`: their titles), never checked over
+ * a linear chart.
+ */
+export function logYBox(logY, logCharts) {
+  return { checked: Boolean(logY), indeterminate: !logY && (logCharts || []).length > 0 };
+}

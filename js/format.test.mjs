@@ -19,6 +19,7 @@ import {
   kernelLostLabel,
   laneSummary,
   logButton,
+  logYBox,
   progressClass,
   progressFraction,
   shownStatus,
@@ -274,4 +275,10 @@ test("a chart's log button is offered while its values span decades on a linear 
   });
   assert.equal(logButton("loss", true, 14).hinted, false); // already on
   assert.equal(logButton("loss", false, 0).text, "log");
+});
+
+test("the panel's log y box is never checked over a linear chart", () => {
+  assert.deepEqual(logYBox(true, ["a", "b"]), { checked: true, indeterminate: false });
+  assert.deepEqual(logYBox(false, ["a"]), { checked: false, indeterminate: true }); // a mix
+  assert.deepEqual(logYBox(false, []), { checked: false, indeterminate: false });
 });

@@ -57,7 +57,7 @@ const TRAITS = [
   "status", "title", "step", "max_steps", "rate", "elapsed", "lanes", "diverged",
   "fields", "latest", "error", "log_y", "keep_runs", "stop_mode", "run_number",
   "lane_statuses", "lane_names", "latest_range", "runs", "smoothing", "ignore_outliers", "log_x", "last_steps",
-  "step_range", "x_axis", "run_filter", "log_hints",
+  "step_range", "x_axis", "run_filter", "log_charts", "log_hints",
 ];
 
 function render({ model, el }) {

@@ -10,6 +10,7 @@ import {
   formatRate,
   formatValue,
   isRunning,
+  logYBox,
   progressClass,
   progressFraction,
   shownStatus,
@@ -153,6 +154,7 @@ export function panelState(model, view) {
     latestRange: get("latest_range") || {},
     error: get("error") || "",
     logY: Boolean(get("log_y")),
+    logCharts: get("log_charts") || [],
     logHints: get("log_hints") || {},
     logX: Boolean(get("log_x")),
     keepRuns: Boolean(get("keep_runs")),
@@ -222,7 +224,9 @@ export function updatePanel(ui, s) {
         "the partial history is kept)"
       : "Stop the run after its current chunk (the partial history is kept)";
   for (const control of [ui.logY, ui.logX, ui.keep, ui.clear]) control.disabled = lost;
-  ui.logY.checked = s.logY;
+  const box = logYBox(s.logY, s.logCharts);
+  ui.logY.checked = box.checked;
+  ui.logY.indeterminate = box.indeterminate;
   // one chart of every field (no log button of its own): "log y" is offered instead
   const hint = s.logHints[""] || 0;
   ui.logY.parentElement.classList.toggle("jhw-hint", hint > 0 && !s.logY);

@@ -30,6 +30,7 @@ class GridScales(GridTime):
     `window`, `zoomed` and `_show`)."""
 
     charts: dict[str, Any]
+    shown: list[Any]
     log: bool
     ignore_outliers: bool
     window: Any
@@ -102,3 +103,8 @@ class GridScales(GridTime):
     def log_state(self) -> dict[str, Any]:
         """The panel's traits that say the charts' y scales: `log_charts`, `log_hints`."""
         return {"log_charts": self.log_charts, "log_hints": self.log_hints}
+
+    @property
+    def every_log(self) -> bool:
+        """Whether every chart shown is on a log y axis (the panel's "log y" then reads on)."""
+        return all(c.log for c in self.shown)

@@ -177,6 +177,7 @@ class Controls:
         self.panel, self.fig, self.updates = panel, fig, updates
         self._sink, self._picture = sink, redraw_picture
         self._async_runs = 0  # run_async calls in progress (their Stop is a message)
+        self._following = False  # "log y" is set to follow the charts' own toggles
         for handler, name in (
             (self._on_stop_click, "stop_clicks"),
             (self._on_clear_click, "clear_clicks"),
@@ -244,6 +245,8 @@ class Controls:
         self.clear()
 
     def _on_log_y(self, change: dict[str, Any]) -> None:
+        if self._following:  # it follows the charts' own toggles (`_on_log_charts`)
+            return
         self.updates.set_log(bool(change["new"]))
         self.panel.write(**self.fig.log_state())
         self._picture()
@@ -259,7 +262,15 @@ class Controls:
     def _on_log_charts(self, change: dict[str, Any]) -> None:
         with self.updates.lock:
             self.fig.set_log_charts(change["new"])
-            self.panel.write(log_hints=self.fig.log_hints)
+            # "log y" reads on while every chart is on a log axis, off otherwise (the view
+            # shows a mix as such): it never reads on over a linear chart. It sets the axis
+            # of the charts made later too.
+            every = self.fig.log = self.fig.every_log
+            self._following = True
+            try:
+                self.panel.write(log_y=every, log_hints=self.fig.log_hints)
+            finally:
+                self._following = False
         self._picture()
 
     def _on_keep_runs(self, change: dict[str, Any]) -> None:
