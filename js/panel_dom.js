@@ -66,6 +66,7 @@ export function buildPanel() {
   counters.append(ui.step, ui.rate, ui.elapsed, ui.lanes, ui.laneStatus);
   const progress = element("div", "jhw-head-progress");
   progress.append(ui.progress, counters);
+  ui.progressGroup = progress;
   ui.onLaneToggle = () => {};
   Object.assign(ui, buildRunTools());
   head.classList.add("jhw-head");
@@ -184,6 +185,11 @@ export function updatePanel(ui, s) {
   ui.status.dataset.status = s.status;
   ui.status.dataset.shown = shown;
   ui.status.title = statusTitle(shown, s.diverged);
+  // No run (idle): no badge, bar or counters: nothing to say of a run that is not (the
+  // legend row under the charts says what to do)
+  const idle = s.status === "idle" && !s.error;
+  ui.status.hidden = idle;
+  ui.progressGroup.hidden = idle;
   showText(ui.title, s.title);
   updateRunName(ui.runName, s.runs);
   updateRunTools(ui, s.runs, s.runFilter, lost);

@@ -131,6 +131,11 @@ class ChartGrid(GridScales):
         return [ChartCells.figure(cell) for cell in self.box.children]
 
     @property
+    def drawing(self) -> bool:
+        """Whether a chart draws a run (else the plot shows no chart, only what to do)."""
+        return any(c.has_marks() for c in self._all())
+
+    @property
     def shown(self) -> list[LiveFigure]:
         """The charts shown, in grid order."""
         shown = [c for c in self.charts.values() if c.has_marks()]
@@ -354,10 +359,14 @@ class ChartGrid(GridScales):
         return self.charts[key]
 
     def _show(self) -> None:
-        """List the shown charts' figures in the grid, size them, and redo the legend."""
+        """List the shown charts' figures in the grid, size them, and redo the legend. Until a
+        run draws something the one chart is hidden: axes from 0 to 1 would be invented."""
         cells = [self._cells.cell(c) for c in self.shown]
         if list(self.box.children) != cells:
             self.box.children = cells
+        display = None if self.drawing else "none"
+        if self.box.layout.display != display:
+            self.box.layout.display = display
         self._set_chart_widths()
         self._update_legend()
 

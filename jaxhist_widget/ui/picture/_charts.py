@@ -45,8 +45,11 @@ def draw_charts(
 ) -> tuple[float, str]:
     """Draw ``charts`` in a grid from ``top`` (as many columns of at least `CHART_MIN_PX` as
     ``width`` holds), each chart's own legend under it (a grid row as tall as its tallest
-    chart and legend); return the bottom of the grid and the charts' clip paths."""
-    n = max(1, len(charts))
+    chart and legend); return the bottom of the grid and the charts' clip paths (none: no
+    chart drawn yet, no invented axes)."""
+    if not charts:
+        return top, ""
+    n = len(charts)
     cols = chart_columns(width, n)
     cell = (width - CHART_GAP_PX * (cols - 1)) / cols
     height = CHART_HEIGHT_PX

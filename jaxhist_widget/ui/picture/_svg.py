@@ -71,12 +71,15 @@ def _header(out: list[str], p: Picture, y: float) -> float:
     label = status_word(s)
     fill, ink = BADGE_COLORS.get(shown, BADGE_COLORS["unknown"])
     w = 12 + _CHAR_PX * len(label)
-    out.append(
-        f'<g class="jhw-status" data-status={svg_attr(status)}>'
-        f'<rect x="12" y="{y - 13}" width="{w:.0f}" height="18" rx="9" fill="{fill}"/>'
-        + _text(12 + w / 2, y, label, size=12, fill=ink, anchor="middle")
-        + "</g>"
-    )
+    if status == "idle" and not s.get("error"):  # no run: no badge, as live ("no run yet")
+        w = -8.0
+    else:
+        out.append(
+            f'<g class="jhw-status" data-status={svg_attr(status)}>'
+            f'<rect x="12" y="{y - 13}" width="{w:.0f}" height="18" rx="9" fill="{fill}"/>'
+            + _text(12 + w / 2, y, label, size=12, fill=ink, anchor="middle")
+            + "</g>"
+        )
     facts = []
     runs = list(s.get("runs") or [])
     if runs:

@@ -41,6 +41,7 @@ def snapshot(grid: Any, panel: Any) -> Picture:
     charts = tuple(
         dataclasses.replace(_chart(c, most), legend=tuple(lines))
         for c, lines in zip(grid.shown, own, strict=True)
+        if grid.drawing  # (no chart before a run draws one, as live: no invented axes)
     )
     lines, names, lanes, keys = grid.legend_entries()
     first = grid.shown[0]

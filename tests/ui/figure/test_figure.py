@@ -9,6 +9,7 @@ tick and legend rules are also checked as the pure functions they are (`_ticks`,
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ET
 
 import jax.numpy as jnp
 import numpy as np
@@ -417,3 +418,26 @@ def test_an_empty_plot_says_what_to_do_until_a_run_is_drawn_and_after_clear():
     assert "No run yet" not in live.legend.value
     live.clear()
     assert "No run yet" in live.legend.value
+
+
+def test_an_empty_plot_draws_no_invented_axes_nor_status():
+    """Issue 50: before any run the plot drew axes from 0 to 1 and an "idle" badge, live and
+    in its picture. Now no chart is shown until a run draws one (the legend row says what to
+    do), and the picture has no chart and no badge ("no run yet")."""
+    live = LivePlot(title="empty")
+    assert live.charts.layout.display == "none"
+    root = ET.fromstring(live._repr_mimebundle_()["image/svg+xml"])
+    classes = {g.get("class") for g in root.iter(f"{SVG}g")}
+    assert "jhw-chart" not in classes and "jhw-status" not in classes
+    assert "no run yet" in "".join(t.text or "" for t in root.iter(f"{SVG}text"))
+    with live:  # attached: compiling, still nothing drawn
+        assert live.charts.layout.display == "none"
+        loop = FakeLoop(layout(("loss",)))
+        loop.send(loss=np.linspace(1, 0, 5))
+        assert live.charts.layout.display is None  # the first rows: the chart
+        loop.end("converged")
+    root = ET.fromstring(live._repr_mimebundle_()["image/svg+xml"])
+    classes = {g.get("class") for g in root.iter(f"{SVG}g")}
+    assert {"jhw-chart", "jhw-status"} <= classes
+    live.clear()
+    assert live.charts.layout.display == "none"
