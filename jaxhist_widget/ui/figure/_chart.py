@@ -297,7 +297,8 @@ class LiveFigure(FigureAxes):
         to offer a log axis (`log_hint`)."""
         runs = self._shown_runs()
         bounds = steps if steps is not None else self.step_range()
-        self._set_x_limits(*bounds, exact=exact, settled=settled)
+        point = any(r.marks and not r.last_step and r.x0 == bounds[0] for r in runs)
+        self._set_x_limits(*bounds, exact=exact, settled=settled, point=point)
         left: dict[int, tuple[int, int]] = {}
         if self.ignore_outliers:
             self._extent = robust_extent(y for r in runs for y in r.shown_ys())

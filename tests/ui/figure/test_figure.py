@@ -138,14 +138,27 @@ def test_axis_limits_are_round_and_hold_the_data():
     assert ticks.left_margin(1) == 40 and ticks.left_margin(9) == 9 * 7 + 14
 
 
-def test_zero_step_run_has_integer_ticks_on_a_unit_x_axis():
+def test_zero_step_runs_point_stands_off_the_y_axis_with_one_tick():
+    """Issue 50: a zero-step run's marker sat on the y axis (x from 0 to 1), half hidden by it
+    in the exported picture. Its step is now the middle of the axis, live and in the picture."""
     live = LivePlot()
     feed(live, {"value": [0.5]})
     assert live.panel.step == 0
     x_axis = live.figure.axes[0]
-    assert (x_axis.scale.min, x_axis.scale.max) == (0.0, 1.0)
-    assert list(x_axis.tick_values) == [0.0, 1.0]
-    assert_readable_axes(live.figure)
+    assert (x_axis.scale.min, x_axis.scale.max) == (-0.5, 0.5)
+    assert list(x_axis.tick_values) == [0.0] and labels(x_axis) == ["0"]  # its one step
+    _, root = picture(live)
+    (point,) = [c for c in root.iter(f"{SVG}circle") if c.get("class") == "jhw-point"]
+    (axes,) = [g for g in root.iter(f"{SVG}g") if g.get("class") == "jhw-axes"]
+    left, right = axis_span(axes)
+    assert abs(float(point.get("cx")) - (left + right) / 2) < 1  # in the middle
+
+
+def axis_span(axes: ET.Element) -> tuple[float, float]:
+    """The picture's x axis line's ends (its path ``M{x0},{y1}V{y0}H{x1}``)."""
+    (path,) = [p for p in axes.iter(f"{SVG}path") if p.get("d", "").startswith("M")]
+    d = path.get("d")
+    return float(d[1:].split(",")[0]), float(d.rsplit("H", 1)[1])
 
 
 def test_long_run_x_ticks_are_few_and_round():
@@ -396,6 +409,12 @@ def test_a_run_of_one_row_is_a_point_live_and_in_the_picture():
     _, root = picture(live)
     points = [c for c in root.iter(f"{SVG}circle") if c.get("class") == "jhw-point"]
     assert [p.get("data-label") for p in points] == ["value · no step"]
+    # at step 0 with a run of steps beside it: the axis starts a little before, so the
+    # point is not half under the y axis (issue 50)
+    x_scale = live.figures[0].axes[0].scale
+    assert x_scale.min < 0 and 0.01 < -x_scale.min / (x_scale.max - x_scale.min) < 0.05
+    (axes,) = [g for g in root.iter(f"{SVG}g") if g.get("class") == "jhw-axes"]
+    assert float(points[0].get("cx")) - axis_span(axes)[0] > 5  # px: a marker's width clear
 
 
 def test_the_step_axis_fits_the_runs_once_they_ended():
