@@ -27,7 +27,7 @@ import traitlets
 from ..look import TABLE_PATH, X_AXES
 from ..reduce import MAX_WEIGHT
 from ._esm import bundle
-from ._subshell import serve_controls_at_once
+from ._subshell import CellStatus, serve_controls_at_once
 
 __all__ = ["CSS_PATH", "ESM_PATH", "STATUSES", "STOP_MODES", "TABLES", "LivePanel"]
 
@@ -191,6 +191,7 @@ class LivePanel(anywidget.AnyWidget):
         # Before the traits: from here on every write holds it.
         self.__dict__["_write_lock"] = lock if lock is not None else threading.RLock()
         self.__dict__["_requests"] = {}
+        self.__dict__["_cell_status"] = CellStatus()
         super().__init__(**traits)
         self.on_msg(self._on_view_message)
         # Controls act while a normal cell runs (where the kernel has subshells): see _subshell.
@@ -235,6 +236,13 @@ class LivePanel(anywidget.AnyWidget):
         with self.lock:
             super().set_state(sync_data)
 
+    def cell_running(self, running: bool) -> None:
+        """Whether the cell that calls this runs the plot now (True: from inside the cell):
+        the kernel's status stays "busy" for it while its view's messages are served
+        (`._subshell.CellStatus`)."""
+        status = self.__dict__["_cell_status"]
+        status.started(self.comm) if running else status.ended()
+
     def _on_view_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         """Apply a control the view sent (``{"jhw_control": name, "value": ...}``).
 
@@ -246,6 +254,7 @@ class LivePanel(anywidget.AnyWidget):
         """
         if not isinstance(content, dict) or "jhw_control" not in content:
             return
+        self.__dict__["_cell_status"].served()
         handler = self.__dict__["_requests"].get(content["jhw_control"])
         if handler is not None:
             handler(content.get("value"))

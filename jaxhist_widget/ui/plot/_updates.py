@@ -268,7 +268,9 @@ class Updates(ShownUpdates):
                 self.show_error(e, None)
 
     def attached(self) -> None:
-        """The plot was attached: until a run starts, its loop is traced and compiled."""
+        """The plot was attached: until a run starts, its loop is traced and compiled. The
+        cell attaching it runs it (the kernel's indicator: `..panel.LivePanel.cell_running`)."""
+        self.panel.cell_running(True)
         with self.lock:
             if not self.state.running:
                 self.state.waiting = True
@@ -276,6 +278,8 @@ class Updates(ShownUpdates):
 
     def detached(self) -> None:
         """The plot was detached: if no loop ran (the block raised first), it waits no more."""
+        if not self._attached():
+            self.panel.cell_running(False)
         with self.lock:
             if self.state.waiting and not self._attached():
                 self.state.waiting = False
