@@ -12,6 +12,7 @@
 // pointer stays, and when the charts' elements change).
 
 import { bqplot } from "./bqplot_adapter.js";
+import { laneKey } from "./params.js";
 import { runKey } from "./readout.js";
 
 const COPY = "jhw-lit-copy";
@@ -52,11 +53,13 @@ function placeCopy(markEl, line) {
  * figure views `views`, or restores every line as bqplot drew it (`key` null). */
 export async function highlightRun(views, key) {
   const all = await Promise.all(views.map((view) => bqplot.lineMarks(view)));
+  // (a lane is lit whatever roles its drawn line names: params.js's `laneKey`)
+  const lane = laneKey(key);
   for (const marks of all) {
     const lit = [];
     const rest = [];
     for (const mark of marks) {
-      const on = mark.lines.filter((line) => key !== null && runKey(line.name) === key);
+      const on = mark.lines.filter((line) => key !== null && laneKey(runKey(line.name)) === lane);
       for (const line of mark.lines) {
         line.el.classList.toggle("jhw-lit", on.includes(line));
         line.el.classList.toggle("jhw-dim", key !== null && !on.includes(line));

@@ -17,6 +17,7 @@
 //   readout.js         the read-out's rows: one per series, sorted, the nearest lanes (pure)
 //   readout_dom.js     the read-out's DOM and its place inside the chart
 //   highlight.js       the run or lane under the pointer highlighted in every chart
+//   params.js          a sweep's hyperparameter chart read out: its point's lane (pure)
 //   download.js        a chart's downloads: the request, the answer read, the PNG's size (pure)
 //   chart_download.js  each chart's download menu: CSV, SVG, PNG saved in the page
 //   chart_log.js       each chart's tools: its own log toggle and its download menu

@@ -164,6 +164,9 @@ class LivePanel(anywidget.AnyWidget):
     #: The charts on a linear y axis whose values span decades, by title: how many (the
     #: chart's tools offer it a log axis; written by Python).
     log_hints = traitlets.Dict().tag(sync=True)
+    #: Per hyperparameter chart (by title): the run it shows (``run``) and the name of the lane
+    #: of each of its points, in order (``names``): the view's hover names and lights it.
+    param_lanes = traitlets.Dict().tag(sync=True)
     #: Numbers of the runs hidden from the run list (their lines are not drawn).
     hidden_runs = traitlets.List(traitlets.Int()).tag(sync=True)
     #: The run filter: a regular expression (case-insensitive) the shown runs' names match

@@ -19,6 +19,7 @@ from ..figure import (
     BandExtra,
     DivergedEnds,
     HeatmapExtra,
+    ParamMarks,
     PathEnds,
     RunawayMarks,
     inset,
@@ -87,6 +88,12 @@ def _chart(fig: Any, most: int) -> ChartPicture:
                     xy[:, 0], xy[:, 1], DIVERGED_COLOR, "solid", 1.0, "", dots="flag"
                 )
                 over.append(flags)
+            elif isinstance(extra, ParamMarks):  # a sweep's lanes against a parameter
+                for mark in extra.marks:
+                    x, y = np.asarray(mark.x, float), np.asarray(mark.y, float)
+                    alpha = float(mark.opacities[0]) if len(mark.opacities) else 1.0
+                    label = mark.labels[0]
+                    over.append(StaticLine(x, y, extra.color, mark.line_style, alpha, label))
             elif isinstance(extra, RunawayMarks):  # at the edges, as drawn live
                 edges = inset((float(fig.y_scale.min), float(fig.y_scale.max)), fig.log)
                 for xs, y, kind in zip(

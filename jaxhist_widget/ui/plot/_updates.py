@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Callable, Hashable
 
 from ..._host import Run
-from ..figure import ChartGrid, Lines
+from ..figure import ChartGrid, Lines, show_params
 from ..panel import LivePanel, run_step
 from ..series import RunDrawing, hide_lanes, window_lines
 from ._ahead import Ahead
@@ -135,6 +135,7 @@ class Updates(ShownUpdates):
                         self._draw(d)
                 if self._windowed():
                     self._draw_window()
+                self.draw_params()
                 self.fig.update_scales(self._settled())
                 self._sync_clocks()
                 if current is not None:
@@ -231,6 +232,20 @@ class Updates(ShownUpdates):
             if smoothed is not None:
                 self.fig.set_smoothed_lines(d.number, self._shown(d, smoothed))
 
+    def draw_params(self) -> None:
+        """The hyperparameter charts (`..figure.show_params`), and the lane of each of their
+        points for the view (the panel's ``param_lanes``: its hover names and lights it)."""
+        d, points = self.state.param_points()
+        show_params(self.fig, points)
+        lanes = {}
+        if d is not None:
+            every = self.state.lane_names(d.run)
+            for p in points:
+                names = [every[k] for k in p.lanes.tolist()]
+                lanes[p.title] = {"run": d.name, "param": p.param, "field": p.field, "names": names}
+        if lanes != self.panel.param_lanes:
+            self.panel.write(param_lanes=lanes)
+
     def redraw(self) -> None:
         """Draw every run's lines anew, whole or in the window."""
         with self.lock:
@@ -243,6 +258,7 @@ class Updates(ShownUpdates):
                 for d in self.state.drawn:
                     if d.series:
                         self._draw_whole(d)
+            self.draw_params()
             self.fig.update_scales(self._settled())
 
     # -------------------------------------------------------------------- panel

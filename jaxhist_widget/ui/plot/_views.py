@@ -30,6 +30,9 @@ class ShownUpdates:
     def redraw(self) -> None:
         raise NotImplementedError
 
+    def draw_params(self) -> None:
+        raise NotImplementedError
+
     def sync_panel(self, now: float | None = None) -> None:
         raise NotImplementedError
 
@@ -105,6 +108,7 @@ class ShownUpdates:
         self.fig.set_hidden(self.state.off)
         if self._windowed():  # the last N steps are the shown runs' own
             self.redraw()
+        self.draw_params()  # (of the latest shown sweep)
         self.fig.update_scales(self._settled())
         self.sync_panel()
 

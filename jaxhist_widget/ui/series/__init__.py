@@ -26,6 +26,14 @@ from ._choice import (
 )
 from ._drawing import RunDrawing
 from ._lanes import MAX_LANES, ROLES, LaneNames, check_lane_labels
+from ._params import (
+    LABEL_PARAM,
+    ParamPoints,
+    check_lane_values,
+    numeric_labels,
+    param_points,
+    value_labels,
+)
 from ._plan import Plan, Spec, component_label, plan
 from ._points import DEFAULT_POINTS, MARK_POINTS
 from ._smoothing import RunSmoothing
@@ -52,6 +60,7 @@ __all__ = [
     "AUTO_LINES_VMAP",
     "DEFAULT_POINTS",
     "EMA_FORGOTTEN",
+    "LABEL_PARAM",
     "MARK_POINTS",
     "MAX_FILTER",
     "MAX_LANES",
@@ -59,6 +68,7 @@ __all__ = [
     "ROLES",
     "VECTOR_MODES",
     "LaneNames",
+    "ParamPoints",
     "PathEntry",
     "Plan",
     "PlotChoice",
@@ -71,6 +81,7 @@ __all__ = [
     "check_fields",
     "check_hidden_lanes",
     "check_lane_labels",
+    "check_lane_values",
     "check_lanes",
     "check_last_steps",
     "check_paths",
@@ -80,9 +91,12 @@ __all__ = [
     "component_label",
     "filter_error",
     "hide_lanes",
+    "numeric_labels",
+    "param_points",
     "path_title",
     "plan",
     "run_pattern",
+    "value_labels",
     "whole_spreads",
     "window_lines",
     "window_range",
