@@ -360,13 +360,17 @@ class ChartGrid(GridScales):
 
     def _show(self) -> None:
         """List the shown charts' figures in the grid, size them, and redo the legend. Until a
-        run draws something the one chart is hidden: axes from 0 to 1 would be invented."""
+        run draws something the one chart is hidden: axes from 0 to 1 would be invented. (Not
+        ``display: none``: bqplot lays a figure out in a box of no size as negative rects.)"""
         cells = [self._cells.cell(c) for c in self.shown]
         if list(self.box.children) != cells:
             self.box.children = cells
-        display = None if self.drawing else "none"
-        if self.box.layout.display != display:
-            self.box.layout.display = display
+        hidden = None if self.drawing else "hidden"
+        if self.box.layout.visibility != hidden:
+            with self.box.layout.hold_sync():
+                self.box.layout.visibility = hidden
+                self.box.layout.height = None if hidden is None else "0px"
+                self.box.layout.overflow = None if hidden is None else "hidden"
         self._set_chart_widths()
         self._update_legend()
 

@@ -444,19 +444,19 @@ def test_an_empty_plot_draws_no_invented_axes_nor_status():
     in its picture. Now no chart is shown until a run draws one (the legend row says what to
     do), and the picture has no chart and no badge ("no run yet")."""
     live = LivePlot(title="empty")
-    assert live.charts.layout.display == "none"
+    assert live.charts.layout.visibility == "hidden" and live.charts.layout.height == "0px"
     root = ET.fromstring(live._repr_mimebundle_()["image/svg+xml"])
     classes = {g.get("class") for g in root.iter(f"{SVG}g")}
     assert "jhw-chart" not in classes and "jhw-status" not in classes
     assert "no run yet" in "".join(t.text or "" for t in root.iter(f"{SVG}text"))
     with live:  # attached: compiling, still nothing drawn
-        assert live.charts.layout.display == "none"
+        assert live.charts.layout.visibility == "hidden"
         loop = FakeLoop(layout(("loss",)))
         loop.send(loss=np.linspace(1, 0, 5))
-        assert live.charts.layout.display is None  # the first rows: the chart
+        assert live.charts.layout.visibility is None  # the first rows: the chart
         loop.end("converged")
     root = ET.fromstring(live._repr_mimebundle_()["image/svg+xml"])
     classes = {g.get("class") for g in root.iter(f"{SVG}g")}
     assert {"jhw-chart", "jhw-status"} <= classes
     live.clear()
-    assert live.charts.layout.display == "none"
+    assert live.charts.layout.visibility == "hidden"
