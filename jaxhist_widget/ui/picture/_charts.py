@@ -29,7 +29,7 @@ from ..look import (
 from ._legend import draw_legend, legend_items
 from ._picture import ChartPicture, StaticImage, StaticLine
 
-__all__ = ["draw_charts", "svg_attr", "svg_text"]
+__all__ = ["draw_charts", "fit_text", "svg_attr", "svg_text"]
 
 _TEXT, _GRID, _AXIS = "#212121", "#e0e0e0", "#9e9e9e"
 #: Farthest a point is drawn off the chart, in px (`_path`).
@@ -67,11 +67,13 @@ def draw_charts(
         x0, x1 = ox + float(chart.left), ox + cell - RIGHT_MARGIN_PX
         y1, y0 = oy + margin_top, oy + height - BOTTOM_PX
         if chart.title:
+            # (centred on the plot, at most the cell's width: a long field name is cut, "…")
+            title = fit_text(chart.title, cell - 8, 8.0)
             out.append(
                 svg_text(
-                    (x0 + x1) / 2,
+                    ox + cell / 2 if len(title) < len(chart.title) else (x0 + x1) / 2,
                     oy + 18,
-                    chart.title,
+                    title,
                     size=13,
                     anchor="middle",
                     weight="600",
@@ -281,6 +283,17 @@ def svg_text(
         if value is not None:
             attrs.append(f'{name}="{value}"')
     return f"<text {' '.join(attrs)}>{escape(shown_text(str(text)))}</text>"
+
+
+def fit_text(text: str, width: float, char_px: float) -> str:
+    """``text`` cut to about ``width`` px at ``char_px`` px a character, ending in "…" when cut
+    (a long name would run off the picture, or over its neighbour's).
+
+    >>> fit_text("gradient norm", 100, 8.0), fit_text("loss", 100, 8.0)
+    ('gradient no…', 'loss')
+    """
+    most = max(1, int(width / char_px))
+    return text if len(text) <= most else text[: max(1, most - 1)].rstrip() + "…"
 
 
 def svg_attr(value: object) -> str:
