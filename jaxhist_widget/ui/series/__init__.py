@@ -2,7 +2,9 @@
 ``paths=``), the series they make of a run's record (`plan`, `Spec`), and each run's series read
 from its rows as they arrive (`RunDrawing`), smoothed (`RunSmoothing`) or over a window of steps
 (`StepWindow`), a sweep's every lane (`Spread`: each lane's extent, for the y range of those
-that did not run away), and which runs and lanes are shown (`run_pattern`, `hide_lanes`).
+that did not run away), its swept parameters and each lane's last and best value against them
+(`check_lane_values`, `param_points`), and which runs and lanes are shown (`run_pattern`,
+`hide_lanes`).
 
 Numpy only, no widgets: the reductions themselves are `..reduce`'s; the live figure and the
 static picture draw what these hand out.
