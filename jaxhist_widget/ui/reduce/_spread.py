@@ -28,9 +28,9 @@ FENCE = 0.5
 #: The same below the lower quartile (a linear axis only): farther, since a lane below the rest
 #: is mostly one that converged lower (a loss); what runs away below runs to -inf.
 FENCE_BELOW = 3.0
-#: Fewest lanes with values for a fence: below it every lane counts (a quartile of three lanes
-#: is one of them).
-MIN_LANES = 4
+#: Fewest lanes with values for a fence: up to ten, every lane counts, as each is a line of its
+#: own colour the legend names (the palette's ten), read one by one, not a bulk.
+MIN_LANES = 11
 #: A loss whose values span this many decades or more is offered a log y axis (`decades`).
 LOG_DECADES = 3
 

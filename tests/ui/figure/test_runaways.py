@@ -131,10 +131,11 @@ def test_a_zoom_and_a_hidden_lane_keep_fitting_the_bulk() -> None:
 
 
 def test_a_few_lanes_are_all_fitted() -> None:
-    # Three lanes are no bulk to leave one out of: the axis fits all of them.
-    values = sweep(3, 1)
+    # Ten lanes are no bulk to leave one out of (each a colour of its own, named in the
+    # legend, read one by one): the axis fits all of them.
+    values = sweep(10, 1)
     live = jhw.LivePlot()
-    feed(live, {"loss": values}, lanes=3, max_steps=STEPS)
+    feed(live, {"loss": values}, lanes=10, max_steps=STEPS)
     top = max(v[np.isfinite(v)].max() for v in values)
     assert limits(live.figure)[1] >= top and not math.isinf(top)
 
