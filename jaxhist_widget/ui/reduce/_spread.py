@@ -110,12 +110,12 @@ def bulk_range(
     upward: a lane far below the rest there is a loss gone lower, the best lane, not a runaway
     (on a linear axis too, unless it is far below: `FENCE_BELOW`).
 
-    >>> lo = np.array([0.0, 0.1, 0.2, 0.1, 0.0, 0.1])
-    >>> hi = np.array([1.0, 1.2, 0.9, 1.1, 1e36, 50])  # lane 4 on its way to inf, 5 spiked
-    >>> last = np.array([0.0, 0.1, 0.2, 0.1, 1e36, 0.1])
-    >>> b = bulk_range(lo, hi, np.full(6, 0.1), last, np.array([0, 0, 0, 0, 1, 0], bool))
-    >>> b.extent, b.above.tolist()
-    ((0.0, 50.0, 0.1), [False, False, False, False, True, False])
+    >>> lo, lo_pos = np.zeros(12), np.full(12, 0.1)
+    >>> hi = np.r_[np.linspace(0.9, 1.2, 10), 1e36, 50]  # lane 10 on its way to inf, 11 spiked
+    >>> last = np.r_[np.full(10, 0.1), 1e36, 0.1]
+    >>> b = bulk_range(lo, hi, lo_pos, last, gone=np.arange(12) == 10)
+    >>> b.extent, np.flatnonzero(b.above).tolist()
+    ((0.0, 50.0, 0.1), [10])
     """
     has = np.isfinite(lo)
     none = np.zeros(len(lo), bool)
