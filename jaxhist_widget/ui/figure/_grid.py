@@ -241,9 +241,7 @@ class ChartGrid(GridScales):
                 chart._runs[number].last_step = last_step
 
     def set_spreads(self, number: int, spreads: Sequence[object]) -> None:
-        """Each lane's extent per field of run ``number`` (a sweep's, in `add_marks` order;
-        None for a field without): each chart's y range is of the lanes that did not run
-        away. Scales follow at `update_scales`."""
+        """Each lane's extent per field of run ``number`` (`add_marks` order; `._sweep`)."""
         spreads = list(spreads)
         for key, idx in self._groups.get(number, []):
             self.charts[key].set_spreads(number, [spreads[i] for i in idx])
