@@ -41,6 +41,7 @@ with live:
 
 COLORS_JS = """
 () => ({
+  plot: document.querySelector('.jhw-figure .plotarea_background').getBoundingClientRect().height,
   strokes: [...document.querySelectorAll('.jhw-figure g.curve path.line')].map(
     (p) => getComputedStyle(p).stroke),
   background: getComputedStyle(document.querySelector('.jp-Notebook')).backgroundColor,
@@ -62,6 +63,9 @@ def test_the_palette_as_drawn_is_apart_and_readable_in_both_themes(
     notebook.idle()
     page.wait_for_function("() => document.querySelectorAll('g.curve path.line').length === 10")
     drawn = page.evaluate(COLORS_JS)
+    # (laid out at its full height: a figure shown after the empty plot's hidden box was
+    # once drawn a third as tall, in the top of its cell)
+    assert drawn["plot"] > 150, drawn["plot"]
     colors = [_hex(s) for s in drawn["strokes"]]
     background = _hex(drawn["background"])
     assert len(set(colors)) == 10, colors

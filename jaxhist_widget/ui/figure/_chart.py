@@ -99,7 +99,11 @@ class LiveFigure(FigureAxes):
             },
             title=title,
             title_style={"fill": AXIS_TEXT, "font-size": "13px", "font-weight": "600"},
-            layout=ipywidgets.Layout(width="100%", height=f"{height}px", min_width="0"),
+            # never shrunk below its height (an empty plot's box of no height: `._grid`), where
+            # bqplot would lay it out small and, now and then, not again once it is shown
+            layout=ipywidgets.Layout(
+                width="100%", height=f"{height}px", min_width="0", flex="0 0 auto"
+            ),
         )
         self.figure.add_class("jhw-figure")
         # The legend is a row of HTML under the figure, never inside the plot: it cannot cover
