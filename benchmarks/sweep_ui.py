@@ -8,6 +8,8 @@ lines) into a displayed LivePlot, then, with the kernel idle:
 - **hover**: the pointer moves across the chart in ``--moves`` steps, as a hand does (real input
   events through the DevTools protocol); per move that changed the read-out, the time from the
   input event (its ``timeStamp``) to the end of the frame that shows the new read-out;
+- **params hover**: the same across the hyperparameter chart (``loss vs lr``, a point per lane:
+  its lane read out and lit in the loss chart; issue 50);
 - **scroll**: the notebook is scrolled over the plot with the wheel for ``--scroll`` seconds;
   the page's frame intervals (``requestAnimationFrame``) give its frame rate and the 95th
   percentile interval (a dropped frame shows as a 33 ms one).
@@ -65,7 +67,7 @@ def solve(lr):
 """
 
 RUN = (
-    "live = jhw.LivePlot(log_y=True, lane_labels=[f'lr={r:.3g}' for r in np.asarray(rates)])\n"
+    "live = jhw.LivePlot(log_y=True, lane_values={'lr': np.asarray(rates)})\n"
     "display(live)\nwith live:\n    (k, x), hist = jax.jit(jax.vmap(solve))(rates)\n"
     # Room below the plot to scroll into.
     "from IPython.display import HTML\ndisplay(HTML('<div style=\"height:2400px\"></div>'))"
@@ -99,9 +101,10 @@ FRAMES_JS = """
 """
 
 
-def hover_latencies(page, moves: int) -> list[float]:
-    """Move across the chart's plot area; per read-out change, input -> frame done (ms)."""
-    area = page.locator(".jhw-figure .plotarea_background").first.bounding_box()
+def hover_latencies(page, moves: int, chart: str = ".jhw-figure") -> list[float]:
+    """Move across ``chart``'s plot area (the first of them); per read-out change, input ->
+    frame done (ms)."""
+    area = page.locator(f"{chart} .plotarea_background").first.bounding_box()
     page.mouse.move(area["x"] + 5, area["y"] + area["height"] / 2)
     page.wait_for_timeout(300)
     page.evaluate("() => { window.__jhwUi.moves = []; window.__jhwUi.shows = []; }")
@@ -154,6 +157,7 @@ def measure(browser, server, lanes: int, moves: int, seconds: float) -> dict[str
             "() => document.querySelector('.jhw-figure').querySelectorAll('path.line').length"
         )
         hover = hover_latencies(page, moves)
+        params = hover_latencies(page, moves, ".jhw-params")
         frames = scroll_frames(page, seconds)
         ordered = sorted(frames)
         return {
@@ -161,6 +165,8 @@ def measure(browser, server, lanes: int, moves: int, seconds: float) -> dict[str
             "hovers": len(hover),
             "hover_median": statistics.median(hover) if hover else float("nan"),
             "hover_p95": sorted(hover)[int(0.95 * (len(hover) - 1))] if hover else float("nan"),
+            "params_median": statistics.median(params) if params else float("nan"),
+            "params_p95": sorted(params)[int(0.95 * (len(params) - 1))] if params else float("nan"),
             "fps": 1000.0 * len(frames) / sum(frames) if frames else float("nan"),
             "frame_p95": ordered[int(0.95 * (len(ordered) - 1))] if ordered else float("nan"),
         }
@@ -197,13 +203,17 @@ def main() -> None:
         f"Chromium {version} (headless), {platform.machine()} {platform.processor() or ''} "
         f"with {__import__('os').cpu_count()} cores; goal at 4096 lanes: hover < 50 ms, 60 fps"
     )
-    head = "| lanes | paths drawn | hovers | hover median | hover p95 | scroll fps | frame p95 |"
+    head = (
+        "| lanes | paths drawn | hovers | hover median | hover p95 | params hover median "
+        "| params hover p95 | scroll fps | frame p95 |"
+    )
     print(head)
     print("|" + "|".join("-" * (len(c) + 2) for c in head.strip("|").split("|")) + "|")
     for lanes, r in rows:
         print(
             f"| {lanes:,} | {r['lines']} | {r['hovers']} | {r['hover_median']:.1f} ms | "
-            f"{r['hover_p95']:.1f} ms | {r['fps']:.0f} | {r['frame_p95']:.1f} ms |"
+            f"{r['hover_p95']:.1f} ms | {r['params_median']:.1f} ms | {r['params_p95']:.1f} ms | "
+            f"{r['fps']:.0f} | {r['frame_p95']:.1f} ms |"
         )
 
 

@@ -14,6 +14,7 @@
 //   readout.js         the read-out's rows: one per series, sorted, the nearest lanes (pure)
 //   download.js        a chart's downloads: the request, the answer read, the PNG's size (pure)
 //   zoom_range.js      the zoom's arithmetic: a drag to steps, a pan, the chip's words (pure)
+//   params.js          a sweep's hyperparameter chart read out: its point's lane (pure)
 //   dom.js             small DOM helpers
 // panel/: the panel itself and its link to the kernel
 //   panel_dom.js       the panel's DOM: `buildPanel`, `panelState`, `updatePanel`
@@ -63,7 +64,7 @@ const TRAITS = [
   "status", "title", "step", "max_steps", "rate", "elapsed", "lanes", "diverged",
   "fields", "latest", "error", "log_y", "keep_runs", "stop_mode", "run_number",
   "lane_statuses", "lane_names", "latest_range", "runs", "smoothing", "ignore_outliers", "log_x", "last_steps",
-  "step_range", "x_axis", "run_filter",
+  "step_range", "x_axis", "run_filter", "log_charts", "log_hints",
 ];
 
 function render({ model, el }) {

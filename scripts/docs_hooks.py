@@ -1,4 +1,5 @@
-"""MkDocs hooks for the docs site (``mkdocs.yml`` names this file): the tutorial notebooks as pages.
+"""MkDocs hooks for the docs site (``mkdocs.yml`` names this file): the tutorial notebooks as pages,
+and their math as MathML.
 
 Each ``notebooks/NN_name.ipynb`` becomes the page ``tutorials/NN_name.md``: markdown cells as
 they are, code cells as Python code blocks, each followed by its outputs. The notebooks are
@@ -10,6 +11,12 @@ The notebook itself is copied next to its page, to be downloaded.
 
 Why not mkdocs-jupyter: its page template loads MathJax from a CDN on every notebook page,
 and the site must work offline; a notebook's cells and outputs are plain markdown and images.
+
+Math (``$f(x) = \tfrac12 x^2$`` in a tutorial's text, ``$$...$$`` for a block): Material for
+MkDocs shows it through ``pymdownx.arithmatex``, which marks it in the page, and MathJax or
+KaTeX, which it loads from a CDN to typeset it in the browser. Here the marked math is
+converted to MathML when the site is built (`math_to_mathml`, by ``latex2mathml``, the ``docs``
+extra), which every current browser draws itself: no script, no font, no network at view time.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import base64
 import html
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -157,3 +165,40 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         files.append(File.generated(config, page, content=content))
         files.append(File.generated(config, f"{FOLDER}/{path.name}", abs_src_path=str(path)))
     return files
+
+
+#: Math as ``pymdownx.arithmatex`` (``generic: true``) marks it: an inline span of ``\(...\)``
+#: or a block of ``\[...\]``, its TeX HTML-escaped.
+_MATH = re.compile(r'<(span|div) class="arithmatex">\s*\\([(\[])(.*?)\\[)\]]\s*</\1>', re.DOTALL)
+
+
+def math_to_mathml(page_html: str) -> str:
+    """``page_html`` with each math expression arithmatex marked in it as MathML.
+
+    Raises
+    ------
+    ValueError
+        If an expression is no TeX latex2mathml reads: the strict build fails, as a page whose
+        math shows raw must not ship.
+
+    Examples
+    --------
+    >>> out = math_to_mathml('<p><span class="arithmatex">\\(x_0^2\\)</span></p>')
+    >>> out.startswith('<p><math xmlns="http://www.w3.org/1998/Math/MathML" display="inline">')
+    True
+    """
+    from latex2mathml.converter import convert
+
+    def mathml(match: re.Match[str]) -> str:
+        tex = html.unescape(match.group(3)).strip()
+        try:
+            return convert(tex, display="block" if match.group(2) == "[" else "inline")
+        except Exception as e:
+            raise ValueError(f"math {tex!r} could not be converted to MathML: {e}") from e
+
+    return _MATH.sub(mathml, page_html)
+
+
+def on_page_content(html_text: str, **_: Any) -> str:
+    """A page's HTML with its math as MathML (MkDocs calls this for every page)."""
+    return math_to_mathml(html_text)

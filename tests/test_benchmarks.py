@@ -30,6 +30,7 @@ pytestmark = pytest.mark.slow
         ("lanes.py", ["--quick"], "streaming <= 1.5x the copy of its bytes"),
         ("loops.py", ["--quick"], "each watched solve: one run of its steps"),
         ("picture.py", ["--quick"], "largest picture"),
+        ("sweep_view.py", ["--quick"], "the converged lanes fill"),
     ],
 )
 def test_benchmark_script_runs(script, args, expect):

@@ -82,3 +82,16 @@ def test_nothing_is_loaded_from_the_network(site: Path) -> None:
     }
     remote = {page: found for page, found in remote.items() if found}
     assert not remote, f"pages that load something from the network: {remote}"
+
+
+def test_the_tutorials_math_is_mathml(site: Path) -> None:
+    """Issue 50: the tutorials' math showed raw (``$f(x) = \\tfrac12 ...$``): no renderer was set
+    up, and Material's (MathJax or KaTeX) loads from a CDN. It is MathML now, made at build
+    time, which the browser draws itself, offline."""
+    for name, tex in (("03_vmap_sweep", "\\tfrac12"), ("04_history_in_jit", "\\mathrm{lr}")):
+        page = (site / "tutorials" / f"{name}.html").read_text(encoding="utf-8")
+        maths = re.findall(r'<math xmlns="http://www.w3.org/1998/Math/MathML"', page)
+        assert len(maths) >= 2, f"{name}: no MathML"
+        assert tex not in page and 'class="arithmatex"' not in page, f"{name}: raw TeX"
+    typesetter = re.compile(r'<script[^>]+src="[^"]*(?:mathjax|katex)', re.IGNORECASE)
+    assert not any(typesetter.search(p.read_text()) for p in site.rglob("*.html"))

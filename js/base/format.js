@@ -305,3 +305,27 @@ export function timeReadout(name, x, axis) {
   const step = stepAtTime(axis.clocks, name, x);
   return step === null ? `time ${time}` : `step ${formatCount(step)} · ${time}`;
 }
+
+/**
+ * A chart's log button: its text, its tooltip and whether it is offered (its values span
+ * `decades` decades or more on a linear axis: the kernel's `log_hints`, 0 for none).
+ */
+export function logButton(title, on, decades) {
+  const hinted = !on && decades > 0;
+  return {
+    text: hinted ? "log?" : "log",
+    tip: hinted
+      ? `${title} spans ${decades} decades: a logarithmic y axis shows them`
+      : `${title}: logarithmic y axis`,
+    hinted,
+  };
+}
+
+/**
+ * The panel's "log y" box from the charts' own log toggles: checked while every chart is on a
+ * log axis (`logY`), half-checked when some are (`logCharts`: their titles), never checked over
+ * a linear chart.
+ */
+export function logYBox(logY, logCharts) {
+  return { checked: Boolean(logY), indeterminate: !logY && (logCharts || []).length > 0 };
+}

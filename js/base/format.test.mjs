@@ -18,6 +18,8 @@ import {
   isRunning,
   kernelLostLabel,
   laneSummary,
+  logButton,
+  logYBox,
   progressClass,
   progressFraction,
   shownStatus,
@@ -263,4 +265,20 @@ test("a time axis's read-out: step and time, by the run the line belongs to", ()
   assert.equal(timeReadout("loss · run 1", 2.0, { mode: "relative", clocks }), "step 400 · 2.00 s");
   assert.equal(timeReadout("loss · x", 75, { mode: "relative", clocks }), "time 1 m 15 s");
   assert.match(formatAxisTime(1700000000.25, "wall"), /^\d\d:\d\d:\d\d\.2$/);
+});
+
+test("a chart's log button is offered while its values span decades on a linear axis", () => {
+  assert.deepEqual(logButton("loss", false, 14), {
+    text: "log?",
+    tip: "loss spans 14 decades: a logarithmic y axis shows them",
+    hinted: true,
+  });
+  assert.equal(logButton("loss", true, 14).hinted, false); // already on
+  assert.equal(logButton("loss", false, 0).text, "log");
+});
+
+test("the panel's log y box is never checked over a linear chart", () => {
+  assert.deepEqual(logYBox(true, ["a", "b"]), { checked: true, indeterminate: false });
+  assert.deepEqual(logYBox(false, ["a"]), { checked: false, indeterminate: true }); // a mix
+  assert.deepEqual(logYBox(false, []), { checked: false, indeterminate: false });
 });

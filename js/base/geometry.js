@@ -61,6 +61,7 @@ export function nearestOnLines(lineSets, clientX, clientY, radius) {
   return {
     name: best.line.name,
     color: best.line.color,
+    index: best.index,
     x: point.x,
     y: point.y,
     at: best.set.toClient(best.px, best.py),

@@ -96,6 +96,7 @@ test("nearestOnLines: the nearest drawn point over every line, in client pixels"
   assert.deepEqual(nearestOnLines(sets, 110, 295, 12), {
     name: "loss · run 1",
     color: "red",
+    index: 1, // of the point in its line (a hyperparameter chart's lane: params.js)
     x: 1,
     y: 0,
     at: { x: 110, y: 300 },

@@ -160,6 +160,19 @@ export const bqplot = {
       .filter((set) => set !== null);
   },
 
+  /** What a hyperparameter chart's view (class `jhw-params`) draws: as `lineSets`, its line
+   * marks (its x is a parameter, not a step, so `lineSets` leaves it out). */
+  async paramSets(view) {
+    const list = view.mark_views;
+    if (!list) return [];
+    expect(Array.isArray(list.views), "`mark_views.views` is not a list");
+    const marks = await Promise.all(list.views);
+    return marks
+      .filter((m) => m && m.model && isPlainLine(m.model))
+      .map(readMark)
+      .filter((set) => set !== null);
+  },
+
   /** The elements of the figure view's plain line marks, in the figure's order (its `marks`,
    * the order bqplot draws them in, whatever order they are in the page now): per mark its
    * element (`el`, a child of the figure's marks group) and its lines (`lines`: per line its

@@ -5,12 +5,14 @@
 import { bqplot } from "./bqplot_adapter.js";
 import { attachDownloads } from "./chart_download.js";
 import { element } from "../base/dom.js";
+import { logButton } from "../base/format.js";
 import { sendControl } from "../panel/kernel.js";
 
 /**
  * Each chart's tools, in its top left corner: a titled chart's "log" toggle, pressed while the
  * chart's title is in the `log_charts` trait (a click asks the kernel to flip it: a `chart_log`
- * control, never a trait write, see `kernel.js`), then its download menu. A chart's figure
+ * control, never a trait write, see `kernel.js`) and offered ("log?", in the accent colour)
+ * while its values span decades on a linear axis (`log_hints`), then its download menu. A chart's figure
  * view can be made after the figures changed: the tools are placed again a few times until
  * every chart has its own. Returns a function that removes them.
  */
@@ -63,7 +65,6 @@ export function attachChartLogToggles(model, box) {
         tool.log.remove();
         tool.log = null;
       }
-      if (tool.log) tool.log.title = `${tool.title}: logarithmic y axis`;
     }
     for (const [figure, tool] of tools) {
       if (!current.has(figure)) {
@@ -85,11 +86,16 @@ export function attachChartLogToggles(model, box) {
   }
   function show() {
     const logs = model.get("log_charts") || [];
+    const hints = model.get("log_hints") || {};
     for (const tool of tools.values()) {
       if (!tool.log) continue;
       const on = logs.includes(tool.title);
+      const look = logButton(tool.title, on, hints[tool.title] || 0);
       tool.log.setAttribute("aria-pressed", String(on));
       tool.log.classList.toggle("jhw-on", on);
+      tool.log.classList.toggle("jhw-hint", look.hinted);
+      tool.log.textContent = look.text;
+      tool.log.title = look.tip;
     }
   }
   const onFigures = () => {
@@ -99,12 +105,14 @@ export function attachChartLogToggles(model, box) {
   };
   model.on("change:figures", onFigures);
   model.on("change:log_charts", show);
+  model.on("change:log_hints", show);
   onFigures();
   return () => {
     disposed = true;
     clearTimeout(retry);
     model.off("change:figures", onFigures);
     model.off("change:log_charts", show);
+    model.off("change:log_hints", show);
     for (const figure of watched) figure.off("change:title", onFigures);
     for (const tool of tools.values()) tool.root.remove();
     downloads.dispose();

@@ -12,6 +12,7 @@
 // pointer stays, and when the charts' elements change).
 
 import { bqplot } from "./bqplot_adapter.js";
+import { laneKey } from "../base/params.js";
 import { runKey } from "../base/readout.js";
 
 const COPY = "jhw-lit-copy";
@@ -49,14 +50,21 @@ function placeCopy(markEl, line) {
 }
 
 /** Highlights the lines of run (or lane) `key` (readout.js's `runKey` of a line's name) in the
- * figure views `views`, or restores every line as bqplot drew it (`key` null). */
+ * figure views `views`, or restores every line as bqplot drew it (`key` null, or no line of
+ * `key` drawn: a sweep's lane that is no line, read out in its hyperparameter chart). A
+ * hyperparameter chart's own lines (class `jhw-params`) are no run's: left as they are. */
 export async function highlightRun(views, key) {
-  const all = await Promise.all(views.map((view) => bqplot.lineMarks(view)));
+  const charts = views.filter((view) => !(view.el && view.el.classList.contains("jhw-params")));
+  const all = await Promise.all(charts.map((view) => bqplot.lineMarks(view)));
+  // (a lane is lit whatever roles its drawn line names: params.js's `laneKey`)
+  const lane = laneKey(key);
+  const isLit = (line) => key !== null && laneKey(runKey(line.name)) === lane;
+  if (!all.some((marks) => marks.some((mark) => mark.lines.some(isLit)))) key = null;
   for (const marks of all) {
     const lit = [];
     const rest = [];
     for (const mark of marks) {
-      const on = mark.lines.filter((line) => key !== null && runKey(line.name) === key);
+      const on = mark.lines.filter(isLit);
       for (const line of mark.lines) {
         line.el.classList.toggle("jhw-lit", on.includes(line));
         line.el.classList.toggle("jhw-dim", key !== null && !on.includes(line));

@@ -7,7 +7,8 @@ import { BqplotMismatch, bqplot } from "./bqplot_adapter.js";
 import { attachChartLogToggles } from "./chart_log.js";
 import { nearestOnLines, seriesAtStep } from "../base/geometry.js";
 import { highlightRun } from "./highlight.js";
-import { buildReadout, hideReadout, showReadout } from "./readout_dom.js";
+import { paramReadout } from "../base/params.js";
+import { buildReadout, hideReadout, showParamReadout, showReadout } from "./readout_dom.js";
 
 // Pixels from the pointer within which a drawn point is read out.
 const HOVER_RADIUS_PX = 12;
@@ -87,8 +88,15 @@ export function attachHover(model, el, onBox = null) {
     if (lit !== null) applyHighlight(); // marks or lines made anew come unstyled
   });
 
-  const show = ({ view, hit, series }) => {
-    shown = { view, hit, series };
+  const show = ({ view, hit, series, param }) => {
+    shown = { view, hit, series, param };
+    if (param) {
+      // a hyperparameter chart's point: its lane, lit in every chart
+      showParamReadout(ui, box, view.el, hit, param.lines);
+      lit = param.key;
+      applyHighlight();
+      return;
+    }
     const axis = { mode: model.get("x_axis"), clocks: model.get("x_clocks") };
     lit = showReadout(ui, box, view.el, hit, series, sort, pinned, axis);
     applyHighlight();
@@ -147,6 +155,10 @@ export function attachHover(model, el, onBox = null) {
         return;
       }
       const view = await chartAt(pointer);
+      if (view && view.el.classList.contains("jhw-params")) {
+        paramLookup(view);
+        return;
+      }
       const sets = view ? await bqplot.lineSets(view) : [];
       const hit = pointer && nearestOnLines(sets, pointer.x, pointer.y, HOVER_RADIUS_PX);
       if (!hit) {
@@ -171,6 +183,28 @@ export function attachHover(model, el, onBox = null) {
       if (e instanceof BqplotMismatch) fail(e);
     } finally {
       busy = false;
+    }
+  }
+
+  // The point of a hyperparameter chart under the pointer: its lane read out and lit.
+  async function paramLookup(view) {
+    const sets = await bqplot.paramSets(view);
+    const hit = pointer && nearestOnLines(sets, pointer.x, pointer.y, HOVER_RADIUS_PX);
+    const at = (k) => (sets[k] && sets[k].lines[0] ? sets[k].lines[0].values[hit.index] : null);
+    const [last, best] = hit ? [at(0), at(1)] : [null, null];
+    const title = view.model.get("title");
+    const param =
+      hit && paramReadout(model.get("param_lanes"), title, hit.index, hit.x, last?.y, best?.y);
+    if (!param) {
+      hide();
+      return;
+    }
+    const key = `${title}|${hit.index}|${hit.y}|${hit.at.x}|${hit.at.y}`;
+    if (key !== shownKey) {
+      shownKey = key;
+      show({ view, hit, series: [], param });
+    } else {
+      applyHighlight();
     }
   }
 

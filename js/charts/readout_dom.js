@@ -116,6 +116,20 @@ export function showReadout(ui, box, chartEl, hit, series, sort, pinned, axis = 
   return current ? current.run : null;
 }
 
+/** Shows the read-out of a hyperparameter chart's point `hit` (`nearestOnLines`): its three
+ * `lines` (params.js's `paramReadout`), no table, beside the point inside `chartEl`. */
+export function showParamReadout(ui, box, chartEl, hit, lines) {
+  const { tip, list } = ui;
+  tip.replaceChildren(
+    element("div", "jhw-hover-name", lines[0]),
+    element("div", "jhw-hover-step", lines[1]),
+    element("div", "jhw-hover-value", lines[2]),
+  );
+  Object.assign(tip.dataset, { name: lines[0], step: String(hit.x), value: String(hit.y) });
+  list.hidden = true;
+  placeReadout(ui, box, chartEl, hit);
+}
+
 /** The dot on the point, the headline and the table under it beside the point, inside the
  * chart's element (in the box's coordinates). */
 function placeReadout(ui, box, chartEl, hit) {

@@ -10,6 +10,7 @@ import {
   formatRate,
   formatValue,
   isRunning,
+  logYBox,
   progressClass,
   progressFraction,
   shownStatus,
@@ -65,6 +66,7 @@ export function buildPanel() {
   counters.append(ui.step, ui.rate, ui.elapsed, ui.lanes, ui.laneStatus);
   const progress = element("div", "jhw-head-progress");
   progress.append(ui.progress, counters);
+  ui.progressGroup = progress;
   ui.onLaneToggle = () => {};
   Object.assign(ui, buildRunTools());
   head.classList.add("jhw-head");
@@ -153,6 +155,8 @@ export function panelState(model, view) {
     latestRange: get("latest_range") || {},
     error: get("error") || "",
     logY: Boolean(get("log_y")),
+    logCharts: get("log_charts") || [],
+    logHints: get("log_hints") || {},
     logX: Boolean(get("log_x")),
     keepRuns: Boolean(get("keep_runs")),
     runs: get("runs") || [],
@@ -181,6 +185,11 @@ export function updatePanel(ui, s) {
   ui.status.dataset.status = s.status;
   ui.status.dataset.shown = shown;
   ui.status.title = statusTitle(shown, s.diverged);
+  // No run (idle): no badge, bar or counters: nothing to say of a run that is not (the
+  // legend row under the charts says what to do)
+  const idle = s.status === "idle" && !s.error;
+  ui.status.hidden = idle;
+  ui.progressGroup.hidden = idle;
   showText(ui.title, s.title);
   updateRunName(ui.runName, s.runs);
   updateRunTools(ui, s.runs, s.runFilter, lost);
@@ -221,7 +230,13 @@ export function updatePanel(ui, s) {
         "the partial history is kept)"
       : "Stop the run after its current chunk (the partial history is kept)";
   for (const control of [ui.logY, ui.logX, ui.keep, ui.clear]) control.disabled = lost;
-  ui.logY.checked = s.logY;
+  const box = logYBox(s.logY, s.logCharts);
+  ui.logY.checked = box.checked;
+  ui.logY.indeterminate = box.indeterminate;
+  // one chart of every field (no log button of its own): "log y" is offered instead
+  const hint = s.logHints[""] || 0;
+  ui.logY.parentElement.classList.toggle("jhw-hint", hint > 0 && !s.logY);
+  ui.logY.parentElement.title = hint > 0 ? `The values span ${hint} decades` : "";
   ui.logX.checked = s.logX;
   ui.keep.checked = s.keepRuns;
 }

@@ -88,10 +88,18 @@ def test_controls_act_while_a_normal_cell_runs(
         page,
         "() => document.querySelector('.jhw-chart-log').getAttribute('aria-pressed') === 'true'",
     )
-    # The panel's log y: every chart on a log axis, then back (the chart's toggle follows).
+    # The panel's log y follows: its one chart is on a log axis now (issue 50: it never reads
+    # unchecked over charts all on a log axis, nor checked over a linear one).
+    _while_running(page, "() => document.querySelector('.jhw-logy').checked")
+    # log y off: every chart linear (the chart's toggle follows), then on again.
     # (A click, not Playwright's check(): a live update may redraw the box from the kernel's
     # state before the click's message came back, which check() reports as a failed click.)
-    assert not page.locator(".jhw-logy").is_checked()  # the chart's own toggle is not log y
+    page.locator(".jhw-logy").click()
+    _while_running(
+        page,
+        "() => !document.querySelector('.jhw-logy').checked && document.querySelector("
+        "'.jhw-chart-log').getAttribute('aria-pressed') === 'false'",
+    )
     page.locator(".jhw-logy").click()
     _while_running(page, "() => document.querySelector('.jhw-logy').checked")
 

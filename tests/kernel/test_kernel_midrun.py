@@ -153,3 +153,39 @@ def test_without_a_subshell_the_controls_wait_for_the_cell(kernel: KernelDriver)
     assert printed(run, "STATE")["smoothing"] == 0.0
     after = kernel.execute('print("S", json.dumps(live.smoothing))')
     assert printed(after, "S") == 0.6  # applied once the cell ended
+
+
+def test_the_kernel_reads_busy_again_after_a_control_served_mid_run(kernel: KernelDriver) -> None:
+    """Issue 50 (jupyterlab#10701): a control served on a subshell ends with an "idle" status,
+    which JupyterLab shows as the whole kernel's: its indicator read "idle" while the cell ran
+    on. The kernel now says "busy" for the running cell right after."""
+    setup = kernel.execute(SETUP)
+    check_ok(setup)
+    comm_id = printed(setup, "ID")
+    subshell = kernel.create_subshell()
+    statuses: list[tuple[str, str]] = []  # (state, the type of the request it is for)
+    sent: dict[str, float] = {}
+
+    def on_message(msg: dict[str, Any]) -> None:
+        if msg["msg_type"] == "status" and "stop" not in sent:
+            state = msg["content"]["execution_state"]
+            statuses.append((state, msg["parent_header"].get("msg_type", "")))
+        if msg["msg_type"] != "comm_msg" or msg["content"]["comm_id"] != comm_id:
+            # a second on, every status of the control is in: Stop
+            since = time.monotonic() - sent.get("smoothing", time.monotonic())
+            if since > 1.0 and "stop" not in sent:
+                sent["stop"] = time.monotonic()
+                kernel.send_control(comm_id, "stop", subshell=subshell)
+            return
+        state = msg["content"]["data"].get("state", {})
+        if "smoothing" not in sent and state.get("status") == "running":
+            kernel.send_control(comm_id, "smoothing", 0.6, subshell=subshell)
+            sent["smoothing"] = time.monotonic()
+
+    run = kernel.execute(RUN, timeout=240, on_message=on_message)
+    check_ok(run)
+    assert "stop" in sent
+    served = [i for i, (state, kind) in enumerate(statuses) if kind == "comm_msg"]
+    assert [statuses[i][0] for i in served] == ["busy", "idle"], statuses
+    # after the control's "idle", the kernel said "busy" for the cell: the last status read
+    assert statuses[-1] == ("busy", "execute_request"), statuses[served[-1] :]

@@ -23,6 +23,9 @@ __all__ = ["AXIS_TEXT", "Extent", "FigureAxes", "Lines"]
 Extent = tuple[float, float, float]
 #: The points of a run's marks, one ``(xs, ys, extent)`` per mark: an x and a y array per lane.
 Lines = Sequence[tuple[list[np.ndarray], list[np.ndarray], Extent]]
+#: How far before its first step the step axis starts when a point is drawn there, as a fraction
+#: of the axis (6-28 px of a 320-1400 px chart: a marker's radius and more).
+POINT_PAD = 0.02
 #: Axis text follows JupyterLab's theme (bqplot's own dark style made the label orange).
 AXIS_TEXT = "var(--jp-ui-font-color1)"  # (bqplot refuses a var() with a fallback)
 
@@ -72,12 +75,23 @@ class FigureAxes:
             return x_lo, min(_eighth_decade(top), ticks.x_limits(int(x_lo), int(top))[1])
         if exact:
             return float(first), float(max(last, first + 1))
+        if last <= first:  # one row (no step taken): its point in the middle, not on the y axis
+            return first - 0.5, first + 0.5
         return ticks.x_limits(first, last, settled)
 
     def _set_x_limits(
-        self, first: float, last: float, exact: bool = False, settled: bool = False
+        self,
+        first: float,
+        last: float,
+        exact: bool = False,
+        settled: bool = False,
+        point: bool = False,
     ) -> None:
+        """`_x_limits`; ``point``: a run of one row is drawn at ``first`` (its marker), which
+        the axis then starts a little before, so the marker is not half under the y axis."""
         x_lo, x_hi = self._x_limits(first, last, exact, settled)
+        if point and x_lo == first and x_hi > x_lo and self.x_time == "step" and not self.log_x:
+            x_lo -= POINT_PAD * (x_hi - x_lo)
         if (self.x_scale.min, self.x_scale.max) != (x_lo, x_hi):
             with self.x_scale.hold_sync():
                 self.x_scale.min, self.x_scale.max = x_lo, x_hi

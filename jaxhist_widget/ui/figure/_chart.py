@@ -24,6 +24,7 @@ import ipywidgets
 import numpy as np
 
 from ..look import (
+    AWAY_OPACITY,
     BOTTOM_PX,
     LEFT_PX,
     LINE_WIDTH,
@@ -35,19 +36,12 @@ from ..look import (
     LegendLine,
     field_colors,
 )
-from ..reduce import robust_extent
+from ..reduce import LOG_DECADES, decades, robust_extent
 from ._axes import AXIS_TEXT, Extent, FigureAxes, Lines
 from ._extras import extra_colors
 from ._legend import legend_html
-from ._run_marks import (
-    Key,
-    RunMarks,
-    chart_legend,
-    joint_extent,
-    set_points,
-    set_traits,
-    styles,
-)
+from ._run_marks import Key, RunMarks, chart_legend, set_points, set_traits, styles
+from ._sweep import fitted_extent, mark_runaways
 
 __all__ = ["Extent", "Lines", "LiveFigure"]
 
@@ -77,6 +71,7 @@ class LiveFigure(FigureAxes):
         self._runs: dict[int, RunMarks] = {}  # by run number, oldest first
         self.smoothing = False  # whether each line has a smoothed twin (`set_smoothing`)
         self.ignore_outliers = False  # the y range leaves the extreme points out
+        self.legend_changed = False  # since the grid last read it (a sweep's runaway count)
         self._width: float | None = None  # of the figure in a view, once one reported it
         # Charts of one grid share their step scale (one message per update, not one each).
         self.x_scale = x_scale if x_scale is not None else bqplot.LinearScale(min=0.0, max=1.0)
@@ -104,7 +99,11 @@ class LiveFigure(FigureAxes):
             },
             title=title,
             title_style={"fill": AXIS_TEXT, "font-size": "13px", "font-weight": "600"},
-            layout=ipywidgets.Layout(width="100%", height=f"{height}px", min_width="0"),
+            # never shrunk below its height (an empty plot's box of no height: `._grid`), where
+            # bqplot would lay it out small and, now and then, not again once it is shown
+            layout=ipywidgets.Layout(
+                width="100%", height=f"{height}px", min_width="0", flex="0 0 auto"
+            ),
         )
         self.figure.add_class("jhw-figure")
         # The legend is a row of HTML under the figure, never inside the plot: it cannot cover
@@ -159,6 +158,10 @@ class LiveFigure(FigureAxes):
             r.extents[i] = extent
             set_points(mark, xs, ys, r.batched, log_x=self.log_x, log_y=self.log)
 
+    def set_spreads(self, number: int, spreads: Sequence[Any]) -> None:
+        """Each lane's extent per mark of run ``number`` (a sweep's; else None: `._sweep`)."""
+        self._runs[number].spreads = list(spreads)
+
     def set_smoothed_lines(
         self, number: int, lines: Sequence[tuple[list[np.ndarray], list[np.ndarray], Any]]
     ) -> None:
@@ -178,12 +181,14 @@ class LiveFigure(FigureAxes):
         for r in runs:
             n = max(1, len(r.lane_names))
             off = {k for k, lane in enumerate(r.lane_ids) if lane in r.hidden_lanes}
+            fade = [AWAY_OPACITY if lane in r.away else 1.0 for lane in r.lane_ids] + [1.0] * n
             for i, (colors, style) in enumerate(looks[r.number]):
                 for mark, alpha in [(r.marks[i], faint)] + [
                     (m, 1.0) for m in r.smoothed[i : i + 1]
                 ]:
-                    # a lane hidden one by one: transparent (`..series.hide_lanes`)
-                    opacities = [0.0 if k in off else alpha for k in range(n)]
+                    # a lane hidden one by one: transparent (`..series.hide_lanes`); one
+                    # that ran away: faint
+                    opacities = [0.0 if k in off else alpha * fade[k] for k in range(n)]
                     visible = not r.hidden
                     set_traits(
                         mark, colors=colors, line_style=style, opacities=opacities, visible=visible
@@ -291,19 +296,32 @@ class LiveFigure(FigureAxes):
     ) -> None:
         """Scales from the shown runs' steps (or ``steps``, shared by several charts; ``exact``:
         a zoom's, not rounded out; ``settled``: every run ended, the axis fits them) and
-        extents (or, ignoring outliers, the drawn points' central range), then the ticks."""
+        extents (a sweep's lanes that did not run away, arrows where lines leave: `._sweep`;
+        or, ignoring outliers, the drawn points' central range), then the ticks and whether
+        to offer a log axis (`log_hint`)."""
         runs = self._shown_runs()
         bounds = steps if steps is not None else self.step_range()
-        self._set_x_limits(*bounds, exact=exact, settled=settled)
+        point = any(r.marks and not r.last_step and r.x0 == bounds[0] for r in runs)
+        self._set_x_limits(*bounds, exact=exact, settled=settled, point=point)
+        left: dict[int, tuple[int, int]] = {}
         if self.ignore_outliers:
             self._extent = robust_extent(y for r in runs for y in r.shown_ys())
         else:
             shown = steps if self.x_time == "step" else None  # (a time axis shows every row)
-            extras = [extra.extent(shown) for r in runs for extra in r.extras]
-            self._extent = joint_extent([e for r in runs for e in r.extents] + extras)
+            self._extent, left, away = fitted_extent(runs, shown, self.log)
+            if away:  # a lane that ran away is drawn faint
+                self.restyle()
         self._set_y_limits()
+        self.legend_changed |= mark_runaways(self, left)
         self._draw_extras()
         self._update_ticks()
+
+    @property
+    def log_hint(self) -> int:
+        """The decades its values span on a linear axis, where a log one is offered (0: no
+        offer; a log axis, or fewer than `..reduce.LOG_DECADES`)."""
+        spans = decades(self._extent)
+        return spans if spans >= LOG_DECADES and not self.log else 0
 
     def _draw_extras(self) -> None:
         """Draw the runs' extras for the y limits set (a band clipped to a log axis, a heatmap)."""
@@ -359,16 +377,8 @@ class LiveFigure(FigureAxes):
 
     def _copy_line(self, m: bqplot.Lines) -> bqplot.Lines:
         """A new line on the current scales with ``m``'s look and points."""
-        return self._new_line(
-            labels=list(m.labels),
-            colors=list(m.colors),
-            opacities=list(m.opacities),
-            line_style=m.line_style,
-            visible=m.visible,
-            marker=m.marker,
-            x=m.x,
-            y=m.y,
-        )
+        look = ("labels", "colors", "opacities", "line_style", "visible", "marker", "x", "y")
+        return self._new_line(**{k: getattr(m, k) for k in look})
 
     def _new_line(self, **traits: Any) -> bqplot.Lines:
         traits.setdefault("x", np.zeros(0))

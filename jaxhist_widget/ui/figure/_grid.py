@@ -35,7 +35,7 @@ from ..look import (
 from ._chart import Lines, LiveFigure
 from ._chart_legends import ChartCells, shown_legends
 from ._extras import make_extra, notes_html
-from ._grid_scales import GridScales
+from ._grid_scales import GridScales, log_notes
 from ._legend import grid_legend, legend_html
 from ._path_chart import PathFigure
 from ._run_marks import Key
@@ -131,6 +131,11 @@ class ChartGrid(GridScales):
         return [ChartCells.figure(cell) for cell in self.box.children]
 
     @property
+    def drawing(self) -> bool:
+        """Whether a chart draws a run (else the plot shows no chart, only what to do)."""
+        return any(c.has_marks() for c in self._all())
+
+    @property
     def shown(self) -> list[LiveFigure]:
         """The charts shown, in grid order."""
         shown = [c for c in self.charts.values() if c.has_marks()]
@@ -219,6 +224,11 @@ class ChartGrid(GridScales):
         """The notes of the drawn runs, each once."""
         return list(dict.fromkeys(n for notes in self._notes.values() for n in notes))
 
+    @property
+    def hints(self) -> list[str]:
+        """What the notes under the charts add: the charts offered a log axis (`log_hints`)."""
+        return log_notes(self.log_hints)
+
     def set_lines(self, number: int, lines: Lines, last_step: int) -> None:
         """Set the points of run ``number``'s marks, one ``(xs, ys, extent)`` per field in the
         order `add_marks` was given them."""
@@ -229,6 +239,12 @@ class ChartGrid(GridScales):
         for chart in self._all():  # the charts without a field of this run still count its steps
             if number in chart._runs:
                 chart._runs[number].last_step = last_step
+
+    def set_spreads(self, number: int, spreads: Sequence[object]) -> None:
+        """Each lane's extent per field of run ``number`` (`add_marks` order; `._sweep`)."""
+        spreads = list(spreads)
+        for key, idx in self._groups.get(number, []):
+            self.charts[key].set_spreads(number, [spreads[i] for i in idx])
 
     def labels_on(self, number: int, key: str) -> list[str]:
         """The labels of run ``number``'s series drawn on chart ``key`` (a title), in order."""
@@ -341,10 +357,18 @@ class ChartGrid(GridScales):
         return self.charts[key]
 
     def _show(self) -> None:
-        """List the shown charts' figures in the grid, size them, and redo the legend."""
+        """List the shown charts' figures in the grid, size them, and redo the legend. Until a
+        run draws something the one chart is hidden: axes from 0 to 1 would be invented. (Not
+        ``display: none``: bqplot lays a figure out in a box of no size as negative rects.)"""
         cells = [self._cells.cell(c) for c in self.shown]
         if list(self.box.children) != cells:
             self.box.children = cells
+        hidden = None if self.drawing else "hidden"
+        if self.box.layout.visibility != hidden:
+            with self.box.layout.hold_sync():
+                self.box.layout.visibility = hidden
+                self.box.layout.height = None if hidden is None else "0px"
+                self.box.layout.overflow = None if hidden is None else "hidden"
         self._set_chart_widths()
         self._update_legend()
 
@@ -363,7 +387,8 @@ class ChartGrid(GridScales):
         if not any(c._runs for c in self._all()):  # an empty plot: what to do, not a blank
             self.legend.value = notes_html([EMPTY_HINT], prefix="")
             return
-        self.legend.value = legend_html(*grid_legend(rest, self._order)) + notes_html(self.notes)
+        notes = notes_html(self.notes + self.hints)
+        self.legend.value = legend_html(*grid_legend(rest, self._order)) + notes
 
     def legend_entries(self) -> tuple[list[LegendLine], list[str], int, list[Key]]:
         """The grid's legend row (`._legend.grid_legend`): what no chart names under itself."""

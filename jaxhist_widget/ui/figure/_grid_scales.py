@@ -8,7 +8,21 @@ from typing import Any
 
 from ._time_axis import GridTime
 
-__all__ = ["GridScales"]
+__all__ = ["GridScales", "log_notes"]
+
+
+def log_notes(hints: dict[str, int]) -> list[str]:
+    """What the notes under the charts say of the charts offered a log y axis (`log_hints`).
+
+    >>> log_notes({"loss": 9})
+    ['loss spans 9 decades: its log button draws it on a log y axis.']
+    """
+    return [
+        f"{key} spans {n} decades: its log button draws it on a log y axis."
+        if key
+        else f"The values span {n} decades: log y draws them on a log axis."
+        for key, n in hints.items()
+    ]
 
 
 class GridScales(GridTime):
@@ -16,12 +30,16 @@ class GridScales(GridTime):
     `window`, `zoomed` and `_show`)."""
 
     charts: dict[str, Any]
+    shown: list[Any]
     log: bool
     ignore_outliers: bool
     window: Any
     zoomed: bool
 
     def _show(self) -> None:
+        raise NotImplementedError
+
+    def _update_legend(self) -> None:
         raise NotImplementedError
 
     def set_ignore_outliers(self, on: bool) -> None:
@@ -66,5 +84,27 @@ class GridScales(GridTime):
             return
         ranges = [c.step_range() for c in self._all() if c._runs]
         steps = (min(r[0] for r in ranges), max(r[1] for r in ranges)) if ranges else (0, 0)
+        hints = self.log_hints
+        changed = False
         for chart in self._all():
             chart.update_scales(self.window or steps, exact=self.zoomed, settled=settled)
+            changed |= chart.legend_changed
+            chart.legend_changed = False
+        # a sweep's count of lanes that ran away (`._sweep.mark_runaways`), a log axis offered
+        if changed or self.log_hints != hints:
+            self._update_legend()
+
+    @property
+    def log_hints(self) -> dict[str, int]:
+        """The charts on a linear axis whose values span decades (a loss falling from 1 to
+        1e-9), by key (title): how many, offered a log axis by the chart's tools."""
+        return {k: c.log_hint for k, c in self.charts.items() if c.log_hint and c.has_marks()}
+
+    def log_state(self) -> dict[str, Any]:
+        """The panel's traits that say the charts' y scales: `log_charts`, `log_hints`."""
+        return {"log_charts": self.log_charts, "log_hints": self.log_hints}
+
+    @property
+    def every_log(self) -> bool:
+        """Whether every chart shown is on a log y axis (the panel's "log y" then reads on)."""
+        return all(c.log for c in self.shown)

@@ -109,6 +109,12 @@ def _swatch(color: str, line_style: str, opacity: float) -> str:
             f'<path d="M9 1h4v3h3v4h-3v3h-4v-3h-3v-4h3z" transform="translate(0 -0.5)" '
             f'fill="{color}" fill-opacity="{opacity:.2f}"/></svg>'
         )
+    if line_style in ("arrow-up", "arrow-down"):  # where lines leave (`._sweep.RunawayMarks`)
+        points = "11,1 16,9 6,9" if line_style == "arrow-up" else "6,1 16,1 11,9"
+        return (
+            f'<svg width="22" height="10" style="vertical-align:middle" aria-hidden="true">'
+            f'<polygon points="{points}" fill="{color}" fill-opacity="{opacity:.2f}"/></svg>'
+        )
     if line_style == "band":
         return (
             f'<svg width="22" height="10" style="vertical-align:middle" aria-hidden="true">'

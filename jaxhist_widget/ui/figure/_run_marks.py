@@ -54,10 +54,14 @@ class RunMarks:
     lanes: int = 0  # the run's lane count (more than drawn above the lane cap)
     lane_ids: list[int] = field(default_factory=list)  # the run's lane index of each drawn lane
     hidden_lanes: set[int] = field(default_factory=set)  # lane indices hidden one by one
+    away: set[int] = field(default_factory=set)  # lane indices that ran away: drawn faint
     marks: list[bqplot.Lines] = field(default_factory=list)
     smoothed: list[bqplot.Lines] = field(default_factory=list)  # one per mark while smoothing
     extras: list[Any] = field(default_factory=list)  # bands, heatmaps, path ends (`._extras`)
     extents: list[tuple[float, float, float]] = field(default_factory=list)
+    #: Per mark of a sweep: each lane's extent (`..series.Spread`), or None: the y axis then
+    #: fits the lanes that did not run away (`._sweep.fitted_extent`).
+    spreads: list[Any] = field(default_factory=list)
     # The points last set, per mark, as given (`set_points` may hide some on a log step axis).
     points: list[tuple[list[np.ndarray], list[np.ndarray]]] = field(default_factory=list)
     smoothed_points: list[tuple[list[np.ndarray], list[np.ndarray]]] = field(default_factory=list)

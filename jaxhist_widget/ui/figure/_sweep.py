@@ -1,12 +1,16 @@
 """What a chart draws of a vmap sweep besides its lines: the drawn lanes' names, which change as
-the lanes drawn for a role are chosen anew (`rename_lanes`), and a flag at the end of each line
-that ends at NaN or ±inf (`DivergedEnds`, a chart extra as `._extras`'s are).
+the lanes drawn for a role are chosen anew (`rename_lanes`), a flag at the end of each line
+that ends at NaN or ±inf (`DivergedEnds`), the y range of the lanes that did not run away
+(`fitted_extent`) and an arrow where a line leaves that range (`RunawayMarks`; the two are
+chart extras as `._extras`'s are).
 
-The lanes and the flags' points are the series' (`jaxhist_widget.ui.series`); this only draws.
+The lanes, the flags' points and each lane's extent are the series' (`jaxhist_widget.ui.series`);
+which lanes run away is `..reduce.bulk_range`'s. This only draws.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -14,12 +18,26 @@ import bqplot
 import numpy as np
 
 from ..look import BADGE_COLORS, LegendLine
+from ..reduce import bulk_range
+from ._extras import BandExtra
+from ._run_marks import joint_extent
 
-__all__ = ["DIVERGED_COLOR", "DivergedEnds", "flag_ends", "rename_lanes"]
+__all__ = [
+    "DIVERGED_COLOR",
+    "DivergedEnds",
+    "RunawayMarks",
+    "fitted_extent",
+    "flag_ends",
+    "mark_runaways",
+    "rename_lanes",
+]
 
 #: A diverged line's end flag: the colour of the panel's *diverged* badge.
 DIVERGED_COLOR = BADGE_COLORS["diverged"][0]
 _NO_EXTENT = (np.inf, -np.inf, np.inf)
+#: How far inside the plot an arrow sits, as a fraction of the y axis (~8 px of a chart's 250):
+#: marks are clipped to the plot, and an arrow on its edge would show half of itself.
+ARROW_INSET = 0.03
 
 
 def rename_lanes(
@@ -120,3 +138,167 @@ class DivergedEnds:
     def close(self) -> None:
         for mark in self.marks:
             mark.close()
+
+
+def fitted_extent(
+    runs: Sequence[Any], steps: tuple[int, int] | None, log: bool
+) -> tuple[tuple[float, float, float], dict[int, tuple[int, int]], bool]:
+    """The extent a chart's y axis fits, of its shown ``runs`` (`RunMarks`): each mark's and
+    extra's (of ``steps`` only, where a window shows part of a run), but a sweep's field (a
+    mark with a `..series.Spread`) by its lanes that did not run away, in place of its lines'
+    and its band's; per run number, how many lanes ran away above and below (on a ``log`` axis
+    in decades: `..reduce.bulk_range`); and whether a run's lanes that ran away (`RunMarks.
+    away`, drawn faint) changed."""
+    changed = False
+    extents: list[tuple[float, float, float]] = []
+    left: dict[int, tuple[int, int]] = {}
+    for r in runs:
+        fitted, above, below = set(), set(), set()
+        for i, extent in enumerate(r.extents):
+            spread = r.spreads[i] if i < len(r.spreads) else None
+            if spread is None:
+                extents.append(extent)
+                continue
+            s = spread.without(r.hidden_lanes)
+            bulk = bulk_range(s.lo, s.hi, s.lo_pos, s.last, s.gone, log)
+            extents.append(bulk.extent)
+            fitted.add(r.fields[i])
+            above.update(s.ids[bulk.above].tolist())
+            below.update(s.ids[bulk.below].tolist())
+        for extra in r.extras:  # a sweep's band of every lane: its field's lanes fit instead
+            if not (isinstance(extra, BandExtra) and extra.label in fitted):
+                extents.append(extra.extent(steps))
+        if above or below:
+            left[r.number] = (len(above), len(below))
+        if r.away != above | below:
+            r.away, changed = above | below, True
+    return joint_extent(extents), left, changed
+
+
+def mark_runaways(chart: Any, left: dict[int, tuple[int, int]]) -> bool:
+    """Put an arrow where each shown line of a sweep on ``chart`` (a `LiveFigure`, its y limits
+    set) first leaves the y range, at that edge, and count its run's lanes that ran away
+    (``left``: `fitted_extent`'s) in the legend; its `RunawayMarks` is made once one does.
+    Returns whether a legend entry changed."""
+    lo, hi = float(chart.y_scale.min), float(chart.y_scale.max)
+    changed = False
+    for r in list(chart._runs.values()):
+        if not r.batched or not r.marks:
+            continue
+        ups, downs = _exits(r, lo, hi, chart.log, chart.log_x)
+        marks = next((e for e in r.extras if isinstance(e, RunawayMarks)), None)
+        if marks is None and (len(ups) or len(downs) or r.number in left):
+            marks = RunawayMarks(r.number)
+            chart.add_extra(r.number, marks)
+        if marks is not None:
+            changed |= marks.set(ups, downs, left.get(r.number, (0, 0)))
+    return changed
+
+
+def _exits(r: Any, lo: float, hi: float, log: bool, log_x: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The steps where ``r``'s shown lines first go above ``hi`` and below ``lo`` (on a linear
+    axis; on a log one a value <= 0 is a gap, not a way out)."""
+    ups, downs = [], []
+    if r.hidden:
+        return np.zeros(0), np.zeros(0)
+    for xs, ys in r.points:
+        for k, (x, y) in enumerate(zip(xs, ys, strict=False)):
+            if k < len(r.lane_ids) and r.lane_ids[k] in r.hidden_lanes:
+                continue
+            x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+            if log_x:
+                x, y = x[x > 0], y[x > 0]
+            for out, where in ((ups, y > hi), (downs, None if log else y < lo)):
+                if where is not None and where.any():
+                    out.append(x[int(np.argmax(where))])
+    return np.asarray(ups, np.float64), np.asarray(downs, np.float64)
+
+
+class RunawayMarks:
+    """Arrows at a chart's top (bottom) edge where a sweep's lines leave its y range, over
+    the lines, and the count of the lanes that ran away (left out of the range) in the legend."""
+
+    above = True
+    label = ""  # (drawn over every line of its chart)
+
+    def __init__(self, run: int) -> None:
+        self.run = run
+        self.marks: list[bqplot.Scatter] = []
+        self.ups = np.zeros(0)  #: the steps where a line leaves at the top
+        self.downs = np.zeros(0)  #: ... at the bottom
+        self.left = (0, 0)  #: lanes that ran away, above and below
+        self._drawn: tuple | None = None
+
+    def make(self, x_scale: bqplot.Scale, y_scale: bqplot.Scale) -> list[bqplot.Mark]:
+        old = self.marks
+        self.marks = [
+            bqplot.Scatter(
+                scales={"x": x_scale, "y": y_scale},
+                marker=marker,
+                colors=[DIVERGED_COLOR],
+                stroke="white",
+                stroke_width=1.0,
+                default_size=64,
+                display_legend=False,
+                preserve_domain={"x": True, "y": True},
+            )
+            for marker in ("triangle-up", "triangle-down")
+        ]
+        self._drawn = None
+        return old
+
+    def set(self, ups: np.ndarray, downs: np.ndarray, left: tuple[int, int]) -> bool:
+        """The arrows' steps and the lanes that ran away; drawn at the next `draw`. Returns
+        whether the legend entry changed."""
+        before = self.legend()
+        self.ups, self.downs, self.left = ups, downs, left
+        return self.legend() != before
+
+    def extent(self, steps: tuple[int, int] | None = None) -> tuple[float, float, float]:
+        return _NO_EXTENT  # at the edges of the range the lines make
+
+    def draw(self, y_limits: tuple[float, float], log: bool) -> None:
+        key = (y_limits, log, self.ups.tobytes(), self.downs.tobytes())
+        if key == self._drawn or not self.marks:
+            return
+        self._drawn = key
+        top, bottom = inset(y_limits, log)
+        for mark, xs, y in zip(self.marks, (self.ups, self.downs), (top, bottom), strict=True):
+            with mark.hold_sync():
+                mark.x, mark.y = xs, np.full(len(xs), y)
+
+    def set_colors(self, colors: Sequence[str]) -> None:
+        pass  # the badge's colour: it reads as the diverged flags do
+
+    def legend(self) -> list[LegendLine]:
+        out = []
+        ways = zip(self.left, ("above", "below"), (self.ups, self.downs), strict=True)
+        for n, way, drawn in ways:
+            style = "arrow-up" if way == "above" else "arrow-down"
+            if n:
+                lanes = f"{n:,} lane{'s' * (n != 1)}"
+                text = f"{lanes} ran away {way}: left out of the y range"
+                out.append(LegendLine(text, None, DIVERGED_COLOR, style, 1.0))
+            elif len(drawn):
+                out.append(LegendLine(f"{way} the y range", None, DIVERGED_COLOR, style, 1.0))
+        return out
+
+    def close(self) -> None:
+        for mark in self.marks:
+            mark.close()
+
+
+def inset(y_limits: tuple[float, float], log: bool) -> tuple[float, float]:
+    """The values just inside the top and the bottom of ``y_limits`` (`ARROW_INSET`), where
+    the arrows sit.
+
+    >>> inset((0.0, 100.0), False), [round(v, 3) for v in inset((1.0, 1e4), True)]
+    ((97.0, 3.0), [7585.776, 1.318])
+    """
+    lo, hi = y_limits
+    if log and lo > 0 and hi > 0:
+        a, b = math.log10(lo), math.log10(hi)
+        d = ARROW_INSET * (b - a)
+        return 10 ** (b - d), 10 ** (a + d)
+    d = ARROW_INSET * (hi - lo)
+    return hi - d, lo + d

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from . import _ticks as ticks
 from ._colors import (
+    AWAY_OPACITY,
     BAND_OPACITY,
     DASHES,
     LANE_RAMP,
@@ -53,6 +54,7 @@ from ._words import (
 )
 
 __all__ = [
+    "AWAY_OPACITY",
     "BADGE_COLORS",
     "BAND_OPACITY",
     "BOTTOM_PX",

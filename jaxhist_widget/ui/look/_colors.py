@@ -16,6 +16,7 @@ import numpy as np
 from ._table import LOOK
 
 __all__ = [
+    "AWAY_OPACITY",
     "BAND_OPACITY",
     "DASHES",
     "LANE_RAMP",
@@ -50,6 +51,9 @@ LINE_STYLES: tuple[str, ...] = tuple(DASHES)
 LEGEND_LANES = len(PALETTE)
 #: Opacity of a raw line under its smoothed one (TensorBoard keeps it faint too).
 RAW_OPACITY: float = LOOK["opacity"]["raw_under_smoothed"]
+#: Opacity of a sweep's lane that ran away (`..reduce.bulk_range`): it leaves the chart's y range,
+#: across it as often as not (a diverging lane's values change sign), so it stays behind the rest.
+AWAY_OPACITY: float = LOOK["opacity"]["ran_away"]
 #: Fill opacity of a vector's bands: the outer (min–max) one and the inner (quartiles) one.
 BAND_OPACITY: tuple[float, float] = (LOOK["opacity"]["band_outer"], LOOK["opacity"]["band_inner"])
 #: Width of a drawn line, in pixels.
@@ -65,7 +69,9 @@ class LegendLine:
     #: that the entry names whichever run draws it (a vector's component lines, a median).
     run: int | None
     color: str  #: ``currentColor`` under vmap, where the lanes' colors tell them apart
-    style: str  #: one of `LINE_STYLES`, or ``"band"`` (a filled area: a band, a heatmap)
+    #: one of `LINE_STYLES`, or ``"band"`` (a filled area: a band, a heatmap), ``"flag"`` (a
+    #: diverged line's end), ``"arrow-up"`` / ``"arrow-down"`` (where lines leave the y range)
+    style: str
     opacity: float
 
 

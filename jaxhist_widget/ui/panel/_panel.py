@@ -27,7 +27,7 @@ import traitlets
 from ..look import TABLE_PATH, X_AXES
 from ..reduce import MAX_WEIGHT
 from ._esm import bundle
-from ._subshell import serve_controls_at_once
+from ._subshell import CellStatus, serve_controls_at_once
 
 __all__ = ["CSS_PATH", "ESM_PATH", "STATUSES", "STOP_MODES", "TABLES", "LivePanel"]
 
@@ -161,6 +161,12 @@ class LivePanel(anywidget.AnyWidget):
     #: Titles of the charts whose y axis is logarithmic (each chart's own log toggle; the
     #: ``log_y`` toggle puts all of them on one scale).
     log_charts = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    #: The charts on a linear y axis whose values span decades, by title: how many (the
+    #: chart's tools offer it a log axis; written by Python).
+    log_hints = traitlets.Dict().tag(sync=True)
+    #: Per hyperparameter chart (by title): the run it shows (``run``) and the name of the lane
+    #: of each of its points, in order (``names``): the view's hover names and lights it.
+    param_lanes = traitlets.Dict().tag(sync=True)
     #: Numbers of the runs hidden from the run list (their lines are not drawn).
     hidden_runs = traitlets.List(traitlets.Int()).tag(sync=True)
     #: The run filter: a regular expression (case-insensitive) the shown runs' names match
@@ -188,6 +194,7 @@ class LivePanel(anywidget.AnyWidget):
         # Before the traits: from here on every write holds it.
         self.__dict__["_write_lock"] = lock if lock is not None else threading.RLock()
         self.__dict__["_requests"] = {}
+        self.__dict__["_cell_status"] = CellStatus()
         super().__init__(**traits)
         self.on_msg(self._on_view_message)
         # Controls act while a normal cell runs (where the kernel has subshells): see _subshell.
@@ -232,6 +239,13 @@ class LivePanel(anywidget.AnyWidget):
         with self.lock:
             super().set_state(sync_data)
 
+    def cell_running(self, running: bool) -> None:
+        """Whether the cell that calls this runs the plot now (True: from inside the cell):
+        the kernel's status stays "busy" for it while its view's messages are served
+        (`._subshell.CellStatus`)."""
+        status = self.__dict__["_cell_status"]
+        status.started(self.comm) if running else status.ended()
+
     def _on_view_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         """Apply a control the view sent (``{"jhw_control": name, "value": ...}``).
 
@@ -243,6 +257,7 @@ class LivePanel(anywidget.AnyWidget):
         """
         if not isinstance(content, dict) or "jhw_control" not in content:
             return
+        self.__dict__["_cell_status"].served()
         handler = self.__dict__["_requests"].get(content["jhw_control"])
         if handler is not None:
             handler(content.get("value"))

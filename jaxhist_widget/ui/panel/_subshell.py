@@ -15,14 +15,27 @@ the plot's lock, whatever thread, see `LivePanel`), the comm's routing answers "
 page chose". Every other message of the comm (ipywidgets' state updates, anywidget's own) keeps
 ipykernel's routing. The hook is ipykernel's private ``BaseComm._reply_subshell_for`` (7.4); a
 kernel without it, or without subshells, serves the controls when the cell ends, as before.
+
+A message served on a subshell ends, as every request a kernel handles, with an "idle" status,
+and JupyterLab shows the last status it got as the kernel's (jupyterlab#10701): its indicator
+read "idle" while the cell went on running (its prompt still [*]). While a cell runs a plot
+(`CellStatus`), the kernel says "busy" again for that cell right after such a message.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["is_control_message", "serve_controls_at_once"]
+from ..._host import HUB
+
+__all__ = ["BUSY_AGAIN_S", "CellStatus", "is_control_message", "serve_controls_at_once"]
+
+#: How long after its view's message is served the kernel says "busy" again for the running
+#: cell: after the "idle" that ends the message (sent as its handler returns, well within this).
+BUSY_AGAIN_S = 0.05
 
 #: The key of a control in the content of a panel's custom message (see ``js/panel/kernel.js``).
 CONTROL_KEY = "jhw_control"
@@ -59,3 +72,53 @@ def serve_controls_at_once(comm: Any) -> bool:
     reply_subshell_for._jhw_controls = True  # type: ignore[attr-defined]
     comm._reply_subshell_for = reply_subshell_for
     return True
+
+
+class CellStatus:
+    """The cell that runs a plot, as the kernel knows it (the request of its main shell), and
+    "busy" said again for it after a message of the plot's view was served meanwhile.
+
+    ipykernel's private ``Kernel.get_parent`` and ``_publish_status`` (6 and 7) are used, each
+    where a kernel has them: elsewhere (no kernel, another one) nothing is said.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # a leaf
+        self._cell: dict[str, Any] | None = None  # the running cell's request (its header...)
+        self._kernel: Any = None
+
+    def started(self, comm: Any) -> None:
+        """A plot of ``comm`` starts being run by the cell that calls this (the main thread,
+        inside the cell): remember that cell's request."""
+        kernel = getattr(comm, "kernel", None)
+        try:
+            parent = kernel.get_parent("shell") if kernel is not None else None
+        except Exception:  # another kernel: nothing to say
+            parent = None
+        header = (parent or {}).get("header") or {}
+        with self._lock:
+            ok = header.get("msg_type") == "execute_request"
+            self._cell, self._kernel = (parent, kernel) if ok else (None, None)
+
+    def ended(self) -> None:
+        """The plot is no longer run by that cell."""
+        with self._lock:
+            self._cell = self._kernel = None
+
+    def served(self) -> None:
+        """A message of the view was served: while the cell runs, say "busy" for it again
+        shortly after (on the package's worker: the kernel's "idle" for the message is sent
+        once its handler returns, after this)."""
+        with self._lock:
+            cell = self._cell
+        if cell is not None:
+            HUB.worker.later(BUSY_AGAIN_S, lambda: self._busy(cell))
+
+    def _busy(self, cell: dict[str, Any]) -> None:
+        with self._lock:
+            if self._cell is not cell:  # the cell ended meanwhile: idle is the truth
+                return
+            kernel = self._kernel
+        # (a kernel without it, or gone: the indicator stays as it is)
+        with contextlib.suppress(Exception):
+            kernel._publish_status("busy", "shell", parent=cell)

@@ -29,9 +29,11 @@ from ..look import (
 from ._legend import draw_legend, legend_items
 from ._picture import ChartPicture, StaticImage, StaticLine
 
-__all__ = ["draw_charts", "svg_attr", "svg_text"]
+__all__ = ["draw_charts", "fit_text", "svg_attr", "svg_text"]
 
 _TEXT, _GRID, _AXIS = "#212121", "#e0e0e0", "#9e9e9e"
+#: Farthest a point is drawn off the chart, in px (`_path`).
+_FAR = 1e5
 
 
 def draw_charts(
@@ -43,8 +45,11 @@ def draw_charts(
 ) -> tuple[float, str]:
     """Draw ``charts`` in a grid from ``top`` (as many columns of at least `CHART_MIN_PX` as
     ``width`` holds), each chart's own legend under it (a grid row as tall as its tallest
-    chart and legend); return the bottom of the grid and the charts' clip paths."""
-    n = max(1, len(charts))
+    chart and legend); return the bottom of the grid and the charts' clip paths (none: no
+    chart drawn yet, no invented axes)."""
+    if not charts:
+        return top, ""
+    n = len(charts)
     cols = chart_columns(width, n)
     cell = (width - CHART_GAP_PX * (cols - 1)) / cols
     height = CHART_HEIGHT_PX
@@ -62,11 +67,13 @@ def draw_charts(
         x0, x1 = ox + float(chart.left), ox + cell - RIGHT_MARGIN_PX
         y1, y0 = oy + margin_top, oy + height - BOTTOM_PX
         if chart.title:
+            # (centred on the plot, at most the cell's width: a long field name is cut, "…")
+            title = fit_text(chart.title, cell - 8, 8.0)
             out.append(
                 svg_text(
-                    (x0 + x1) / 2,
+                    ox + cell / 2 if len(title) < len(chart.title) else (x0 + x1) / 2,
                     oy + 18,
-                    chart.title,
+                    title,
                     size=13,
                     anchor="middle",
                     weight="600",
@@ -151,8 +158,11 @@ def _grid(a: float, b: float, c: float, d: float) -> str:
 
 
 def _path(line: StaticLine, fx: Any, fy: Any) -> str:
-    """One line as an SVG path; a NaN (or, on a log axis, a value <= 0) leaves a gap."""
-    px, py = fx(line.x), fy(line.y)
+    """One line as an SVG path; a NaN (or, on a log axis, a value <= 0) leaves a gap. A point
+    far off the chart (a sweep's lane on its way to inf, 1e36 over an axis to 50) is drawn
+    `_FAR` px beyond the chart instead, the way it goes: its line leaves the chart as steeply,
+    and the SVG holds no 40-digit coordinates, which some renderers drop the path for."""
+    px, py = fx(line.x), _near(fy)(line.y)
     ok = np.isfinite(px) & np.isfinite(py)
     parts = []
     start = True
@@ -185,8 +195,10 @@ def _path(line: StaticLine, fx: Any, fy: Any) -> str:
 
 
 def _dots(line: StaticLine, fx: Any, fy: Any) -> str:
-    """A path's starts (rings) or latest points (dots), or the end flags of lines that
-    diverged (crosses), as the widget's scatter marks."""
+    """A path's starts (rings) or latest points (dots), the end flags of lines that diverged
+    (crosses), or where a sweep's lines leave the y range (arrows), as the widget's scatter
+    marks."""
+    fy = _near(fy)  # (a flag at a runaway's 1e36: off the chart, drawn near it)
     if line.dots == "flag":
         crosses = "".join(
             f'<path data-x="{a:g}" data-y="{b:g}" d="M{x - 2:.2f} {y - 6:.2f}h4v4h4v4h-4v4h-4v-4'
@@ -204,6 +216,22 @@ def _dots(line: StaticLine, fx: Any, fy: Any) -> str:
             f'<g class="jhw-diverged" fill="{line.color}" stroke="#fff" stroke-width="1">'
             f"{crosses}</g>"
         )
+    if line.dots in ("up", "down"):
+        sign = -1 if line.dots == "up" else 1  # the tip towards the edge the lines leave by
+        arrows = "".join(
+            f'<path data-x="{a:g}" d="M{x:.2f} {y + 5 * sign:.2f}l4.5 {-9 * sign}h-9z"/>'
+            for a, x, y in zip(
+                np.asarray(line.x, float).tolist(),
+                fx(line.x).tolist(),
+                fy(line.y).tolist(),
+                strict=True,
+            )
+            if math.isfinite(x) and math.isfinite(y)
+        )
+        return (
+            f'<g class="jhw-runaway-{line.dots}" fill="{line.color}" stroke="#fff" '
+            f'stroke-width="1">{arrows}</g>'
+        )
     fill = line.color if line.dots == "dot" else "none"
     circles = "".join(
         f'<circle cx="{x:.2f}" cy="{y:.2f}" r="3.5"/>'
@@ -214,6 +242,11 @@ def _dots(line: StaticLine, fx: Any, fy: Any) -> str:
         f'<g class="jhw-path-{line.dots}" fill="{fill}" stroke="{line.color}" stroke-width="2" '
         f'opacity="{line.opacity:.2f}">{circles}</g>'
     )
+
+
+def _near(fy: Any) -> Any:
+    """``fy``, its pixels at most `_FAR` off the chart (`_path`)."""
+    return lambda v: np.clip(fy(v), -_FAR, _FAR)
 
 
 def _image(image: StaticImage, fx: Any, fy: Any) -> str:
@@ -250,6 +283,17 @@ def svg_text(
         if value is not None:
             attrs.append(f'{name}="{value}"')
     return f"<text {' '.join(attrs)}>{escape(shown_text(str(text)))}</text>"
+
+
+def fit_text(text: str, width: float, char_px: float) -> str:
+    """``text`` cut to about ``width`` px at ``char_px`` px a character, ending in "…" when cut
+    (a long name would run off the picture, or over its neighbour's).
+
+    >>> fit_text("gradient norm", 100, 8.0), fit_text("loss", 100, 8.0)
+    ('gradient no…', 'loss')
+    """
+    most = max(1, int(width / char_px))
+    return text if len(text) <= most else text[: max(1, most - 1)].rstrip() + "…"
 
 
 def svg_attr(value: object) -> str:

@@ -79,7 +79,7 @@ def draw_legend(
 
 def _swatch(x: float, row: float, color: str, style: str, opacity: float) -> str:
     """An entry's mark, drawn as its line: a dash-styled line, a band's filled bar, a
-    diverged line's cross, the lanes' colour ramp."""
+    diverged line's cross, an arrow where lines leave the y range, the lanes' colour ramp."""
     if color == "ramp":  # the lanes' color scale, as a gradient bar
         stops = "".join(
             f'<stop offset="{k / (len(LANE_RAMP) - 1):.2f}" stop-color="{c}"/>'
@@ -91,6 +91,12 @@ def _swatch(x: float, row: float, color: str, style: str, opacity: float) -> str
         )
     if style == "flag":  # a diverged line's end: a cross, as on the chart
         return f'<path d="M{x + 9:.1f} {row - 10}h4v3h3v4h-3v3h-4v-3h-3v-4h3z" fill="{color}"/>'
+    if style in ("arrow-up", "arrow-down"):  # where lines leave the y range, as on the chart
+        tip, base = (row - 10, row - 2) if style == "arrow-up" else (row - 2, row - 10)
+        return (
+            f'<polygon points="{x + 11:.1f},{tip} {x + 16:.1f},{base} {x + 6:.1f},{base}" '
+            f'fill="{color}"/>'
+        )
     if style == "band":
         return (
             f'<rect x="{x:.1f}" y="{row - 8}" width="22" height="8" fill="{color}" '

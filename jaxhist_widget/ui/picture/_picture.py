@@ -30,7 +30,8 @@ class StaticLine:
     opacity: float
     label: str  #: the hover label: ``"loss · run 1"``, ``"loss · lane 0 · run 1"``
     fill: float = 0.0  #: a band: the fill opacity of the closed polygon (0: a line)
-    #: Points, no line: a path's ends (``"ring"``, ``"dot"``), a diverged line's end (``"flag"``)
+    #: Points, no line: a path's ends (``"ring"``, ``"dot"``), a diverged line's end (``"flag"``),
+    #: where a sweep's lines leave the y range (``"up"``, ``"down"``: arrows at its edge)
     dots: str = ""
 
 

@@ -24,7 +24,7 @@ from ..look import (
     status_word,
 )
 from ._budget import within_budget
-from ._charts import draw_charts, svg_attr
+from ._charts import draw_charts, fit_text, svg_attr
 from ._charts import svg_text as _text
 from ._legend import draw_legend, legend_items
 from ._picture import Picture
@@ -47,7 +47,7 @@ def render_svg(p: Picture, width: int = PICTURE_WIDTH) -> str:
     y = 8.0
     if p.title:
         y += 18
-        out.append(_text(12, y, p.title, size=15, weight="bold"))
+        out.append(_text(12, y, fit_text(p.title, width - 24, 9.5), size=15, weight="bold"))
     y = _header(out, p, y + 24)
     bottom, clips = draw_charts(out, p.charts, p.x_limits, y, width)
     y = _legend(out, p, bottom + 4, width)
@@ -71,12 +71,15 @@ def _header(out: list[str], p: Picture, y: float) -> float:
     label = status_word(s)
     fill, ink = BADGE_COLORS.get(shown, BADGE_COLORS["unknown"])
     w = 12 + _CHAR_PX * len(label)
-    out.append(
-        f'<g class="jhw-status" data-status={svg_attr(status)}>'
-        f'<rect x="12" y="{y - 13}" width="{w:.0f}" height="18" rx="9" fill="{fill}"/>'
-        + _text(12 + w / 2, y, label, size=12, fill=ink, anchor="middle")
-        + "</g>"
-    )
+    if status == "idle" and not s.get("error"):  # no run: no badge, as live ("no run yet")
+        w = -8.0
+    else:
+        out.append(
+            f'<g class="jhw-status" data-status={svg_attr(status)}>'
+            f'<rect x="12" y="{y - 13}" width="{w:.0f}" height="18" rx="9" fill="{fill}"/>'
+            + _text(12 + w / 2, y, label, size=12, fill=ink, anchor="middle")
+            + "</g>"
+        )
     facts = []
     runs = list(s.get("runs") or [])
     if runs:
@@ -90,11 +93,15 @@ def _header(out: list[str], p: Picture, y: float) -> float:
             facts.append(f"{s['lanes']} lanes" + (f": {lanes}" if lanes else ""))
     elif status == "idle":
         facts.append("no run yet")
-    out.append(_text(20 + w, y, "  ·  ".join(facts), size=12, fill=_MUTED, cls="jhw-facts"))
+    room = PICTURE_WIDTH - 32 - w  # (every line of the header fits the picture's width)
+    facts_text = fit_text("  ·  ".join(facts), room, _CHAR_PX)
+    out.append(_text(20 + w, y, facts_text, size=12, fill=_MUTED, cls="jhw-facts"))
     values = "  ·  ".join(f"{k} {v}" for k, v in latest_values(s))
     if values:
         y += 20
-        out.append(_text(12, y, values, size=12, cls="jhw-values"))
+        out.append(
+            _text(12, y, fit_text(values, PICTURE_WIDTH - 24, _CHAR_PX), size=12, cls="jhw-values")
+        )
     if s.get("error"):
         y += 18
         out.append(_text(12, y, first_line(s["error"])[:110], size=12, fill="#d32f2f"))

@@ -17,7 +17,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..._host import Sink
+from ..._host import Run, Sink
 from ..figure import ChartGrid
 from ..look import check_x_axis
 from ..panel import LivePanel
@@ -29,6 +29,7 @@ from ._updates import Updates
 __all__ = [
     "ControlOptions",
     "Controls",
+    "add_run",
     "ignore_outliers",
     "keep_runs",
     "last_steps",
@@ -123,6 +124,38 @@ def show_run(plot: Any, run: int | str, visible: bool = True) -> None:
         plot.panel.write(hidden_runs=hidden if visible else [*hidden, number])
 
 
+def add_run(plot: Any, run: Run) -> None:
+    """Draw a run that has ended, e.g. one read back from a store (`jaxhist_widget.load_runs`),
+    as if it had just ended on this plot: runs that come next are drawn beside it, it is
+    listed by its name (a stored run's stored name) in a colour of its own like a kept run,
+    and it is in `runs` (and `history`). Turns `keep_runs` on, so that it
+    stays (a baseline next to today's run). (A `LivePlot` method.)
+
+    Examples
+    --------
+    >>> import os, tempfile, jaxhist_widget as jhw
+    >>> path = os.path.join(tempfile.mkdtemp(), "runs.db")
+    >>> def halve(x):
+    ...     return jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, x, max_steps=9)
+    >>> with jhw.Store(path, name="baseline"):
+    ...     _ = halve(10.0)
+    >>> live = jhw.LivePlot()
+    >>> live.add_run(jhw.load_runs(path)[0])
+    >>> with live:
+    ...     _ = halve(40.0)
+    >>> [len(r.history()) for r in live.runs]
+    [5, 7]
+    """
+    if run.ended is None:
+        raise ValueError("add_run draws a run that has ended; attach the plot to see one live.")
+    if plot.running:
+        raise RuntimeError("add_run while a run streams to this plot: add it before or after.")
+    plot.keep_runs = True
+    # The hooks a run that started and ended here gets: it is drawn the same way.
+    plot.on_start(run)
+    plot.on_end(run)
+
+
 def show_lane(plot: Any, run: int | str, lane: int, visible: bool = True) -> None:
     """Show (or hide, ``visible=False``) vmap lane ``lane`` (its index in the vmap) of a drawn
     run, as a click on its legend entry or its toggle in the run list does: ``run`` is its
@@ -177,6 +210,7 @@ class Controls:
         self.panel, self.fig, self.updates = panel, fig, updates
         self._sink, self._picture = sink, redraw_picture
         self._async_runs = 0  # run_async calls in progress (their Stop is a message)
+        self._following = False  # "log y" is set to follow the charts' own toggles
         for handler, name in (
             (self._on_stop_click, "stop_clicks"),
             (self._on_clear_click, "clear_clicks"),
@@ -244,8 +278,10 @@ class Controls:
         self.clear()
 
     def _on_log_y(self, change: dict[str, Any]) -> None:
+        if self._following:  # it follows the charts' own toggles (`_on_log_charts`)
+            return
         self.updates.set_log(bool(change["new"]))
-        self.panel.write(log_charts=self.fig.log_charts)
+        self.panel.write(**self.fig.log_state())
         self._picture()
 
     def _on_log_x(self, change: dict[str, Any]) -> None:
@@ -259,6 +295,15 @@ class Controls:
     def _on_log_charts(self, change: dict[str, Any]) -> None:
         with self.updates.lock:
             self.fig.set_log_charts(change["new"])
+            # "log y" reads on while every chart is on a log axis, off otherwise (the view
+            # shows a mix as such): it never reads on over a linear chart. It sets the axis
+            # of the charts made later too.
+            every = self.fig.log = self.fig.every_log
+            self._following = True
+            try:
+                self.panel.write(log_y=every, log_hints=self.fig.log_hints)
+            finally:
+                self._following = False
         self._picture()
 
     def _on_keep_runs(self, change: dict[str, Any]) -> None:

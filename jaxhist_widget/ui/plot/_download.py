@@ -190,7 +190,9 @@ class Downloads:
                 data = self.picture()["image/svg+xml"].encode("utf-8")
                 stem = file_stem(title or "liveplot")
             else:
-                data = chart_csv(self.chart_runs(chart), MAX_DOWNLOAD_BYTES)
+                params = self.chart_params(chart)
+                runs = self.chart_runs(chart) if params is None else []
+                data = params if params is not None else chart_csv(runs, MAX_DOWNLOAD_BYTES)
                 stem = file_stem(title or "chart", chart)
         except TooLarge as e:
             reply["error"] = (
@@ -205,6 +207,26 @@ class Downloads:
         reply.update(name=f"{stem}.{kind}", mime=FORMATS[kind], size=len(data))
         return reply, [data]
 
+    def chart_params(self, chart: str) -> bytes | None:
+        """The CSV of hyperparameter chart ``chart`` (its title), None for another chart: per
+        lane (in order of the parameter) ``run``, ``lane``, ``name``, the parameter's value,
+        the last and the best value of the field (`..series.ParamPoints`)."""
+        with self.lock:
+            d, points = self.state.param_points()
+            p = next((p for p in points if p.title == chart), None)
+            if d is None or p is None:
+                return None
+            names = self.state.lane_names(d.run)
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(["run", "lane", "name", p.param, f"{p.field} last", f"{p.field} best"])
+        last, best = _cells(p.last), _cells(p.best)
+        lanes, xs = p.lanes.tolist(), p.x.tolist()
+        writer.writerows(
+            (d.name, k, names[k], x, a, b) for k, x, a, b in zip(lanes, xs, last, best, strict=True)
+        )
+        return out.getvalue().encode("utf-8")
+
     def chart_runs(self, chart: str) -> list[tuple[str, Run, list[Spec]]]:
         """The runs drawn on chart ``chart`` (its title; ``""`` for the one shared chart),
         oldest first, each with its name and its series there; hidden runs are left out."""
@@ -216,6 +238,11 @@ class Downloads:
                 if specs and d.number not in self.state.hidden:
                     out.append((d.name, d.run, specs))
             return out
+
+
+def _cells(values: np.ndarray) -> list[Any]:
+    """Values as CSV cells: NaN (no value yet) an empty cell."""
+    return ["" if not math.isfinite(v) else v for v in np.asarray(values, float).tolist()]
 
 
 def _is_request(value: Any) -> bool:

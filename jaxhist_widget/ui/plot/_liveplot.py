@@ -72,6 +72,13 @@ class LivePlot(controls.ControlOptions, Sink):
     lane_labels
         Names of the vmap lanes (e.g. ``[f"lr={lr}" for lr in lrs]``), used wherever the plot
         names a lane; one per lane (a run with another lane count warns and uses ``lane k``).
+        Numbers (``lane_labels=rates``, a numpy or jax array) are the lanes' values too.
+    lane_values
+        The swept parameters' values, one per lane: ``rates``, or ``{"lr": rates, "wd":
+        wds}``. A sweep whose lanes carry values gets a chart per parameter of each lane's
+        last and best value of its first plotted field against it (log x where the values
+        span decades), live; hovering a point names its lane and lights its lines. They name
+        the lanes (``lr=0.001``) when ``lane_labels`` is not given.
     lanes
         The vmap lanes drawn as lines (indices, negative from the end, or ``lane_labels``), at
         most `MAX_LANES`; by default all up to it, else a stride and the best, median, worst
@@ -151,7 +158,8 @@ class LivePlot(controls.ControlOptions, Sink):
         keep_runs: bool = False,
         title: str | None = None,
         max_points: int | None = None,
-        lane_labels: Sequence[str] | None = None,
+        lane_labels: Sequence[str] | Any | None = None,
+        lane_values: Any = None,
         lanes: Sequence[int | str] | None = None,
         continue_steps: bool = False,
         store: str | os.PathLike[str] | Store | None = None,
@@ -175,7 +183,9 @@ class LivePlot(controls.ControlOptions, Sink):
         # The one lock of the plot's state and widgets: the hooks (callback threads), the
         # controls (the main thread) and every write of the panel's traits hold it.
         self._lock = threading.RLock()
-        self._state = PlotState(o.choice, o.max_points, o.lane_labels, o.continue_steps)
+        self._state = PlotState(
+            o.choice, o.max_points, o.lane_labels, o.continue_steps, o.lane_values
+        )
         self._fig = ChartGrid(log_y=o.log_y, charts=o.charts)
         #: The panel: status, progress, rate, latest values, the run list and the controls.
         self.panel = LivePanel(lock=self._lock, title=o.title, log_y=o.log_y, keep_runs=o.keep_runs)
@@ -361,38 +371,7 @@ class LivePlot(controls.ControlOptions, Sink):
         """
         return save_svg(self._outputs.picture()["image/svg+xml"], path)
 
-    def add_run(self, run: Run) -> None:
-        """Draw a run that has ended, e.g. one read back from a store (`jaxhist_widget.load_runs`),
-        as if it had just ended on this plot: runs that come next are drawn beside it, it is
-        listed by its name (a stored run's stored name) in a colour of its own like a kept run,
-        and it is in `runs` (and `history`). Turns `keep_runs` on, so that it
-        stays (a baseline next to today's run).
-
-        Examples
-        --------
-        >>> import os, tempfile, jaxhist_widget as jhw
-        >>> path = os.path.join(tempfile.mkdtemp(), "runs.db")
-        >>> def halve(x):
-        ...     return jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, x, max_steps=9)
-        >>> with jhw.Store(path, name="baseline"):
-        ...     _ = halve(10.0)
-        >>> live = jhw.LivePlot()
-        >>> live.add_run(jhw.load_runs(path)[0])
-        >>> with live:
-        ...     _ = halve(40.0)
-        >>> [len(r.history()) for r in live.runs]
-        [5, 7]
-        """
-        if run.ended is None:
-            raise ValueError("add_run draws a run that has ended; attach the plot to see one live.")
-        if self.running:
-            raise RuntimeError("add_run while a run streams to this plot: add it before or after.")
-        self.keep_runs = True
-        # The hooks a run that started and ended here gets: it is drawn the same way.
-        self.on_start(run)
-        self.on_end(run)
-
-    show_run, show_lane = controls.show_run, controls.show_lane
+    add_run, show_run, show_lane = controls.add_run, controls.show_run, controls.show_lane
 
     def clear(self) -> None:
         """Forget previous runs and their lines (a running run stays), and reset the panel."""

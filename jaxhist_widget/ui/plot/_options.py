@@ -15,15 +15,19 @@ from ..figure import check_charts
 from ..look import check_x_axis, shown_text
 from ..reduce import check_weight
 from ..series import (
+    LABEL_PARAM,
     PlotChoice,
     check_fields,
     check_lane_labels,
+    check_lane_values,
     check_lanes,
     check_last_steps,
     check_paths,
     check_run_filter,
     check_step_range,
     check_vectors,
+    numeric_labels,
+    value_labels,
 )
 
 __all__ = ["MAX_POINTS_LIMIT", "OPTIONS", "Options", "check_flag", "check_options", "checked"]
@@ -39,6 +43,7 @@ OPTIONS = (
     "title",
     "max_points",
     "lane_labels",
+    "lane_values",
     "lanes",
     "continue_steps",
     "store",
@@ -96,6 +101,8 @@ class Options:
     title: str
     max_points: int | None
     lane_labels: tuple[str, ...] | None
+    #: The swept parameters' values per lane, by name (``lane_values``, or numeric labels).
+    lane_values: dict[str, Any] | None
     continue_steps: bool
     charts: str
     smoothing: float
@@ -133,6 +140,26 @@ def checked(unknown: dict[str, Any], **options: Any) -> Options:
         step_range=check_step_range(o["step_range"]),
         x_axis=check_x_axis(o["x_axis"]),
         run_filter=check_run_filter(o["run_filter"]),
-        lane_labels=check_lane_labels(o["lane_labels"]),
+        **lanes_named(o["lane_labels"], o["lane_values"]),
         charts=check_charts(o["charts"]),
     )
+
+
+def lanes_named(labels: Any, values: Any) -> dict[str, Any]:
+    """``lane_labels`` and ``lane_values`` checked: labels made of the values when none are
+    given (``lr=0.001``); numbers given as labels are also the lanes' values (a parameter named
+    `..series.LABEL_PARAM`)."""
+    params = check_lane_values(values)
+    numbers = numeric_labels(labels)
+    names = check_lane_labels(labels)
+    if params is None and numbers is not None:
+        params = {LABEL_PARAM: numbers}
+    if names is None and params is not None:
+        names = value_labels(params)
+    lanes = {len(v) for v in (params or {}).values()} | ({len(names)} if names else set())
+    if len(lanes) > 1:
+        raise ValueError(
+            f"lane_labels and lane_values name the vmap lanes differently: {sorted(lanes)} lanes;"
+            " give one label and one value per lane."
+        )
+    return {"lane_labels": names, "lane_values": params}

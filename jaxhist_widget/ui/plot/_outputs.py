@@ -106,7 +106,7 @@ class Outputs:
             self._panel.write(
                 figures=figures,
                 figure=figures[0] if figures else None,
-                log_charts=self._fig.log_charts,
+                **self._fig.log_state(),
             )
 
         link()

@@ -1,7 +1,7 @@
 """What a `LivePlot` shows now, copied into the static picture's plain data (`snapshot`): the
 charts' decimated lines, colours, dash styles, scale limits, tick values and formats, the
-bands, heatmap images, path ends and diverged lines' end flags, the legend entries, and the
-panel's run state.
+bands, heatmap images, path ends, diverged lines' end flags and the arrows where a sweep's lines
+leave the y range, the legend entries, and the panel's run state.
 
 The one place that reads the live figure for the picture: the picture (`..picture`) draws from
 the copy alone and never imports the live figure, nor the figure the picture.
@@ -14,7 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from ..figure import DIVERGED_COLOR, BandExtra, DivergedEnds, HeatmapExtra, PathEnds
+from ..figure import (
+    DIVERGED_COLOR,
+    BandExtra,
+    DivergedEnds,
+    HeatmapExtra,
+    ParamMarks,
+    PathEnds,
+    RunawayMarks,
+    inset,
+)
 from ..look import BAND_OPACITY, LEFT_PX, PALETTE, TOP_PX, js_key
 from ..picture import PICTURE_LINES, ChartPicture, Picture, StaticImage, StaticLine
 
@@ -33,6 +42,7 @@ def snapshot(grid: Any, panel: Any) -> Picture:
     charts = tuple(
         dataclasses.replace(_chart(c, most), legend=tuple(lines))
         for c, lines in zip(grid.shown, own, strict=True)
+        if grid.drawing  # (no chart before a run draws one, as live: no invented axes)
     )
     lines, names, lanes, keys = grid.legend_entries()
     first = grid.shown[0]
@@ -46,7 +56,7 @@ def snapshot(grid: Any, panel: Any) -> Picture:
         lane_names=tuple(names),
         lanes=lanes,
         hidden_lanes=frozenset(k for k, key in enumerate(keys) if key[2]),
-        notes=tuple(grid.notes),
+        notes=tuple(grid.notes + grid.hints),
     )
 
 
@@ -78,6 +88,19 @@ def _chart(fig: Any, most: int) -> ChartPicture:
                     xy[:, 0], xy[:, 1], DIVERGED_COLOR, "solid", 1.0, "", dots="flag"
                 )
                 over.append(flags)
+            elif isinstance(extra, ParamMarks):  # a sweep's lanes against a parameter
+                for mark in extra.marks:
+                    x, y = np.asarray(mark.x, float), np.asarray(mark.y, float)
+                    alpha = float(mark.opacities[0]) if len(mark.opacities) else 1.0
+                    label = mark.labels[0]
+                    over.append(StaticLine(x, y, extra.color, mark.line_style, alpha, label))
+            elif isinstance(extra, RunawayMarks):  # at the edges, as drawn live
+                edges = inset((float(fig.y_scale.min), float(fig.y_scale.max)), fig.log)
+                for xs, y, kind in zip(
+                    (extra.ups, extra.downs), edges, ("up", "down"), strict=True
+                ):
+                    ys = np.full(len(xs), y)
+                    over.append(StaticLine(xs, ys, DIVERGED_COLOR, "solid", 1.0, "", dots=kind))
             elif isinstance(extra, PathEnds):
                 for xy, kind in ((extra.starts, "ring"), (extra.ends, "dot")):
                     for k, (x, y) in enumerate(np.asarray(xy, float).reshape(-1, 2)):

@@ -19,7 +19,16 @@ import numpy as np
 from ..._host import Run
 from ..look import next_color, shown_text
 from ..panel import RateWindow, panel_state, run_entry
-from ..series import LaneNames, PlotChoice, RunDrawing, RunSmoothing, StepWindow, run_pattern
+from ..series import (
+    LaneNames,
+    ParamPoints,
+    PlotChoice,
+    RunDrawing,
+    RunSmoothing,
+    StepWindow,
+    param_points,
+    run_pattern,
+)
 
 __all__ = ["CLOCK_PAIRS", "PlotState", "display_name", "x_clocks"]
 
@@ -74,6 +83,8 @@ class PlotState:
         Points per line per update (None: the default, `..series.line_points`).
     lane_labels
         Names of the vmap lanes (``LivePlot(lane_labels=...)``).
+    lane_values
+        Their swept parameters' values, by name (``lane_values=``), or None.
     continue_steps
         Draw each run from the step where the previous one ended.
     """
@@ -84,12 +95,14 @@ class PlotState:
         max_points: int | None,
         lane_labels: Sequence[str] | None,
         continue_steps: bool,
+        lane_values: dict[str, Any] | None = None,
     ) -> None:
         self.choice = choice
         self.max_points = max_points
         self.continue_steps = continue_steps
         #: Names of the vmap lanes (checked against each vmapped run's lane count).
         self.lane_names = LaneNames(lane_labels)
+        self.lane_values = lane_values
         self.drawn: list[RunDrawing] = []
         self.runs_seen = 0
         # An error this plot hit (a failed update) and the run it is about: the panel says
@@ -230,6 +243,16 @@ class PlotState:
                 f"0 .. {n - 1} (-1 the latest), or by name: {names}."
             )
         return self.drawn[int(run)].number
+
+    def param_points(self) -> tuple[RunDrawing | None, list[ParamPoints]]:
+        """The hyperparameter charts' points (`..series.param_points`): of the latest shown
+        sweep whose lane count the lanes' values have, and that run."""
+        for d in reversed(self.drawn):
+            if self.lane_values and d.started and d.run.lanes and d.number not in self.off:
+                points = param_points(d, self.lane_values)
+                if points:
+                    return d, points
+        return None, []
 
     def panel_state(self, now: float, attached: bool) -> dict[str, Any]:
         """Every run-state trait of the panel (`..panel.panel_state`) and its run list."""

@@ -3,18 +3,23 @@
 At most `MAX_UPDATES_PER_SECOND` updates whatever the step rate, and slower when an update
 itself is costly (long runs, many lanes): drawing never takes more than about 1/`PUSH_BUDGET` of
 the loop's time. Rows that come too soon after an update are not lost: a trailing flush
-(`._flusher`) sends them shortly after, so a pause (a slow step) never hides the latest rows.
+(`Flusher`) sends them shortly after, so a pause (a slow step) never hides the latest rows. It
+runs on the package's worker, not on a thread of its own per update: in ipykernel each thread
+that sends a message opens its own socket to the iopub thread.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+import threading
 import time
 from collections.abc import Callable, Hashable
+from typing import Any
 
-from ._flusher import Flusher
+from ..._host import HUB
 
-__all__ = ["MAX_UPDATES_PER_SECOND", "PUSH_BUDGET", "Throttle"]
+__all__ = ["MAX_UPDATES_PER_SECOND", "PUSH_BUDGET", "Flusher", "Throttle"]
 
 #: Cap on frontend updates per second (each update: the panel, every line of the current run,
 #: and the scales, all at once).
@@ -74,3 +79,43 @@ class Throttle:
         second) spaced the next ones `PUSH_BUDGET` times as far, and a loop of a few
         seconds showed no update between its first and its last."""
         self._aside_s += time.perf_counter() - start
+
+
+class Flusher:
+    """Calls ``fn`` once, ``wait`` seconds after `schedule`, unless cancelled or rescheduled.
+
+    The call is work of ``key`` (the plot) on the worker: draining the plot waits for it.
+    """
+
+    def __init__(self, fn: Callable[[], None], key: Hashable) -> None:
+        self._fn, self._key = fn, key
+        self._lock = threading.Lock()  # a leaf: `fn` is called outside it
+        self._due: int | None = None  # the generation of the scheduled call
+        self._timer: Any = None
+        self._generations = itertools.count()
+
+    @property
+    def pending(self) -> bool:
+        """True while a call is scheduled and has not started."""
+        return self._due is not None
+
+    def schedule(self, wait: float) -> None:
+        with self._lock:
+            self._due = generation = next(self._generations)
+            old = self._timer
+            self._timer = HUB.worker.later(wait, lambda: self._fire(generation), key=self._key)
+        if old is not None:
+            old.cancel()
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._due, timer, self._timer = None, self._timer, None
+        if timer is not None:
+            timer.cancel()  # so that draining the plot does not wait for it
+
+    def _fire(self, generation: int) -> None:
+        with self._lock:
+            if self._due != generation:  # cancelled, or another call replaced this one
+                return
+            self._due = None
+        self._fn()

@@ -19,12 +19,13 @@ import warnings
 from collections.abc import Callable, Hashable
 
 from ..._host import Run
-from ..figure import ChartGrid, Lines
+from ..figure import ChartGrid, Lines, show_params
 from ..panel import LivePanel, run_step
-from ..series import RunDrawing, check_hidden_lanes, hide_lanes, window_lines
+from ..series import RunDrawing, hide_lanes, window_lines
 from ._ahead import Ahead
 from ._state import PlotState, x_clocks
 from ._throttle import Throttle
+from ._views import ShownUpdates
 
 __all__ = ["TIME_WINDOW_NOTE", "Updates"]
 
@@ -36,7 +37,7 @@ TIME_WINDOW_NOTE = (
 WINDOW_NOTE_KEY = 0
 
 
-class Updates:
+class Updates(ShownUpdates):
     """Draws ``state`` into ``fig`` and ``panel`` (see the module docstring).
 
     Parameters
@@ -134,6 +135,7 @@ class Updates:
                         self._draw(d)
                 if self._windowed():
                     self._draw_window()
+                self.draw_params()
                 self.fig.update_scales(self._settled())
                 self._sync_clocks()
                 if current is not None:
@@ -211,6 +213,7 @@ class Updates:
             smoothed.ingest()
             self.throttle.set_aside(start)
         self.fig.set_lines(d.number, self._shown(d, d.lines()), d.last_step)
+        self.fig.set_spreads(d.number, d.spreads())
         if smoothed is not None:
             self.fig.set_smoothed_lines(d.number, self._shown(d, smoothed.lines()))
 
@@ -225,8 +228,23 @@ class Updates:
                 continue
             raw, smoothed = window_lines(d, bounds[0], weight, bounds[1] if window.zoomed else None)
             self.fig.set_lines(d.number, self._shown(d, raw), d.last_step)
+            self.fig.set_spreads(d.number, d.spreads(raw))
             if smoothed is not None:
                 self.fig.set_smoothed_lines(d.number, self._shown(d, smoothed))
+
+    def draw_params(self) -> None:
+        """The hyperparameter charts (`..figure.show_params`), and the lane of each of their
+        points for the view (the panel's ``param_lanes``: its hover names and lights it)."""
+        d, points = self.state.param_points()
+        show_params(self.fig, points)
+        lanes = {}
+        if d is not None:
+            every = self.state.lane_names(d.run)
+            for p in points:
+                names = [every[k] for k in p.lanes.tolist()]
+                lanes[p.title] = {"run": d.name, "param": p.param, "field": p.field, "names": names}
+        if lanes != self.panel.param_lanes:
+            self.panel.write(param_lanes=lanes)
 
     def redraw(self) -> None:
         """Draw every run's lines anew, whole or in the window."""
@@ -240,6 +258,7 @@ class Updates:
                 for d in self.state.drawn:
                     if d.series:
                         self._draw_whole(d)
+            self.draw_params()
             self.fig.update_scales(self._settled())
 
     # -------------------------------------------------------------------- panel
@@ -254,7 +273,7 @@ class Updates:
             # with the charts' log scales: a chart made on a log axis (log_y=True) must show
             # its log button on, whether or not the grid's children changed with it
             state = self.state.panel_state(now, self._attached())
-            self.panel.write(**state, log_charts=self.fig.log_charts)
+            self.panel.write(**state, **self.fig.log_state())
 
     def sync_panel_safely(self) -> None:
         """`sync_panel`, showing (never raising) what fails: it runs in the user's block."""
@@ -265,7 +284,9 @@ class Updates:
                 self.show_error(e, None)
 
     def attached(self) -> None:
-        """The plot was attached: until a run starts, its loop is traced and compiled."""
+        """The plot was attached: until a run starts, its loop is traced and compiled. The
+        cell attaching it runs it (the kernel's indicator: `..panel.LivePanel.cell_running`)."""
+        self.panel.cell_running(True)
         with self.lock:
             if not self.state.running:
                 self.state.waiting = True
@@ -273,6 +294,8 @@ class Updates:
 
     def detached(self) -> None:
         """The plot was detached: if no loop ran (the block raised first), it waits no more."""
+        if not self._attached():
+            self.panel.cell_running(False)
         with self.lock:
             if self.state.waiting and not self._attached():
                 self.state.waiting = False
@@ -289,111 +312,8 @@ class Updates:
             except Exception:  # even the panel failed; fall back to a warning
                 warnings.warn(f"LivePlot update failed: {text}", RuntimeWarning, stacklevel=2)
 
-    # ------------------------------------------------------------- what is shown
-    def forget_ended(self) -> None:
-        """Drop the runs that ended, their lines and, when none is left, the panel's run."""
-        with self.lock:
-            self.fig.drop_runs(self.state.forget_ended())
-            self.fig.update_scales(self._settled())
-            self.sync_panel()
-
-    def keep_latest_only(self) -> None:
-        """Drop every run but the latest (``keep_runs`` turned off)."""
-        with self.lock:
-            self.fig.drop_runs(self.state.keep_latest())
-            self.fig.set_hidden(self.state.off)
-            self.fig.update_scales(self._settled())
-            self.sync_panel()
-
-    def set_smoothing(self, weight: float) -> None:
-        """Smooth every line with the EMA weight ``weight`` (0: off), recomputing each drawn
-        run's smoothed series from all of its rows once."""
-        with self.lock:
-            if weight == self.state.smoothing:
-                return
-            self.state.smoothing, self.state.smoothed = weight, {}
-            self.fig.set_smoothing(weight > 0)
-            self.redraw()
-
-    def set_last_steps(self, steps: int) -> None:
-        """Show the last ``steps`` steps only (0: every step)."""
-        with self.lock:
-            if steps != self.state.window.last_steps:
-                self.state.window.last_steps = steps
-                self.redraw()
-
-    def set_step_range(self, steps: tuple[int, int] | None) -> None:
-        """Zoom every chart's step axis to ``steps`` (first, last), or back out (None)."""
-        with self.lock:
-            if steps != self.state.window.step_range:
-                self.state.window.step_range = steps
-                self.redraw()
-
-    def set_hidden(self, numbers: set[int]) -> None:
-        """Hide exactly the drawn runs ``numbers`` (the run list's toggles)."""
-        with self.lock:
-            self.state.hide(numbers)
-            self._show_runs()
-
-    def set_run_filter(self, text: str) -> None:
-        """Show only the runs whose names match the regex ``text`` (none when empty or
-        invalid: `..series.run_pattern`)."""
-        with self.lock:
-            self.state.set_filter(text)
-            self._show_runs()
-
-    def _show_runs(self) -> None:
-        """Draw exactly the runs neither hidden nor filtered out, and list them so."""
-        self.fig.set_hidden(self.state.off)
-        if self._windowed():  # the last N steps are the shown runs' own
-            self.redraw()
-        self.fig.update_scales(self._settled())
-        self.sync_panel()
-
-    def set_hidden_lanes(self, pairs: list[list[int]]) -> None:
-        """Hide exactly the lanes ``pairs`` (``[run number, lane]``) of the drawn runs."""
-        with self.lock:
-            self.state.hide_lanes(check_hidden_lanes(pairs))
-            for d in self.state.drawn:
-                if d.started:
-                    self._name_lanes(d)
-            self.redraw()
-            self.sync_panel()
-
-    def set_log(self, log: bool) -> None:
-        with self.lock:
-            self.fig.set_log(log)
-
-    def set_log_x(self, on: bool) -> None:
-        with self.lock:
-            self.fig.set_log_x(on)
-            self.fig.update_scales(self._settled())
-
-    def set_x_axis(self, mode: str) -> None:
-        """What the x axis counts (`..look.X_AXES`): every run drawn anew on it."""
-        with self.lock:
-            if mode != self.fig.x_time:
-                self.fig.set_x_time(mode)
-                self.redraw()
-                self._sync_clocks()
-
     def _sync_clocks(self) -> None:
         """The panel's ``x_clocks`` (`._state.x_clocks`), sent when they changed."""
         clocks = x_clocks(self.state.drawn, self.fig.x_time)
         if clocks != self.panel.x_clocks:
             self.panel.write(x_clocks=clocks)
-
-    def set_ignore_outliers(self, on: bool) -> None:
-        with self.lock:
-            self.fig.set_ignore_outliers(on)
-            self.fig.update_scales(self._settled())
-
-    def set_width(self, pixels: int) -> None:
-        """The figure's width in a view: its x ticks follow (a view's report never fails the
-        kernel side: an error shows in the panel)."""
-        with self.lock:
-            try:
-                self.fig.set_width(pixels)
-            except Exception as e:
-                latest = self.state.latest
-                self.show_error(e, latest.run if latest is not None else None)

@@ -11,6 +11,8 @@ and the point budget, never of the length of the run:
 - ``_path``: a 2-D path kept where it moves (`PathSeries`);
 - ``_ema``: TensorBoard's debiased exponential moving average (`Ema`);
 - ``_outliers``: a y range without the extreme few percent (`robust_extent`);
+- ``_spread``: a sweep's lanes side by side, and the range of those that did not run away
+  (`LaneSpread`, `bulk_range`);
 - ``_png``: a heatmap's pixels as a PNG file (`encode_png`);
 - ``_parallel``: independent reductions side by side on idle cores (`each`).
 """
@@ -27,21 +29,28 @@ from ._outliers import OUTLIER_FRACTION, robust_extent
 from ._parallel import each
 from ._path import PathSeries
 from ._png import encode_png
+from ._spread import FENCE, LOG_DECADES, Bulk, LaneSpread, bulk_range, decades
 
 __all__ = [
     "BAND_PERCENTILES",
+    "FENCE",
     "HEATMAP_BINS",
     "HEATMAP_COLUMNS",
     "HEATMAP_ROWS",
+    "LOG_DECADES",
     "MAX_WEIGHT",
     "OUTLIER_FRACTION",
     "BandSeries",
+    "Bulk",
     "Ema",
     "HistogramBuckets",
     "LaneSeries",
+    "LaneSpread",
     "MinMaxBuckets",
     "PathSeries",
+    "bulk_range",
     "check_weight",
+    "decades",
     "each",
     "ema",
     "encode_png",

@@ -48,6 +48,12 @@ class LaneSeries:
         return self._line.work
 
     @property
+    def extent(self) -> tuple[float, float, float]:
+        """Min, max and smallest positive of the finite values so far (``inf`` / ``-inf``:
+        none)."""
+        return self._lo, self._hi, self._lo_pos
+
+    @property
     def diverged(self) -> bool:
         """Whether the line has rows and its latest value is NaN or ±inf."""
         return self.size > 0 and not math.isfinite(self.last)
@@ -70,7 +76,7 @@ class LaneSeries:
         ``inf`` / ``-inf`` when there is none."""
         steps, y = self._line.points()
         x, y = finite_tail(steps + x0 if x0 else steps, y)
-        return x, y, (self._lo, self._hi, self._lo_pos)
+        return x, y, self.extent
 
 
 def finite_tail(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,8 +1,10 @@
 """What a plot draws of a run: the options that choose it (``fields=``, ``vectors=``,
 ``paths=``), the series they make of a run's record (`plan`, `Spec`), and each run's series read
 from its rows as they arrive (`RunDrawing`), smoothed (`RunSmoothing`) or over a window of steps
-(`StepWindow`), and
-which runs and lanes are shown (`run_pattern`, `hide_lanes`).
+(`StepWindow`), a sweep's every lane (`Spread`: each lane's extent, for the y range of those
+that did not run away), its swept parameters and each lane's last and best value against them
+(`check_lane_values`, `param_points`), and which runs and lanes are shown (`run_pattern`,
+`hide_lanes`).
 
 Numpy only, no widgets: the reductions themselves are `..reduce`'s; the live figure and the
 static picture draw what these hand out.
@@ -26,9 +28,18 @@ from ._choice import (
 )
 from ._drawing import RunDrawing
 from ._lanes import MAX_LANES, ROLES, LaneNames, check_lane_labels
+from ._params import (
+    LABEL_PARAM,
+    ParamPoints,
+    check_lane_values,
+    numeric_labels,
+    param_points,
+    value_labels,
+)
 from ._plan import Plan, Spec, component_label, plan
 from ._points import DEFAULT_POINTS, MARK_POINTS
 from ._smoothing import RunSmoothing
+from ._sweep import Spread, whole_spreads, window_spreads
 from ._visible import (
     MAX_FILTER,
     check_hidden_lanes,
@@ -51,6 +62,7 @@ __all__ = [
     "AUTO_LINES_VMAP",
     "DEFAULT_POINTS",
     "EMA_FORGOTTEN",
+    "LABEL_PARAM",
     "MARK_POINTS",
     "MAX_FILTER",
     "MAX_LANES",
@@ -58,17 +70,20 @@ __all__ = [
     "ROLES",
     "VECTOR_MODES",
     "LaneNames",
+    "ParamPoints",
     "PathEntry",
     "Plan",
     "PlotChoice",
     "RunDrawing",
     "RunSmoothing",
     "Spec",
+    "Spread",
     "StepWindow",
     "VectorChoice",
     "check_fields",
     "check_hidden_lanes",
     "check_lane_labels",
+    "check_lane_values",
     "check_lanes",
     "check_last_steps",
     "check_paths",
@@ -78,9 +93,14 @@ __all__ = [
     "component_label",
     "filter_error",
     "hide_lanes",
+    "numeric_labels",
+    "param_points",
     "path_title",
     "plan",
     "run_pattern",
+    "value_labels",
+    "whole_spreads",
     "window_lines",
     "window_range",
+    "window_spreads",
 ]

@@ -20,8 +20,8 @@ from ..reduce import (
     BandSeries,
     HistogramBuckets,
     LaneSeries,
+    LaneSpread,
     PathSeries,
-    each,
     extend_lines,
 )
 from ._choice import PlotChoice
@@ -30,6 +30,7 @@ from ._plan import Spec
 from ._plan import plan as make_plan
 from ._points import band_points, line_points
 from ._reads import Reads
+from ._sweep import Spread, ingest_lane_bands, whole_spreads, window_spreads
 
 __all__ = ["RunDrawing"]
 
@@ -86,11 +87,12 @@ class RunDrawing:
     lanes_version: int = field(default=0, init=False)
     #: ``spec -> BandSeries``: past `MAX_LANES`, a field's spread over every lane, per step.
     lane_bands: dict[int, BandSeries] = field(default_factory=dict, init=False)
+    #: ``spec -> LaneSpread``: with `lane_bands`, each lane's extent (`._sweep.Spread`).
+    lane_spreads: dict[int, LaneSpread] = field(default_factory=dict, init=False)
     _lanes: int = field(default=0, init=False, repr=False)
     _stride: tuple[int, ...] = field(default=(), init=False, repr=False)  # ranked runs only
     _spare: dict[int, list[Any]] = field(default_factory=dict, init=False, repr=False)
     _budget: tuple[int, int] = field(default=(0, 0), init=False, repr=False)  # line, path
-    _band_gaps: dict[int, np.ndarray] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         #: The run's rows as drawn: row 0 of a scan's stand-in leaves read as NaN (`._reads`).
@@ -160,7 +162,7 @@ class RunDrawing:
                 self.extras[i] = HistogramBuckets()
             elif total > self._lanes and spec.xy is None:  # the lanes not drawn: a band
                 self.lane_bands[i] = BandSeries(band_points(max_points))
-                self._band_gaps[i] = np.zeros(total, bool)
+                self.lane_spreads[i] = LaneSpread(total)
         if self._stride:
             self._rank()
         return True
@@ -245,7 +247,7 @@ class RunDrawing:
         else:
             self._ingest_each_lane()
         if self.lane_bands:
-            self._ingest_lane_bands(np.asarray(counts))
+            ingest_lane_bands(self, np.asarray(counts))
 
     def _ingest_lines(self, counts: np.ndarray) -> None:
         """The drawn lanes' new rows, a block at a time: lanes with as many rows reduced and
@@ -293,48 +295,6 @@ class RunDrawing:
         for (i, start, _), values in pooled.items():
             self.extras[i].add(start, np.concatenate(values, axis=1))
 
-    def _ingest_lane_bands(self, counts: np.ndarray) -> None:
-        """Extend the bands over every lane with the steps new since the last call: per step,
-        the spread of the lanes that have it (a lane that ended counts no more). One read per
-        row count (the lanes step together: a few), no loop over lanes, in the values' own
-        width (float32 sorts quicker). The series are reduced side by side (`each`)."""
-        start = next(iter(self.lane_bands.values())).size
-        stop = int(counts.max())
-        if stop <= start:
-            return
-        groups = [(c, np.flatnonzero(counts == c)) for c in np.unique(counts[counts > start])]
-        # One group of every lane: each has every new step (the lanes in lockstep), no gaps.
-        whole = len(groups) == 1 and len(groups[0][1]) == len(counts)
-        # Scalars and components are read as columns (one copy); a norm or a median needs the
-        # block of its leaf.
-        direct = all(self.specs[i].kind in ("scalar", "component") for i in self.lane_bands)
-        blocks = [] if direct else [self.reads.block(lanes, start, c) for c, lanes in groups]
-
-        def read(i: int, g: int) -> np.ndarray:  # (steps, lanes), as the quantiles read them
-            spec, (c, lanes) = self.specs[i], groups[g]
-            if not direct:
-                return spec.lane_values(blocks[g])
-            rows = self.reads.columns(lanes, start, int(c), spec.leaf, spec.index)
-            return rows.astype(np.result_type(rows.dtype, np.float32), copy=False)
-
-        def reduce(i: int) -> list[tuple[np.ndarray, np.ndarray]]:
-            per_group = [(c - start, lanes, read(i, g)) for g, (c, lanes) in enumerate(groups)]
-            if whole:
-                steps = per_group[0][2]
-            else:
-                dtype = np.result_type(*(v.dtype for _, _, v in per_group))
-                steps = np.full((stop - start, len(counts)), np.nan, dtype)
-                for n, lanes, values in per_group:
-                    steps[:n, lanes] = values
-            self.lane_bands[i].extend(steps)
-            return [(lanes, ~np.isfinite(values).all(axis=0)) for _, lanes, values in per_group]
-
-        work = (stop - start) * len(counts) * len(self.lane_bands)
-        for i, gaps in zip(self.lane_bands, each(reduce, self.lane_bands, work), strict=True):
-            for lanes, diverged in gaps:
-                self._band_gaps[i][lanes] |= diverged
-            self.lane_bands[i].left_out = int(self._band_gaps[i].sum())  # said in its legend
-
     def lines(self) -> list[tuple[list[np.ndarray], list[np.ndarray], tuple[float, float, float]]]:
         """Per series: the points of each drawn lane (steps from `x0`; a path's x values) and
         their joint extent."""
@@ -348,6 +308,11 @@ class RunDrawing:
                 lo, hi, lo_pos = min(lo, a), max(hi, b), min(lo_pos, c)
             out.append((xs, ys, (lo, hi, lo_pos)))
         return out
+
+    def spreads(self, window: list[Any] | None = None) -> list[Spread | None]:
+        """Per series: each lane's extent (`._sweep.Spread`; None for a path or an unbatched
+        run), over the whole run, or of the points of a window's lines ``window``."""
+        return whole_spreads(self) if window is None else window_spreads(self, window)
 
     def diverged_ends(self) -> list[np.ndarray]:
         """Per series: ``(n, 2)`` step and value of the last finite point of each drawn lane

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from ..._host import Run
-from ..look import shown_text
+from ..look import format_value, shown_text
+from ._params import numeric_labels
 
 __all__ = [
     "MAX_LANES",
@@ -142,13 +143,21 @@ class LaneNames:
 
 
 def check_lane_labels(labels: Any) -> tuple[str, ...] | None:
-    """Validate ``LivePlot(lane_labels=...)``: None, or a sequence of str."""
+    """Validate ``LivePlot(lane_labels=...)``: None, a sequence of str, or numbers (a numpy or
+    jax array of the swept values, written as the panel writes numbers: ``0.001``, ``4.45e-4``).
+
+    >>> check_lane_labels(np.array([1e-3, 4.45e-4]))
+    ('0.001', '4.45e-4')
+    """
     if labels is None:
         return None
+    numbers = numeric_labels(labels)
+    if numbers is not None:
+        return tuple(format_value(float(v)) for v in numbers)
     if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence):
         raise TypeError(
-            "lane_labels must be a sequence of str, one per vmap lane (e.g. "
-            f"[f'lr={{lr}}' for lr in lrs]), got {labels!r}."
+            "lane_labels must be a sequence of str or numbers, one per vmap lane (e.g. rates, "
+            f"or [f'lr={{lr}}' for lr in lrs]), got {labels!r}."
         )
     bad = [x for x in labels if not isinstance(x, str)]
     if bad:

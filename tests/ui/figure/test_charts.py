@@ -259,3 +259,22 @@ def test_the_static_picture_draws_the_same_charts() -> None:
     # two columns in the picture's 720 px: the third chart starts a second row
     tops = [float(next(t for t in g.iter(f"{SVG}text")).get("y")) for g in charts]
     assert tops[0] == tops[1] < tops[2]
+
+
+def test_the_panels_log_y_reads_on_only_while_every_chart_is_on_a_log_axis() -> None:
+    """Issue 50: with one chart, turning its log button off left "log y" checked over a linear
+    axis. "log y" now follows the charts' own toggles (the view shows a mix half-checked)."""
+    live = jhw.LivePlot(log_y=True)
+    feed(live, {"loss": np.linspace(1.0, 0.1, 20)}, max_steps=100)
+    _send(live.panel, {"jhw_control": "chart_log", "value": ["loss", False]})
+    assert _scales(live) == {"loss": "LinearScale"} and live.log_y is False
+    _send(live.panel, {"jhw_control": "chart_log", "value": ["loss", True]})
+    assert _scales(live) == {"loss": "LogScale"} and live.log_y is True
+    # several charts: one turned off leaves the others on a log axis, and "log y" off
+    live = jhw.LivePlot(log_y=True)
+    feed(live, adam(), max_steps=1000)
+    _send(live.panel, {"jhw_control": "chart_log", "value": ["lr", False]})
+    assert _scales(live) == {"loss": "LogScale", "grad_norm": "LogScale", "lr": "LinearScale"}
+    assert live.log_y is False and sorted(live.panel.log_charts) == ["grad_norm", "loss"]
+    _send(live.panel, {"jhw_control": "chart_log", "value": ["lr", True]})
+    assert live.log_y is True and set(_scales(live).values()) == {"LogScale"}

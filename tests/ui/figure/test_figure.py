@@ -9,6 +9,7 @@ tick and legend rules are also checked as the pure functions they are (`_ticks`,
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ET
 
 import jax.numpy as jnp
 import numpy as np
@@ -137,14 +138,27 @@ def test_axis_limits_are_round_and_hold_the_data():
     assert ticks.left_margin(1) == 40 and ticks.left_margin(9) == 9 * 7 + 14
 
 
-def test_zero_step_run_has_integer_ticks_on_a_unit_x_axis():
+def test_zero_step_runs_point_stands_off_the_y_axis_with_one_tick():
+    """Issue 50: a zero-step run's marker sat on the y axis (x from 0 to 1), half hidden by it
+    in the exported picture. Its step is now the middle of the axis, live and in the picture."""
     live = LivePlot()
     feed(live, {"value": [0.5]})
     assert live.panel.step == 0
     x_axis = live.figure.axes[0]
-    assert (x_axis.scale.min, x_axis.scale.max) == (0.0, 1.0)
-    assert list(x_axis.tick_values) == [0.0, 1.0]
-    assert_readable_axes(live.figure)
+    assert (x_axis.scale.min, x_axis.scale.max) == (-0.5, 0.5)
+    assert list(x_axis.tick_values) == [0.0] and labels(x_axis) == ["0"]  # its one step
+    _, root = picture(live)
+    (point,) = [c for c in root.iter(f"{SVG}circle") if c.get("class") == "jhw-point"]
+    (axes,) = [g for g in root.iter(f"{SVG}g") if g.get("class") == "jhw-axes"]
+    left, right = axis_span(axes)
+    assert abs(float(point.get("cx")) - (left + right) / 2) < 1  # in the middle
+
+
+def axis_span(axes: ET.Element) -> tuple[float, float]:
+    """The picture's x axis line's ends (its path ``M{x0},{y1}V{y0}H{x1}``)."""
+    (path,) = [p for p in axes.iter(f"{SVG}path") if p.get("d", "").startswith("M")]
+    d = path.get("d")
+    return float(d[1:].split(",")[0]), float(d.rsplit("H", 1)[1])
 
 
 def test_long_run_x_ticks_are_few_and_round():
@@ -283,7 +297,7 @@ def test_kept_runs_get_distinct_colours_and_names():
     assert [(r["name"], r["color"], r["status"]) for r in runs] == [
         (f"run {k}", legend.PALETTE[k - 1], "converged") for k in range(1, 5)
     ]
-    assert live.legend.value == ""  # runs are named by the run list, not the legend
+    assert "jhw-legend-item" not in live.legend.value  # runs are named by the run list
 
 
 def test_kept_runs_on_a_shared_chart_are_coloured_by_run_and_dashed_by_field():
@@ -395,6 +409,12 @@ def test_a_run_of_one_row_is_a_point_live_and_in_the_picture():
     _, root = picture(live)
     points = [c for c in root.iter(f"{SVG}circle") if c.get("class") == "jhw-point"]
     assert [p.get("data-label") for p in points] == ["value · no step"]
+    # at step 0 with a run of steps beside it: the axis starts a little before, so the
+    # point is not half under the y axis (issue 50)
+    x_scale = live.figures[0].axes[0].scale
+    assert x_scale.min < 0 and 0.01 < -x_scale.min / (x_scale.max - x_scale.min) < 0.05
+    (axes,) = [g for g in root.iter(f"{SVG}g") if g.get("class") == "jhw-axes"]
+    assert float(points[0].get("cx")) - axis_span(axes)[0] > 5  # px: a marker's width clear
 
 
 def test_the_step_axis_fits_the_runs_once_they_ended():
@@ -417,3 +437,26 @@ def test_an_empty_plot_says_what_to_do_until_a_run_is_drawn_and_after_clear():
     assert "No run yet" not in live.legend.value
     live.clear()
     assert "No run yet" in live.legend.value
+
+
+def test_an_empty_plot_draws_no_invented_axes_nor_status():
+    """Issue 50: before any run the plot drew axes from 0 to 1 and an "idle" badge, live and
+    in its picture. Now no chart is shown until a run draws one (the legend row says what to
+    do), and the picture has no chart and no badge ("no run yet")."""
+    live = LivePlot(title="empty")
+    assert live.charts.layout.visibility == "hidden" and live.charts.layout.height == "0px"
+    root = ET.fromstring(live._repr_mimebundle_()["image/svg+xml"])
+    classes = {g.get("class") for g in root.iter(f"{SVG}g")}
+    assert "jhw-chart" not in classes and "jhw-status" not in classes
+    assert "no run yet" in "".join(t.text or "" for t in root.iter(f"{SVG}text"))
+    with live:  # attached: compiling, still nothing drawn
+        assert live.charts.layout.visibility == "hidden"
+        loop = FakeLoop(layout(("loss",)))
+        loop.send(loss=np.linspace(1, 0, 5))
+        assert live.charts.layout.visibility is None  # the first rows: the chart
+        loop.end("converged")
+    root = ET.fromstring(live._repr_mimebundle_()["image/svg+xml"])
+    classes = {g.get("class") for g in root.iter(f"{SVG}g")}
+    assert {"jhw-chart", "jhw-status"} <= classes
+    live.clear()
+    assert live.charts.layout.visibility == "hidden"

@@ -131,11 +131,12 @@ def test_lane_labels_of_the_wrong_length_warn_and_fall_back():
 
 @pytest.mark.parametrize(
     ("labels", "match"),
-    [("abc", "sequence of str"), (3, "sequence of str"), ([1, 2], "str only")],
+    [("abc", "sequence of str"), (3, "sequence of str"), ([1, "a"], "str only")],
 )
 def test_lane_labels_are_validated(labels, match):
     with pytest.raises(TypeError, match=match):
         LivePlot(lane_labels=labels)
+    LivePlot(lane_labels=[1, 2])  # numbers: the swept values (issue 50)
 
 
 def test_zero_step_run_has_no_rate():

@@ -1,0 +1,155 @@
+"""`ShownUpdates`: what a `LivePlot` shows of its runs, changed by its controls: runs forgotten
+or kept, hidden or filtered, lanes hidden one by one, the smoothing, the window of steps (the
+last N, a zoom), the axes (log y, log steps, what the x axis counts, outliers) and the width a
+view reports. Each draws the state anew into the figure and the panel, under the plot's lock
+(`._updates.Updates`, which this is the part of).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from ..figure import ChartGrid
+from ..panel import LivePanel
+from ..series import check_hidden_lanes
+from ._state import PlotState
+
+__all__ = ["ShownUpdates"]
+
+
+class ShownUpdates:
+    """The controls' part of `._updates.Updates` (which sets `state`, `fig`, `panel`, `lock`
+    and the methods below that raise here)."""
+
+    state: PlotState
+    fig: ChartGrid
+    panel: LivePanel
+    lock: threading.RLock
+
+    def redraw(self) -> None:
+        raise NotImplementedError
+
+    def draw_params(self) -> None:
+        raise NotImplementedError
+
+    def sync_panel(self, now: float | None = None) -> None:
+        raise NotImplementedError
+
+    def show_error(self, error: BaseException, run: Any) -> None:
+        raise NotImplementedError
+
+    def _settled(self) -> bool:
+        raise NotImplementedError
+
+    def _windowed(self) -> bool:
+        raise NotImplementedError
+
+    def _name_lanes(self, d: Any) -> None:
+        raise NotImplementedError
+
+    def _sync_clocks(self) -> None:
+        raise NotImplementedError
+
+    def forget_ended(self) -> None:
+        """Drop the runs that ended, their lines and, when none is left, the panel's run."""
+        with self.lock:
+            self.fig.drop_runs(self.state.forget_ended())
+            self.fig.update_scales(self._settled())
+            self.sync_panel()
+
+    def keep_latest_only(self) -> None:
+        """Drop every run but the latest (``keep_runs`` turned off)."""
+        with self.lock:
+            self.fig.drop_runs(self.state.keep_latest())
+            self.fig.set_hidden(self.state.off)
+            self.fig.update_scales(self._settled())
+            self.sync_panel()
+
+    def set_smoothing(self, weight: float) -> None:
+        """Smooth every line with the EMA weight ``weight`` (0: off), recomputing each drawn
+        run's smoothed series from all of its rows once."""
+        with self.lock:
+            if weight == self.state.smoothing:
+                return
+            self.state.smoothing, self.state.smoothed = weight, {}
+            self.fig.set_smoothing(weight > 0)
+            self.redraw()
+
+    def set_last_steps(self, steps: int) -> None:
+        """Show the last ``steps`` steps only (0: every step)."""
+        with self.lock:
+            if steps != self.state.window.last_steps:
+                self.state.window.last_steps = steps
+                self.redraw()
+
+    def set_step_range(self, steps: tuple[int, int] | None) -> None:
+        """Zoom every chart's step axis to ``steps`` (first, last), or back out (None)."""
+        with self.lock:
+            if steps != self.state.window.step_range:
+                self.state.window.step_range = steps
+                self.redraw()
+
+    def set_hidden(self, numbers: set[int]) -> None:
+        """Hide exactly the drawn runs ``numbers`` (the run list's toggles)."""
+        with self.lock:
+            self.state.hide(numbers)
+            self._show_runs()
+
+    def set_run_filter(self, text: str) -> None:
+        """Show only the runs whose names match the regex ``text`` (none when empty or
+        invalid: `..series.run_pattern`)."""
+        with self.lock:
+            self.state.set_filter(text)
+            self._show_runs()
+
+    def _show_runs(self) -> None:
+        """Draw exactly the runs neither hidden nor filtered out, and list them so."""
+        self.fig.set_hidden(self.state.off)
+        if self._windowed():  # the last N steps are the shown runs' own
+            self.redraw()
+        self.draw_params()  # (of the latest shown sweep)
+        self.fig.update_scales(self._settled())
+        self.sync_panel()
+
+    def set_hidden_lanes(self, pairs: list[list[int]]) -> None:
+        """Hide exactly the lanes ``pairs`` (``[run number, lane]``) of the drawn runs."""
+        with self.lock:
+            self.state.hide_lanes(check_hidden_lanes(pairs))
+            for d in self.state.drawn:
+                if d.started:
+                    self._name_lanes(d)
+            self.redraw()
+            self.sync_panel()
+
+    def set_log(self, log: bool) -> None:
+        with self.lock:
+            self.fig.set_log(log)
+
+    def set_log_x(self, on: bool) -> None:
+        with self.lock:
+            self.fig.set_log_x(on)
+            self.fig.update_scales(self._settled())
+
+    def set_x_axis(self, mode: str) -> None:
+        """What the x axis counts (`..look.X_AXES`): every run drawn anew on it."""
+        with self.lock:
+            if mode != self.fig.x_time:
+                self.fig.set_x_time(mode)
+                self.redraw()
+                self._sync_clocks()
+
+    def set_ignore_outliers(self, on: bool) -> None:
+        with self.lock:
+            self.fig.set_ignore_outliers(on)
+            self.fig.update_scales(self._settled())
+
+    def set_width(self, pixels: int) -> None:
+        """The figure's width in a view: its x ticks follow (a view's report never fails the
+        kernel side: an error shows in the panel)."""
+        with self.lock:
+            try:
+                self.fig.set_width(pixels)
+            except Exception as e:
+                latest = self.state.latest
+                self.show_error(e, latest.run if latest is not None else None)
