@@ -115,10 +115,11 @@ class CellStatus:
             HUB.worker.later(BUSY_AGAIN_S, lambda: self._busy(cell))
 
     def _busy(self, cell: dict[str, Any]) -> None:
+        # Said under the lock: `ended` (which the cell calls before its own last "idle") then
+        # waits for it, so this "busy" can never come after the cell's end.
         with self._lock:
             if self._cell is not cell:  # the cell ended meanwhile: idle is the truth
                 return
-            kernel = self._kernel
-        # (a kernel without it, or gone: the indicator stays as it is)
-        with contextlib.suppress(Exception):
-            kernel._publish_status("busy", "shell", parent=cell)
+            # (a kernel without it, or gone: the indicator stays as it is)
+            with contextlib.suppress(Exception):
+                self._kernel._publish_status("busy", "shell", parent=cell)

@@ -253,28 +253,35 @@ M = 256
 B = jax.device_put(jax.random.normal(jax.random.PRNGKey(1), (M, M)) / 16,
                    NamedSharding(mesh, P("d", None)))
 x0 = jax.device_put(jnp.linspace(-1, 1, M), NamedSharding(mesh, P("d")))
+MAX = 128_000
 
 @jax.jit
-def run(B, x0):
+def run(B, x0, n):
     def body(c):
         i, x = c
         x = jnp.tanh(B @ x)
         return i + 1, x / jnp.linalg.norm(x)
-    return jhw.while_loop(lambda c: c[0] < 2000, body, (jnp.int32(0), x0), max_steps=2000,
+    return jhw.while_loop(lambda c: c[0] < n, body, (jnp.int32(0), x0), max_steps=MAX,
                           record=lambda c: jnp.sum(c[1]))
 
-call(run, B, x0)  # compiled, outside any block
-with jhw.Recorder() as a:
-    _, first = run(B, x0)
-    assert not first.length.is_ready()  # the call returned before its loop ended
-    with jhw.Recorder() as b:
-        _, second = run(B, x0 * 0.5)
+call(run, B, x0, 10)  # compiled, outside any block
+# The case needs a call that returns while its loop still runs. On a loaded machine a short
+# loop may be over before the next line looks: then look again with a loop 8x longer.
+for n in (2_000, 16_000, MAX):
+    with jhw.Recorder() as a:
+        _, first = run(B, x0, n)
+        early = not first.length.is_ready()  # the call returned before its loop ended
+        with jhw.Recorder() as b:
+            _, second = run(B, x0 * 0.5, n)
+    if early:
+        break
+assert early, "every call returned after its loop ended: the case tests nothing"
 check(b.runs[-1], second, None, "converged")
 assert len(b.runs) == 1 and len(a.runs) == 2, (a.runs, b.runs)
 check(a.runs[0], first, None, "converged")
 check(a.runs[1], second, None, "converged")
 rec = jhw.Recorder()
-_, third = rec.run(run, B, x0)  # a runner: the same
+_, third = rec.run(run, B, x0, 2_000)  # a runner: the same
 check(rec.runs[-1], third, None, "converged")
 print("OK")
 """,
