@@ -15,7 +15,7 @@ import jaxhist_widget
 from .helpers.docs import NOTEBOOKS, PAGES
 
 # A fresh Python process for the build: kept out of the quick subset.
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.site]
 
 #: A script, stylesheet, font or image the page would fetch from elsewhere (a plain link to
 #: another site, an <a href>, is fine: it is followed only when clicked).

@@ -23,7 +23,7 @@ from .helpers import ROOT
 
 # A fresh environment and everything the docs need installed into it: minutes (pip's download
 # cache helps), out of the quick subset.
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.site]
 
 #: The install (cached downloads) and the build (it runs the tutorials) together.
 TIMEOUT_S = 1800
