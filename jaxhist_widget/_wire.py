@@ -41,6 +41,7 @@ __all__ = [
     "LANES_CHUNK_BYTES",
     "LANE_FIELDS",
     "NEVER",
+    "STATUSES",
     "Chunk",
     "Endpoint",
     "Header",
@@ -223,9 +224,14 @@ class LaneWords(NamedTuple):
     first: int  #: the lane's first row in this chunk
     count: int  #: rows of the lane in this chunk (0: none new)
     slice_start: int  #: the row the window starts at on the device (clamped near the end)
-    status: int  #: the lane's end status code as the device knows it (0: still running)
+    status: int  #: the lane's end status as the device knows it: its index in `STATUSES`
 
 
+#: A lane's statuses; its code on the wire is its index: 0 while it runs, then how it ended
+#: (the device knows two ends, the host decides "stopped" and "failed"). Every other spelling
+#: derives from this one: `Run.status`, the panel's statuses, and the words and colours of
+#: ``ui/look/look.json``, which tests/ui/look checks against it.
+STATUSES = ("running", "converged", "max_steps", "stopped", "failed")
 #: int32 words before the per-lane words.
 HEADER = len(Header._fields)
 #: int32 words per lane.
@@ -244,25 +250,11 @@ class Chunk(NamedTuple):
     words: np.ndarray  #: int32 ``(lanes_or_1, LANE_FIELDS)``
     leaves: list[np.ndarray]  #: per leaf, shape ``(lanes_or_1, window, *leaf_shape)``
 
-    @property
-    def first(self) -> np.ndarray:
-        """Each lane's first row in this chunk."""
-        return self.words[:, _COLUMN.first]
-
-    @property
-    def count(self) -> np.ndarray:
-        """Rows of each lane in this chunk (0: none new)."""
-        return self.words[:, _COLUMN.count]
-
-    @property
-    def slice_start(self) -> np.ndarray:
-        """The row each lane's window starts at on the device (clamped near the end)."""
-        return self.words[:, _COLUMN.slice_start]
-
-    @property
-    def status(self) -> np.ndarray:
-        """Each lane's end status code as the device knows it (0: still running)."""
-        return self.words[:, _COLUMN.status]
+    # Each lane's `LaneWords` (see there), as int32 ``(lanes_or_1,)``.
+    first = property(lambda self: self.words[:, _COLUMN.first], doc="Lanes' first rows here.")
+    count = property(lambda self: self.words[:, _COLUMN.count], doc="Lanes' new rows here.")
+    slice_start = property(lambda self: self.words[:, _COLUMN.slice_start], doc="Windows' starts.")
+    status = property(lambda self: self.words[:, _COLUMN.status], doc="Lanes' end status codes.")
 
     @property
     def rows(self) -> int:

@@ -56,10 +56,9 @@ STOP, EVERY, RUN = 0, 1, 2
 _ANSWER = jax.ShapeDtypeStruct((3,), jnp.int32)
 #: The answer of a loop that makes no host call: run on, nobody listens.
 NOBODY = tuple(_wire.NEVER if i == EVERY else 0 for i in range(3))
-#: End status codes a flush carries (an index into the host runtime's `STATUSES`; 0: running,
-#: and the host itself decides "stopped", 3). A scan that ran all its steps ends as converged,
-#: which a plot shows as "finished".
-CONVERGED, MAX_STEPS = 1, 2
+#: The end status codes a flush carries (`_wire.STATUSES`; 0: running). A scan that ran all its
+#: steps ends as converged, which a plot shows as "finished".
+CONVERGED, MAX_STEPS = (_wire.STATUSES.index(s) for s in ("converged", "max_steps"))
 
 
 class FlushArgs(NamedTuple):

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._wire import Layout, np_dtype
+from ..._wire import STATUSES, Layout, np_dtype
 
 __all__ = ["FAILED", "SEGMENT_BYTES", "STATUSES", "Run", "lane_index"]
 
@@ -29,8 +29,7 @@ __all__ = ["FAILED", "SEGMENT_BYTES", "STATUSES", "Run", "lane_index"]
 #: prints the copy cost).
 SEGMENT_BYTES = 1 << 20
 
-
-STATUSES = ("running", "converged", "max_steps", "stopped", "failed")
+# (`STATUSES`, a lane's status by its code, is the device-host contract's: `_wire`.)
 FAILED = STATUSES.index("failed")
 #: `STATUSES` by code, to name every lane's end at once (a code past them is a stop).
 _NAMES = np.array(STATUSES, dtype=object)

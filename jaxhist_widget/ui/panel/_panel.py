@@ -24,6 +24,7 @@ import anywidget
 import ipywidgets
 import traitlets
 
+from ..._host.runtime import STATUSES as RUN_STATUSES
 from ..look import TABLE_PATH, X_AXES
 from ..reduce import MAX_WEIGHT
 from ._esm import bundle
@@ -48,16 +49,15 @@ CSS_PATH = _front_end_path("panel.css")
 #: The data tables the front end imports as JSON (inlined into the bundle): the look table.
 TABLES = {TABLE_PATH.name: TABLE_PATH}
 
-#: Values of `LivePanel.status`: the run's (`Run.status`; the view says "finished" for
-#: ``converged``, which only means ``cond`` became False) and the panel's own: ``idle`` (no
-#: run), ``compiling`` (attached, waiting for the loop to start) and ``error``.
+#: Values of `LivePanel.status`: the run's (`Run.status`, spelled in `_wire.STATUSES`; the view
+#: says "finished" for ``converged``, which only means ``cond`` became False, and "error" for
+#: ``failed``, with the error's text) and the panel's own: ``idle`` (no run), ``compiling``
+#: (attached, waiting for the loop to start), ``interrupted`` (a stored run whose process
+#: died) and ``error``.
 STATUSES = (
     "idle",
     "compiling",
-    "running",
-    "converged",
-    "max_steps",
-    "stopped",
+    *(s for s in RUN_STATUSES if s != "failed"),
     "interrupted",
     "error",
 )

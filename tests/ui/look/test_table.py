@@ -11,7 +11,8 @@ import re
 
 import pytest
 
-from jaxhist_widget.ui import look
+from jaxhist_widget import _wire
+from jaxhist_widget.ui import look, panel
 from jaxhist_widget.ui.look import LOOK
 
 from ...helpers import ROOT
@@ -59,6 +60,19 @@ def test_the_badge_colours_are_the_panels_css_defaults() -> None:
         assert (declared(selector, "color") or base_ink) == ink, status
         checked += 1
     assert checked >= 9
+
+
+def test_every_status_has_its_words_and_colours_and_the_table_no_other() -> None:
+    # Statuses are spelled once: a run's in the contract (`_wire.STATUSES`), the panel's own
+    # beside them (`panel.STATUSES`); the table holds their words, titles and colours, and
+    # "diverged", which the view shows over a run's status when its latest value is not finite.
+    ours = set(panel.STATUSES)
+    assert set(_wire.STATUSES) - {"failed"} <= ours  # a failed run shows "error" and its text
+    table = LOOK["status"]
+    assert set(table["words"]) == ours | {"diverged"}
+    assert set(table["badge_colors"]) == ours | {"diverged", "unknown"}
+    assert set(table["titles"]) == (ours | {"diverged"}) - {"running", "error"}  # (own text)
+    assert table["can_diverge"] == tuple(s for s in _wire.STATUSES if s != "failed")
 
 
 def test_the_table_is_read_only() -> None:
