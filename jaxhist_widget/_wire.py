@@ -4,19 +4,18 @@ The traced loop (the device side) and the host runtime agree here, and nowhere e
 
 - `Layout`: what a row looks like (leaf names, shapes, dtypes), fixed at trace time;
 - the byte budgets that size a *window* (the static number of rows per lane one host call
-  carries: the loop sends a whole window per *flush*, only the rows new since the last flush
-  being valid) — `CHUNK_BYTES`, `LANES_CHUNK_BYTES`, `window_rows`;
+  carries: a whole window per *flush*, only the rows new since the last flush valid) —
+  `CHUNK_BYTES`, `LANES_CHUNK_BYTES`, `window_rows`;
 - the *header* of a flush — `HEADER` words (`Header`), then `LANE_FIELDS` words per lane
-  (`LaneWords`) — and the windows that follow it, one per leaf: the lane words and the
-  windows made on the device (`lane_words`, `words` for leaves narrower than 32 bits, traced
-  JAX), the header joined to them on the host (`pack_head`), all unpacked there (`decode`);
+  (`LaneWords`, a lane's status one of `STATUSES`) — and the windows after it, one per leaf,
+  made on the device (`lane_words`, `words`: traced JAX), the header joined on the host
+  (`pack_head`), all unpacked there (`decode`);
 - the host's answer — ``[stop, next_interval]`` (`answer`), the *interval* being the rows until
   the next flush (`NEVER` when nobody listens);
 - the two host entry points the device calls (`open_run`, `receive_chunk`), served by whatever
   host runtime `connect` was given (the device layer never imports the host's threads).
 
-Glossary: a *chunk* is the rows one flush delivers; a *window* is the static slice of the
-history buffer that carries them; the *interval* is how many steps pass between flushes.
+A *chunk* is the rows one flush delivers.
 """
 
 from __future__ import annotations
@@ -227,11 +226,11 @@ class LaneWords(NamedTuple):
     status: int  #: the lane's end status as the device knows it: its index in `STATUSES`
 
 
-#: A lane's statuses; its code on the wire is its index: 0 while it runs, then how it ended
-#: (the device knows two ends, the host decides "stopped" and "failed"). Every other spelling
-#: derives from this one: `Run.status`, the panel's statuses, and the words and colours of
-#: ``ui/look/look.json``, which tests/ui/look checks against it.
+#: A lane's statuses, coded on the wire by index (0: running; the device knows two ends, the
+#: host decides "stopped" and "failed"). Every other spelling derives from this one: `Run.status`,
+#: the panel's, the words and colours of ``ui/look/look.json`` (checked in tests/ui/look).
 STATUSES = ("running", "converged", "max_steps", "stopped", "failed")
+
 #: int32 words before the per-lane words.
 HEADER = len(Header._fields)
 #: int32 words per lane.
@@ -241,20 +240,33 @@ _COLUMN = LaneWords(*range(LANE_FIELDS))
 
 
 class Chunk(NamedTuple):
-    """A decoded flush. Its lane words are one int32 array in `LaneWords` order (`first`,
-    `count`, `slice_start`, `status` its columns): a host handles thousands of lanes with array
-    operations, never a Python object per lane."""
+    """A decoded flush. Its lane words are one int32 array, a column per `LaneWords` field: a
+    host handles thousands of lanes with array operations, never a Python object per lane."""
 
     run_id: int
     lanes: int | None  #: None for an unbatched run; may be 0 (a vmap over an empty batch)
     words: np.ndarray  #: int32 ``(lanes_or_1, LANE_FIELDS)``
     leaves: list[np.ndarray]  #: per leaf, shape ``(lanes_or_1, window, *leaf_shape)``
 
-    # Each lane's `LaneWords` (see there), as int32 ``(lanes_or_1,)``.
-    first = property(lambda self: self.words[:, _COLUMN.first], doc="Lanes' first rows here.")
-    count = property(lambda self: self.words[:, _COLUMN.count], doc="Lanes' new rows here.")
-    slice_start = property(lambda self: self.words[:, _COLUMN.slice_start], doc="Windows' starts.")
-    status = property(lambda self: self.words[:, _COLUMN.status], doc="Lanes' end status codes.")
+    @property
+    def first(self) -> np.ndarray:
+        """Each lane's first row in this chunk."""
+        return self.words[:, _COLUMN.first]
+
+    @property
+    def count(self) -> np.ndarray:  # type: ignore[override]  # (not tuple.count: a lane word)
+        """Rows of each lane in this chunk (0: none new)."""
+        return self.words[:, _COLUMN.count]
+
+    @property
+    def slice_start(self) -> np.ndarray:
+        """The row each lane's window starts at on the device (clamped near the end)."""
+        return self.words[:, _COLUMN.slice_start]
+
+    @property
+    def status(self) -> np.ndarray:
+        """Each lane's end status (`STATUSES` by code) as the device knows it."""
+        return self.words[:, _COLUMN.status]
 
     @property
     def rows(self) -> int:
@@ -275,9 +287,8 @@ _UNSIGNED = {2: jnp.uint2, 4: jnp.uint4, 8: jnp.uint8, 16: jnp.uint16}
 def words(x: jax.Array) -> jax.Array:
     """Any array as flat uint32 words, bit-exact (`element_words` per element).
 
-    32-bit words, not bytes: XLA's bitcast to uint8 widens every element into a new minor axis,
-    which packs far slower than a same-size bitcast. Narrow types are zero-extended to a word
-    each; 64-bit types become two words.
+    Words, not bytes: XLA's bitcast to uint8 widens every element into a new minor axis, which
+    packs far slower. Narrow types are zero-extended to a word each; 64-bit types take two.
 
     >>> words(jnp.array([1.0, -2.0], jnp.bfloat16)).tolist(), words(jnp.int4(-1)).tolist()
     ([16256, 49152], [15])
@@ -374,10 +385,8 @@ def connect(endpoint: Endpoint) -> None:
 
 
 def open_run(layout: Layout, token: Any = None) -> np.ndarray:
-    """Start a run: int32 ``[run_id, first_interval]`` (`NEVER`: nobody listens).
-
-    ``token`` only ties the call to the loop's input (see ``streaming.open_run``).
-    """
+    """Start a run: int32 ``[run_id, first_interval]`` (`NEVER`: nobody listens); ``token``
+    only ties the call to the loop's input (see ``streaming.open_run``)."""
     if _endpoint is None:
         return np.array([0, NEVER], np.int32)
     return _endpoint.open_run(layout, token)
