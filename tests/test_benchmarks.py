@@ -10,7 +10,7 @@ import pytest
 from .helpers import ROOT
 
 # A fresh Python process per case: kept out of the quick subset (see pyproject.toml).
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.bench]
 
 
 @pytest.mark.parametrize(
