@@ -2,6 +2,7 @@
 
 `slow_counter` is the one slow loop: a counter whose step also takes host time (a stand-in for
 heavy compute), jitted once per set of options, so tests that use the same one compile it once.
+`bit_pattern_loop` records every bit pattern of a dtype (the streaming and store round trips).
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 
 import jaxhist_widget as jhw
+from jaxhist_widget._wire import itemsize_bits
 
 
 @functools.cache
@@ -77,3 +80,41 @@ def least_squares_sweep(steps: int) -> Callable:
         )  # fmt: skip
 
     return solve
+
+
+def bit_patterns(dtype) -> tuple:
+    """The unsigned type of ``dtype``'s width, and how many of its bit patterns a row holds:
+    every one up to 8 bits (NaNs, -0, inf included), 256 of them past that."""
+    bits = itemsize_bits(jnp.dtype(dtype))
+    unsigned = {2: jnp.uint2, 4: jnp.uint4, 8: jnp.uint8, 16: jnp.uint16, 32: jnp.uint32}[bits]
+    return unsigned, min(2**bits, 256)
+
+
+def bit_pattern_loop(dtype, base: int = 0) -> Callable:
+    """``loop(offset) -> (final, history)``: 9 steps recording ``{"v": vector, "s": scalar}``
+    of ``dtype``, each row the bit patterns of `bit_patterns` from ``base`` on, rotated by the
+    step and ``offset`` (a bool: 0 and 1). Streams every 4 rows; vmaps over ``offset``."""
+    dtype = jnp.dtype(dtype)
+    unsigned, width = (None, 2) if dtype == jnp.bool_ else bit_patterns(dtype)
+
+    def record(c):
+        i, offset = c
+        codes = (offset + i * 7 + jnp.arange(width)) % width
+        if unsigned is None:
+            return {"v": codes.astype(jnp.bool_), "s": (i % 2).astype(jnp.bool_)}
+        pattern = (codes + base).astype(unsigned)
+        # a vector leaf and a scalar leaf (a scalar int4 used to fail at trace time)
+        return {"v": lax.bitcast_convert_type(pattern, dtype),
+                "s": lax.bitcast_convert_type(pattern[0], dtype)}  # fmt: skip
+
+    def loop(offset):
+        return jhw.while_loop(
+            lambda c: c[0] < 9,
+            lambda c: (c[0] + 1, c[1]),
+            (jnp.int32(0), offset),
+            max_steps=12,
+            record=record,
+            stream_every=4,
+        )
+
+    return loop

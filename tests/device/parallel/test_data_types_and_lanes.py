@@ -25,6 +25,7 @@ from jaxhist_widget._wire import (
 )
 
 from ...helpers.backends import BACKEND, ON_TPU
+from ...helpers.loops import bit_pattern_loop, bit_patterns
 
 # Sweeps of dtypes, transforms and compiled programs: kept out of the quick subset.
 pytestmark = pytest.mark.slow
@@ -156,13 +157,6 @@ PLAIN = ["bool", "int8", "uint8", "int16", "uint16", "bfloat16", "float16", "int
 ALL_DTYPES = [d for d in NARROW + PLAIN if hasattr(jnp, d) or d == "bool"]
 
 
-def bit_patterns(dtype):
-    """Every bit pattern of ``dtype``'s width, as values of ``dtype`` (NaNs, -0, inf included)."""
-    bits = itemsize_bits(jnp.dtype(dtype))
-    unsigned = {2: jnp.uint2, 4: jnp.uint4, 8: jnp.uint8, 16: jnp.uint16, 32: jnp.uint32}[bits]
-    return unsigned, min(2**bits, 256)
-
-
 #: What a TPU up to v5 refuses to record (`checks.check_chip_dtypes`): it has no float8 or
 #: float4 storage and no arrays of 2-bit integers.
 REFUSED_ON_TPU = ("float8_", "float4_", "int2", "uint2")
@@ -174,32 +168,9 @@ BASE = {"bfloat16": 0x3F80} if ON_TPU else {}
 @pytest.mark.parametrize("name", ALL_DTYPES)
 @pytest.mark.parametrize("batched", [False, True])
 def test_every_cpu_dtype_streams_bit_exact_with_its_numpy_dtype(name, batched):
-    dtype = jnp.dtype(name)
-    if dtype == jnp.bool_:
-        unsigned, width = None, 2
-    else:
-        unsigned, width = bit_patterns(dtype)
-    base = BASE.get(name, 0)
-
-    def record(c):
-        i, offset = c
-        codes = (offset + i * 7 + jnp.arange(width)) % width
-        if unsigned is None:
-            return {"v": codes.astype(jnp.bool_), "s": (i % 2).astype(jnp.bool_)}
-        pattern = (codes + base).astype(unsigned)
-        # a vector leaf and a scalar leaf (a scalar int4 used to fail at trace time)
-        return {"v": lax.bitcast_convert_type(pattern, dtype),
-                "s": lax.bitcast_convert_type(pattern[0], dtype)}  # fmt: skip
-
-    def loop(offset):
-        return jhw.while_loop(
-            lambda c: c[0] < 9,
-            lambda c: (c[0] + 1, c[1]),
-            (jnp.int32(0), offset),
-            max_steps=12,
-            record=record,
-            stream_every=4,
-        )
+    dtype, base = jnp.dtype(name), BASE.get(name, 0)
+    unsigned, width = (None, 2) if dtype == jnp.bool_ else bit_patterns(dtype)
+    loop = bit_pattern_loop(dtype, base=base)
 
     def run():
         if batched:

@@ -11,11 +11,10 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 import pytest
-from jax import lax
 
 import jaxhist_widget as jhw
-from jaxhist_widget._wire import itemsize_bits
 
+from ...helpers.loops import bit_pattern_loop
 from ...helpers.stores import DTYPES, same_bits, starts, tanh_loop
 
 
@@ -25,32 +24,7 @@ from ...helpers.stores import DTYPES, same_bits, starts, tanh_loop
 def test_every_dtype_round_trips_bit_exact_scalar_and_vector_with_lanes(tmp_path, name):
     """Every bit pattern of the dtype's width (NaNs, -0, inf), as a scalar and a vector leaf,
     unbatched and over 3 vmap lanes, reads back from the file bit for bit."""
-    dtype = jnp.dtype(name)
-    if dtype == jnp.bool_:
-        unsigned, width = None, 2
-    else:
-        bits = itemsize_bits(dtype)
-        unsigned = {2: jnp.uint2, 4: jnp.uint4, 8: jnp.uint8, 16: jnp.uint16, 32: jnp.uint32}
-        unsigned, width = unsigned[bits], min(2**bits, 256)
-
-    def record(c):
-        i, offset = c
-        codes = (offset + i * 7 + jnp.arange(width)) % width
-        if unsigned is None:
-            return {"v": codes.astype(jnp.bool_), "s": (i % 2).astype(jnp.bool_)}
-        pattern = codes.astype(unsigned)
-        return {"v": lax.bitcast_convert_type(pattern, dtype),
-                "s": lax.bitcast_convert_type(pattern[0], dtype)}  # fmt: skip
-
-    def loop(offset):
-        return jhw.while_loop(
-            lambda c: c[0] < 9,
-            lambda c: (c[0] + 1, c[1]),
-            (jnp.int32(0), offset),
-            max_steps=12,
-            record=record,
-            stream_every=4,
-        )
+    loop = bit_pattern_loop(name)
 
     path = tmp_path / "runs.db"
     with jhw.Store(path):
