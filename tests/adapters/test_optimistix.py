@@ -18,6 +18,7 @@ import jaxhist_widget as jhw
 optx = pytest.importorskip("optimistix")
 jhw_optx = pytest.importorskip("jaxhist_widget.optimistix")
 
+from ..helpers.backends import callback_errors_raise  # noqa: E402
 from ..helpers.sinks import InterruptAfter, StopAfter  # noqa: E402
 
 
@@ -150,6 +151,7 @@ def test_a_stop_or_an_interrupt_returns_the_iterate_so_far_as_not_converged(how)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+@callback_errors_raise
 def test_a_stopped_solve_under_throw_raises_as_a_capped_one_does():
     with (
         StopAfter(rows=10) as sink,

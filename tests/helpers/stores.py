@@ -51,7 +51,10 @@ def same_bits(a, b):
     """Equal bit for bit (NaN payloads and -0 included), with the same dtype and shape."""
     a, b = np.asarray(a), np.asarray(b)
     assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, b.dtype, a.shape, b.shape)
-    np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+    # contiguous first: a device array may come back in another layout (a TPU's lanes)
+    np.testing.assert_array_equal(
+        np.ascontiguousarray(a).view(np.uint8), np.ascontiguousarray(b).view(np.uint8)
+    )
 
 
 def child(code: str) -> list[str]:
@@ -59,10 +62,16 @@ def child(code: str) -> list[str]:
     return [sys.executable, "-c", textwrap.dedent(code)]
 
 
-#: The environment of a child process: the package this process imports, on the CPU.
+#: The environment of a child process: the package this process imports (before what this
+#: process's path holds: a machine's own JAX may be there, as on a TPU), on the CPU.
 CHILD_ENV = {
     **os.environ,
-    "PYTHONPATH": str(Path(jhw.__file__).resolve().parents[1]),
+    "PYTHONPATH": os.pathsep.join(
+        [
+            str(Path(jhw.__file__).resolve().parents[1]),
+            *filter(None, [os.environ.get("PYTHONPATH")]),
+        ]
+    ),
     "JAX_PLATFORMS": "cpu",
 }
 

@@ -40,10 +40,10 @@ def run_streaming(
     flush = streaming.make_flush(layout)
     init = initial_state(carry, bufs, cont, answer=answer)
     # At least one chunk, even when no lane takes a step: its flush ends the run on the host.
-    return lax.while_loop(lambda s: s.more, functools.partial(_chunk, loop, flush), init)
+    return lax.while_loop(lambda s: s.more, functools.partial(_chunk, loop, layout, flush), init)
 
 
-def _chunk(loop: Loop, flush: Callable, s: State) -> State:
+def _chunk(loop: Loop, layout: Layout, flush: Callable, s: State) -> State:
     """Up to ``every`` steps, then one flush of their rows (`streaming.make_flush`).
 
     Flushing between two inner loops (not inside a `cond` in the step) keeps the history
@@ -52,7 +52,9 @@ def _chunk(loop: Loop, flush: Callable, s: State) -> State:
     """
     zero = jnp.int32(0)
     active = s.live  # False for vmap lanes that finished before this chunk
-    every = s.answer[streaming.EVERY]
+    # what the flush below is given per lane: batched exactly when it is (see `interval`)
+    lane_state = (s.bufs, s.n, s.flushed, s.status, s.live, s.cont)
+    every = streaming.interval(layout, s.answer, lane_state)
     limit = jnp.minimum(s.flushed + jnp.minimum(every, loop.max_rows), loop.max_rows)
     s = run_until(loop, s, limit, streamed=True)
     # The host gets values, not tangents: without stop_gradient, jvp/jacfwd would push

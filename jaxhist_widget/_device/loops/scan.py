@@ -162,10 +162,10 @@ def scan(
         answer = streaming.open_run(layout, plan.first)
         flush = streaming.make_flush(layout)
     else:
-        answer, flush = jnp.array(streaming.NOBODY, jnp.int32), None
+        answer, flush, layout = jnp.array(streaming.NOBODY, jnp.int32), None, None
     state = _State(init, bufs, jnp.int32(1), jnp.int32(0), answer)
     zeros = jax.tree_util.tree_map(_zeros, y_shape)
-    body = functools.partial(_step, f, plan, max_rows, flush, zeros)
+    body = functools.partial(_step, f, plan, max_rows, layout, flush, zeros)
     out, ys = lax.scan(body, state, xs, length=length, reverse=reverse, unroll=unroll)
     if streaming_on and _last_step_unrolled(length, unroll):
         _keep(out.answer)
@@ -174,7 +174,7 @@ def scan(
     return (out.carry, ys), plan.history(out.bufs, out.n, max_rows)
 
 
-def _step(f, plan: rows.Rows, max_rows: int, flush, zeros, s: _State, x):
+def _step(f, plan: rows.Rows, max_rows: int, layout, flush, zeros, s: _State, x):
     """One step of the recording scan: ``f`` unless stopped, its row, a flush when due."""
     go = s.answer[streaming.STOP] == 0
     carry, y = lax.cond(go, f, lambda c, x: (c, zeros), s.carry, x)
@@ -190,7 +190,8 @@ def _step(f, plan: rows.Rows, max_rows: int, flush, zeros, s: _State, x):
     # The last step's flush carries the end status (all steps ran: "converged", which a plot
     # shows as "finished"), and ends the run on the host.
     last = n >= max_rows
-    due = go & ((n - s.flushed >= s.answer[streaming.EVERY]) | last)
+    every = streaming.interval(layout, s.answer, (s.bufs, s.n, s.flushed))
+    due = go & ((n - s.flushed >= every) | last)
     status = jnp.where(last, streaming.CONVERGED, 0).astype(jnp.int32)
 
     def send(answer, bufs, n, flushed):

@@ -94,20 +94,18 @@ def open_run(layout: Layout, init: list[jax.Array]) -> jax.Array:
         return hostcall.call(functools.partial(_open_run, layout), _ANSWER, *token)
 
     devices.check_mesh()
-    token = _lanes_token(layout)(_token(init))
+    token = _lanes_token(_token(init))
     return devices.on_first_device(
         jnp.bool_(True), call, lambda _: jnp.zeros(3, jnp.int32), token, axes=devices.manual_axes()
     )
 
 
 def _open_run(layout: Layout, *token) -> np.ndarray:
-    """Host side of `open_run`: the first interval capped at the window, which the token's
-    last piece holds (its other pieces are only there to be depended on). The host may ask
-    for more rows than a window of this loop carries: its pace of an earlier run of the same
-    loop with fewer vmap lanes (`_pace.Pace.first`)."""
-    run_id, every = _wire.open_run(layout, token[:-1]).tolist()
-    if every < _wire.NEVER:  # somebody listens
-        every = min(every, int(np.asarray(token[-1]).reshape(-1)[0]))
+    """Host side of `open_run`: the run id and the first interval, which may be more rows
+    than a window of this loop carries (the host does not know the lanes: its pace of an
+    earlier run of the same loop with fewer vmap lanes, `_pace.Pace.first`); `interval` caps
+    it on the device. The token is only there to be depended on."""
+    run_id, every = _wire.open_run(layout, token).tolist()
     return _answer(stop=0, every=every, run_id=run_id)
 
 
@@ -138,28 +136,51 @@ def _token(leaves: list[jax.Array]) -> list[jax.Array]:
     return parts or [jnp.zeros(1, jnp.uint32)]
 
 
-def _lanes_token(layout: Layout):
-    """``token -> token + [window]``: the token, one for all lanes under vmap (one run, one
-    host call), and the rows a window carries (`_window`), which only the vmap rule knows."""
+@custom_vmap
+def _lanes_token(token: list[jax.Array]) -> list[jax.Array]:
+    """The token, one for all lanes under vmap (one run, one host call)."""
+    return token
+
+
+@_lanes_token.def_vmap
+def _lanes_token_rule(axis_size, in_batched, token):
+    # Declared unbatched, so of the unbatched shape; a sum over the lanes still depends on
+    # every lane's input (all the token is for). A sum, not a bitwise or: lanes sharded over
+    # devices make it a cross-device reduction, and XLA has none for bitwise or.
+    (batched,) = in_batched
+    out = [
+        jnp.sum(t, axis=0, dtype=t.dtype) if b else t for t, b in zip(token, batched, strict=True)
+    ]
+    return out, [False] * len(out)
+
+
+def interval(layout: Layout, answer: jax.Array, lane_state) -> jax.Array:
+    """Rows until the next flush: the host's `EVERY`, never more than one flush's window
+    carries (`NEVER`, nobody listening, as it is).
+
+    ``lane_state``: the per-lane values the flush is given (its buffers, counters, statuses).
+    Under vmap they are batched exactly when the flush is, and then the lanes share the
+    window, which only a vmap rule can know: the run's opening call may not (when every lane
+    starts alike, nothing it is given is batched), so the first interval the host remembers
+    from an earlier run with fewer lanes was sent in full, and the host lost those rows.
+    """
 
     @custom_vmap
-    def lanes_token(token: list[jax.Array]) -> list[jax.Array]:
-        return [*token, jnp.full(1, _window(layout, False, 1), jnp.int32)]
+    def capped(every, lane_state):
+        return _cap(every, _window(layout, False, 1))
 
-    @lanes_token.def_vmap
-    def rule(axis_size, in_batched, token):
-        # Declared unbatched, so of the unbatched shape; a sum over the lanes still depends on
-        # every lane's input (all the token is for). A sum, not a bitwise or: lanes sharded
-        # over devices make it a cross-device reduction, and XLA has none for bitwise or.
-        (batched,) = in_batched
-        out = [
-            jnp.sum(t, axis=0, dtype=t.dtype) if b else t
-            for t, b in zip(token, batched, strict=True)
-        ]
-        out.append(jnp.full(1, _window(layout, True, axis_size), jnp.int32))
-        return out, [False] * len(out)
+    @capped.def_vmap
+    def rule(axis_size, in_batched, every, lane_state):
+        if in_batched[0]:
+            every = jnp.min(every, axis=0)  # the same in every lane
+        return _cap(every, _window(layout, True, axis_size)), False
 
-    return lanes_token
+    # values only: a custom_vmap function takes no tangents (see `make_flush`)
+    return capped(answer[EVERY], lax.stop_gradient(lane_state))
+
+
+def _cap(every: jax.Array, window: int) -> jax.Array:
+    return jnp.where(every >= _wire.NEVER, every, jnp.minimum(every, window))
 
 
 def _pack(

@@ -65,10 +65,25 @@ class Sink:
     (0.78125, 8)
     """
 
-    #: The name given to the runs that start while this sink is attached, unless a `named`
-    #: block or a runner's ``name=`` names them (`Run.name`; None: a name made up from the
-    #: runner's call or the cell, else the plot's ``run N``). `Store` takes it as ``name=``.
-    name: str | None = None
+    _name: str | None = None
+
+    @property
+    def name(self) -> str | None:
+        """The name given to the runs that start while this sink is attached, unless a `named`
+        block or a runner's ``name=`` names them (`Run.name`; None: a name made up from the
+        runner's call or the cell, else the plot's ``run N``). `Store` takes it as ``name=``.
+
+        Set inside a block, it names the loops called after it: where dispatch is asynchronous
+        (a TPU, a GPU) a loop called before may not have started yet, so setting it waits for
+        them first.
+        """
+        return self._name
+
+    @name.setter
+    def name(self, value: str | None) -> None:
+        if getattr(self, "_attach_depth", 0):
+            wait_for_device()
+        self._name = value
 
     #: Whether the loop may go on before this sink has seen a chunk's rows (no stop it asks
     #: for depends on them). None: decided from what the sink does — False when it has an
@@ -125,6 +140,9 @@ class Sink:
             yield
             return
         entry = (name, given)
+        # Loops called before keep the names they were called under (see `name`): they may
+        # not have started yet where dispatch is asynchronous.
+        wait_for_device()
         with self._lock:
             self._names.append(entry)
         try:

@@ -284,6 +284,18 @@ check(a.runs[1], second, None, "converged")
 rec = jhw.Recorder()
 _, third = rec.run(run, B, x0, 2_000)  # a runner: the same
 check(rec.runs[-1], third, None, "converged")
+# A name set in a block names the loops called after it, not those called before that have
+# not started yet (they were named by the last name set: all three "third").
+# (Results kept: on CPU devices a block waits for the arrays a loop makes, not its program.)
+with jhw.Recorder() as named:
+    named.name = "first"
+    outs = [run(B, x0, n)]
+    named.name = "second"
+    outs.append(run(B, x0 * 0.5, n))
+    with named.named("third"):
+        outs.append(run(B, x0, n))
+    outs.append(run(B, x0, n))
+assert [r.name for r in named.runs] == ["first", "second", "third", "second"], named.runs
 print("SYNCHRONOUS" if not early else "ASYNCHRONOUS")
 print("OK")
 """,

@@ -369,7 +369,9 @@ def test_a_run_with_no_step_is_closed_by_its_only_flush(count_calls, lanes):
 
 
 # ------------------------------------------------------------ a loop's pace, remembered
-def test_a_loop_run_again_with_more_lanes_keeps_every_row(monkeypatch):
+@pytest.mark.parametrize("kind", ["while_loop", "scan"])
+@pytest.mark.parametrize("start", ["per lane", "shared"])
+def test_a_loop_run_again_with_more_lanes_keeps_every_row(monkeypatch, start, kind):
     # On an accelerator a loop run again starts at the pace its last run ended with (one or
     # two calls for a short loop, not a ramp from one row). A vmapped loop's window shrinks
     # with its lanes while its Layout stays the same: the first interval remembered from a run
@@ -379,10 +381,22 @@ def test_a_loop_run_again_with_more_lanes_keeps_every_row(monkeypatch):
 
     monkeypatch.setattr(devices, "accelerated", lambda: True)  # an accelerator's budgets, pace
 
-    def loop(x):
+    def loop(rate):
+        # "shared": every lane starts from the same value, only its rate differs (a sweep of
+        # step sizes): row 0 is the same in every lane, so the run opens with nothing batched
+        # (the first interval was capped at one lane's window: 64 lanes lost rows on a TPU).
+        x = rate if start == "per lane" else jnp.float32(1.0)
+        if kind == "scan":
+            (x, _), hist = jhw.scan(
+                lambda c, _: (c * (1.0 - 0.001 * rate), None),
+                x,
+                length=3000,
+                record=lambda c, _: c * jnp.ones(256),  # 1 KiB a row
+            )
+            return x, hist
         return jhw.while_loop(
             lambda c: c[0] < 3000,
-            lambda c: (c[0] + 1, c[1] * 0.999),
+            lambda c: (c[0] + 1, c[1] * (1.0 - 0.001 * rate)),
             (jnp.int32(0), x),
             max_steps=3000,
             record=lambda c: c[1] * jnp.ones(256),  # 1 KiB a row

@@ -88,6 +88,7 @@ def test_the_loop_goes_on_while_rows_are_filed_and_every_row_is_in_when_it_retur
     f = jax.jit(jax.vmap(solve))
     with jhw.Recorder() as rec:
         _, hist = f(x0)
+        jax.block_until_ready(hist)  # where dispatch is asynchronous, the loop runs now
         # Still inside the block (nothing drained yet): the chunk that ended the run waited
         # for every chunk before it, so all rows of all lanes are filed, in order.
         run = rec.runs[-1]

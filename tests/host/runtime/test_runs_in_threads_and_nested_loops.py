@@ -15,6 +15,7 @@ from jax import lax
 import jaxhist_widget as jhw
 from jaxhist_widget._host import HUB
 
+from ...helpers.backends import callback_errors_raise
 from ...helpers.loops import failing_solve, slow_counter
 
 
@@ -124,6 +125,7 @@ class EndLog(jhw.Recorder):
 
 
 @pytest.mark.slow  # compiles several loops: kept out of the quick subset
+@callback_errors_raise
 def test_a_caught_error_inside_the_block_leaves_no_run_running_nor_a_stale_stop():
     bad = failing_solve()  # its host step raises at the 4th step
     good = jax.jit(lambda x: jhw.while_loop(lambda c: c < 50.0, lambda c: c + 1.0, x, max_steps=60))
@@ -184,6 +186,7 @@ def test_a_slow_sink_slows_only_its_own_updates():
     assert run.status == "converged"
 
 
+@callback_errors_raise
 def test_a_run_that_outlives_its_block_in_a_thread_and_raises_ends_failed():
     # Issue 31: a run started on a worker thread inside `with rec:` outlives the block (it is
     # given up, then taken up again when rows come); its computation then raises: it read

@@ -15,6 +15,7 @@ import pytest
 
 import jaxhist_widget as jhw
 
+from ...helpers.backends import callback_errors_raise
 from ...helpers.loops import failing_solve, slow_counter
 
 
@@ -178,6 +179,7 @@ def test_a_stale_stop_outside_any_run_is_ignored():
     assert rec.runs[-1].status == "converged" and int(hist.length) == 5
 
 
+@callback_errors_raise
 def test_a_run_that_raises_ends_as_failed_and_frees_the_interrupt():
     rec = jhw.Recorder()
     with pytest.raises(Exception, match="host step failed"):
@@ -187,6 +189,7 @@ def test_a_run_that_raises_ends_as_failed_and_frees_the_interrupt():
     assert run.history()[1].tolist()[:3] == [0.0, 1.0, 2.0]  # rows before the failure kept
 
 
+@callback_errors_raise
 def test_liveplot_shows_a_failed_run_as_an_error():
     live = jhw.LivePlot()
     with pytest.raises(Exception, match="host step failed"), live:

@@ -18,6 +18,8 @@ import jaxhist_widget as jhw
 from jaxhist_widget._host.store import _liveness as liveness
 from jaxhist_widget._host.store import _schema as schema
 
+from ...helpers.stores import CHILD_ENV
+
 
 def halve(x0: float = 10.0):
     return jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, jnp.float32(x0), max_steps=9)
@@ -159,7 +161,7 @@ def test_a_killed_writers_run_reads_interrupted_to_a_reader_that_has_its_pid(tmp
     # (no /proc, or no boot id in a sandbox).
     path = tmp_path / "runs.db"
     proc = subprocess.Popen(
-        [sys.executable, "-c", KILLED, str(path)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", KILLED, str(path)], stdout=subprocess.PIPE, text=True, env=CHILD_ENV
     )
     try:
         assert proc.stdout.readline().strip() == "filed"

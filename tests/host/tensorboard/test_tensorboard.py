@@ -29,8 +29,8 @@ from jaxhist_widget._host.tensorboard import _files as _tensorboard_files
 from jaxhist_widget._host.tensorboard._files import RunFiles
 from jaxhist_widget._wire import Layout
 
-from ...helpers import ROOT
 from ...helpers.loops import failing_solve
+from ...helpers.stores import CHILD_ENV
 from ...helpers.tensorboard import read_events, run_names
 
 pytest.importorskip("tensorboard")
@@ -425,12 +425,11 @@ print("finished", flush=True)
 def test_a_process_killed_mid_run_leaves_every_written_chunk_readable(tmp_path):
     from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
 
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cpu"}
     proc = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(KILLED), str(tmp_path)],
         stdout=subprocess.PIPE,
         text=True,
-        env=env,
+        env=CHILD_ENV,
     )
     seen = 0
     try:
