@@ -161,7 +161,13 @@ def measure(lanes: int, steps: int, m: int, d: int, rounds: int) -> dict:
             jax.tree_util.tree_map(lambda x: x.copy(), fetched)
         copies.append(time.perf_counter() - t)
     reduce = reduce_seconds(recorded, rounds) if RunDrawing is not None else None
+    reads = []
+    for _ in range(max(3, rounds)):  # what a user's `rec.history()` of the sweep costs
+        t = time.perf_counter()
+        recorded.history()
+        reads.append(time.perf_counter() - t)
     return {
+        "read": statistics.median(reads),
         "med": med,
         "calls": host,
         "copy": statistics.median(copies),
@@ -222,6 +228,10 @@ def main(argv=None) -> dict:
             f"{res['copy'] * 1e3:.1f} ms: {ratio:.1f}x the copy"
         )
         checks[f"{lanes} lanes: streaming <= 1.5x the copy of its bytes"] = ratio <= 1.5
+        print(
+            f"{lanes} lanes: the Recorder's history() of the sweep (every lane's rows) in "
+            f"{res['read'] * 1e3:.1f} ms (the device's history fetched: {res['copy'] * 1e3:.1f} ms)"
+        )
         if res["reduce"] is not None:
             print(
                 f"{lanes} lanes: the plot reduces the whole sweep in {res['reduce'] * 1e3:.1f} ms"

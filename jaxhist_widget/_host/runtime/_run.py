@@ -349,9 +349,30 @@ class Run:
         The arrays are read-only views of the run's storage (shared by every sink); copy them
         (``np.array(...)``) to edit.
         """
-        lanes = 1 if self.lanes is None else self.lanes
-        trees = [self.layout.treedef.unflatten(self.lane_rows(i)) for i in range(lanes)]
-        return trees[0] if self.lanes is None else trees
+        if self.lanes is None:
+            return self.layout.treedef.unflatten(self.lane_rows(0))
+        leaves, counts = self._all_lanes()
+        unflatten = self.layout.treedef.unflatten
+        return [unflatten([x[i, :c] for x in leaves]) for i, c in enumerate(counts.tolist())]
+
+    def _all_lanes(self) -> tuple[list[np.ndarray], np.ndarray]:
+        """Every lane's rows, one read-only ``(lanes, rows, *shape)`` array per leaf (rows past
+        a lane's count undefined), and the counts: the segments joined once per leaf, not
+        once per lane (a sweep of 4,096 lanes in ~40 segments read in seconds that way)."""
+        with self._lock:
+            counts = self._counts.copy()
+            end = int(counts.max()) if counts.size else 0
+            segs = self._segs[: -(-end // self._seg_rows)] if end else []
+            if segs:
+                out = [
+                    bufs[0][:, :end] if len(bufs) == 1 else np.concatenate(bufs, axis=1)[:, :end]
+                    for bufs in zip(*segs, strict=True)
+                ]
+            else:
+                out = [np.zeros((len(counts), 0, *s), np_dtype(d)) for s, d in self._leaf_specs()]
+        for rows in out:
+            rows.setflags(write=False)  # a view of the storage where one segment holds it
+        return out, counts
 
     def __repr__(self) -> str:
         return (

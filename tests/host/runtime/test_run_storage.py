@@ -47,6 +47,13 @@ def block(lanes: list[int], start: int, count: int) -> list[np.ndarray]:
     return [np.stack([leaves[i] for leaves in per_lane]) for i in range(2)]
 
 
+def history_of(run: Run, lanes: int) -> list[list[np.ndarray]]:
+    """`Run.history` as a list per lane of ``[loss, x]`` (one lane for an unbatched run)."""
+    trees = run.history() if run.lanes is not None else [run.history()]
+    assert len(trees) == lanes
+    return [[tree["loss"], tree["x"]] for tree in trees]
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     rounds=st.integers(1, 8),
@@ -78,7 +85,13 @@ def test_rows_read_back_exactly_across_segments_and_lane_groups(rounds, lanes, r
                 count[lane] += size
             todo = [lane for lane in todo if lane not in group]
         earlier.append([np.array(a) for a in run.lane_rows(0)] + run.lane_rows(0))
+        views = history_of(run, n_lanes)[-1]  # the last lane's, read at once with the others
+        earlier.append([np.array(a) for a in views] + views)
     assert run.counts == count
+    for lane, views in enumerate(history_of(run, n_lanes)):  # every lane, read at once
+        for got, w in zip(views, rows_of(lane, 0, count[lane]), strict=True):
+            np.testing.assert_array_equal(got, w)
+            assert got.dtype == w.dtype and not got.flags.writeable
     for lane in range(n_lanes):
         want = rows_of(lane, 0, count[lane])
         for got, w in zip(run.lane_rows(lane), want, strict=True):
