@@ -194,6 +194,10 @@ class InterruptBridge(Generic[S]):
         finally:
             self._host_calls.depth = depth
 
+    def in_host_call(self) -> bool:
+        """Whether the calling thread is inside one of the loop's host calls (`host_call`)."""
+        return bool(getattr(self._host_calls, "depth", 0))
+
     def poll(self) -> None:
         """Count the presses that arrived (any thread; one non-blocking ``recv`` if none)."""
         with self._locked():

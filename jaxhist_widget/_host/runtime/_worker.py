@@ -106,6 +106,11 @@ class Worker:
         self._local = threading.local()  # the keys this thread runs a task of, innermost last
 
     # ------------------------------------------------------------------------- public
+    def on_worker_thread(self) -> bool:
+        """Whether the calling thread is one of this worker's (a sink's hook runs there)."""
+        with self._cond:
+            return threading.current_thread() in self._threads
+
     def submit(self, key: Hashable, fn: Callable[..., Any], *args: Any) -> None:
         """Run ``fn(*args)`` on a worker thread, after every task of ``key`` submitted before."""
         self._after_fork()

@@ -81,7 +81,10 @@ class Sink:
 
     @name.setter
     def name(self, value: str | None) -> None:
-        if getattr(self, "_attach_depth", 0):
+        # Not from a hook (a worker thread) nor inside a host call: the device may be waiting
+        # on that very thread, and the loops called before are then running already.
+        inside = HUB.worker.on_worker_thread() or HUB.interrupts.in_host_call()
+        if getattr(self, "_attach_depth", 0) and not inside:
             wait_for_device()
         self._name = value
 

@@ -296,6 +296,16 @@ with jhw.Recorder() as named:
         outs.append(run(B, x0, n))
     outs.append(run(B, x0, n))
 assert [r.name for r in named.runs] == ["first", "second", "third", "second"], named.runs
+# ... but not from a hook: the loop waits on that very thread for the rows (a sink with an
+# on_rows), so the name is set at once, as before (waiting there never returned).
+class Renaming(jhw.Recorder):
+    def on_rows(self, run, lanes):
+        self.name = f"after {run.counts[0]} rows"
+with Renaming() as renaming:
+    _, renamed = run(B, x0, n)
+    _, again = run(B, x0, n)
+assert renaming.runs[-1].name.startswith("after"), renaming.runs
+check(renaming.runs[0], renamed, None, "converged")
 print("SYNCHRONOUS" if not early else "ASYNCHRONOUS")
 print("OK")
 """,
