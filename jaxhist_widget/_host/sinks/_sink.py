@@ -81,11 +81,8 @@ class Sink:
 
     @name.setter
     def name(self, value: str | None) -> None:
-        # Not from a hook (a worker thread) nor inside a host call: the device may be waiting
-        # on that very thread, and the loops called before are then running already.
-        inside = HUB.worker.on_worker_thread() or HUB.interrupts.in_host_call()
-        if getattr(self, "_attach_depth", 0) and not inside:
-            wait_for_device()
+        if getattr(self, "_attach_depth", 0):
+            _wait_for_earlier_loops()
         self._name = value
 
     #: Whether the loop may go on before this sink has seen a chunk's rows (no stop it asks
@@ -145,7 +142,7 @@ class Sink:
         entry = (name, given)
         # Loops called before keep the names they were called under (see `name`): they may
         # not have started yet where dispatch is asynchronous.
-        wait_for_device()
+        _wait_for_earlier_loops()
         with self._lock:
             self._names.append(entry)
         try:
@@ -385,3 +382,11 @@ def _block_until_ready(result: Any, poll: float = 0.01) -> None:
     wait_for(arrays, poll)
     wait_for_device(poll)
     jax.block_until_ready([x for x in arrays if not x.is_deleted()])
+
+
+def _wait_for_earlier_loops() -> None:
+    """`wait_for_device` before a name changes, except from a hook (a worker thread) or inside
+    a host call: the device may be waiting on that very thread (for a chunk's rows), and the
+    loops called before are running already."""
+    if not (HUB.worker.on_worker_thread() or HUB.interrupts.in_host_call()):
+        wait_for_device()
