@@ -14,7 +14,7 @@ has the numbers).
 Compile cost: on CPU, XLA compiles each kernel (fusion) of a program to machine code of its
 own, and those make most of the time a new ``jit`` of a loop takes. So the device packs
 nothing it need not: 32- and 64-bit windows go as the buffers hold them (`_on_wire`), the
-header's static words are added on the host (`_receive`, which also caps the interval), and
+header's static words are added on the host (`_receive`), and
 the host's answer stays one array, kept as is by a skipped flush.
 
 Under ``jax.vmap`` a plain callback runs once per lane. `flush` is therefore a
@@ -230,13 +230,13 @@ def _receive(
 ) -> np.ndarray:
     """Host side of a flush: the chunk as `_wire.decode` reads it, handed to the registry.
 
-    Returns the loop's next answer (`STOP`, `EVERY`, `RUN`), the interval capped at ``window``:
-    never ask for more rows than a window carries (vmap lanes share it; the host may not know).
+    Returns the loop's next answer (`STOP`, `EVERY`, `RUN`); the loop caps its interval at
+    the window (`interval`).
     """
     run_id = int(np.asarray(answer)[RUN])
     head = _wire.pack_head(run_id, lanes, window, per_lane)
     stop, every = _wire.receive_chunk(layout, head, *windows).tolist()
-    return _answer(stop=int(bool(stop)), every=min(every, window), run_id=run_id)
+    return _answer(stop=int(bool(stop)), every=every, run_id=run_id)
 
 
 def _on_wire(window: jax.Array) -> jax.Array:

@@ -264,7 +264,12 @@ class Run:
         if type(self).rows_since is not Run.rows_since:  # a subclass keeps its rows elsewhere
             per_lane = [self.rows_since(int(lane), start, stop) for lane in lanes]
             return [np.stack(leaf) for leaf in zip(*per_lane, strict=True)] if per_lane else []
-        at, pieces = self._pieces(lanes, start, stop)
+        return self._joined(lanes, start, stop, *self._pieces(lanes, start, stop))
+
+    def _joined(
+        self, lanes: Any, start: int, stop: int, at: Any, pieces: list[list[tuple]]
+    ) -> list[np.ndarray]:
+        """`block`'s arrays from `_pieces`: one read-only array per leaf, segments joined."""
         if not pieces or not len(lanes):
             out = [
                 np.zeros((len(lanes), max(0, stop - start), *s), np_dtype(d))
@@ -298,14 +303,16 @@ class Run:
         out.setflags(write=False)
         return out
 
-    def _pieces(self, lanes: Any, start: int, stop: int) -> tuple[Any, list[list[tuple]]]:
+    def _pieces(
+        self, lanes: Any, start: int, stop: int, short_ok: bool = False
+    ) -> tuple[Any, list[list[tuple]]]:
         """``lanes`` as an index, and per storage segment holding rows ``start .. stop``, per
         leaf: ``(segment's first row, first row, end row, storage)`` (checked: every lane has
-        the rows)."""
+        the rows, unless ``short_ok``: then a short lane's rows past its count are undefined)."""
         lanes = np.asarray(lanes, np.int64)
         with self._lock:
             have = np.asarray(self._counts, np.int64)[lanes]
-            if len(lanes) and (have.min() < stop or start < 0):
+            if len(lanes) and ((have.min() < stop and not short_ok) or start < 0):
                 raise ValueError(f"run {self.id}: rows {start}..{stop} of lanes not received")
             at, size = lane_index(lanes.tolist()) if len(lanes) else [], self._seg_rows
             segments = range(max(start, 0) // size, -(-stop // size)) if stop > start else range(0)
@@ -349,30 +356,16 @@ class Run:
         The arrays are read-only views of the run's storage (shared by every sink); copy them
         (``np.array(...)``) to edit.
         """
-        if self.lanes is None:
-            return self.layout.treedef.unflatten(self.lane_rows(0))
-        leaves, counts = self._all_lanes()
         unflatten = self.layout.treedef.unflatten
+        if self.lanes is None or type(self).rows_since is not Run.rows_since:
+            trees = [unflatten(self.lane_rows(i)) for i in range(self.lanes or 1)]
+            return trees[0] if self.lanes is None else trees
+        # Every lane at once, the segments joined once per leaf (as `block`), not once per
+        # lane: a sweep of 4,096 lanes in ~40 segments took seconds read lane by lane.
+        counts = np.asarray(self.counts, np.int64)
+        lanes, end = range(len(counts)), int(counts.max(initial=0))
+        leaves = self._joined(lanes, 0, end, *self._pieces(lanes, 0, end, short_ok=True))
         return [unflatten([x[i, :c] for x in leaves]) for i, c in enumerate(counts.tolist())]
-
-    def _all_lanes(self) -> tuple[list[np.ndarray], np.ndarray]:
-        """Every lane's rows, one read-only ``(lanes, rows, *shape)`` array per leaf (rows past
-        a lane's count undefined), and the counts: the segments joined once per leaf, not
-        once per lane (a sweep of 4,096 lanes in ~40 segments read in seconds that way)."""
-        with self._lock:
-            counts = self._counts.copy()
-            end = int(counts.max()) if counts.size else 0
-            segs = self._segs[: -(-end // self._seg_rows)] if end else []
-            if segs:
-                out = [
-                    bufs[0][:, :end] if len(bufs) == 1 else np.concatenate(bufs, axis=1)[:, :end]
-                    for bufs in zip(*segs, strict=True)
-                ]
-            else:
-                out = [np.zeros((len(counts), 0, *s), np_dtype(d)) for s, d in self._leaf_specs()]
-        for rows in out:
-            rows.setflags(write=False)  # a view of the storage where one segment holds it
-        return out, counts
 
     def __repr__(self) -> str:
         return (

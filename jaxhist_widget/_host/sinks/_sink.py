@@ -81,8 +81,7 @@ class Sink:
 
     @name.setter
     def name(self, value: str | None) -> None:
-        if getattr(self, "_attach_depth", 0):
-            _wait_for_earlier_loops()
+        self._wait_for_earlier_loops()
         self._name = value
 
     #: Whether the loop may go on before this sink has seen a chunk's rows (no stop it asks
@@ -132,6 +131,16 @@ class Sink:
         with self._naming(check_name(name), given=True), self:
             yield self
 
+    def _wait_for_earlier_loops(self) -> None:
+        """Before a name changes while attached, let the loops called before open their runs
+        under the names they were called under (where dispatch is asynchronous they may not
+        have started yet; unattached, `__enter__` waits for them). Not from a hook (a worker
+        thread) nor inside a host call: the device may be waiting on that very thread."""
+        if not getattr(self, "_attach_depth", 0):
+            return
+        if not (HUB.worker.on_worker_thread() or HUB.interrupts.in_host_call()):
+            wait_for_device()
+
     @contextlib.contextmanager
     def _naming(self, name: str | None, given: bool) -> Iterator[None]:
         """Name the runs that start until the block ends (``given``: by the user; else made up
@@ -140,9 +149,7 @@ class Sink:
             yield
             return
         entry = (name, given)
-        # Loops called before keep the names they were called under (see `name`): they may
-        # not have started yet where dispatch is asynchronous.
-        _wait_for_earlier_loops()
+        self._wait_for_earlier_loops()
         with self._lock:
             self._names.append(entry)
         try:
@@ -382,11 +389,3 @@ def _block_until_ready(result: Any, poll: float = 0.01) -> None:
     wait_for(arrays, poll)
     wait_for_device(poll)
     jax.block_until_ready([x for x in arrays if not x.is_deleted()])
-
-
-def _wait_for_earlier_loops() -> None:
-    """`wait_for_device` before a name changes, except from a hook (a worker thread) or inside
-    a host call: the device may be waiting on that very thread (for a chunk's rows), and the
-    loops called before are running already."""
-    if not (HUB.worker.on_worker_thread() or HUB.interrupts.in_host_call()):
-        wait_for_device()

@@ -53,15 +53,16 @@ def test_an_odd_name_is_drawn_saved_and_sent(odd, tmp_path):
         assert name in words, (name, words[:400])
     ET.parse(live.save_svg(tmp_path / "odd.svg"))
     assert f"loss {shown}" in bundle["text/plain"]
-    # the display message encodes (jupyter_client's own encoder: where a kernel runs)
-    json_packer = pytest.importorskip("jupyter_client.session").json_packer
-    json_packer(bundle)
-    for widget in [*_descendants(live.charts), live.panel]:
-        json_packer(widget.get_state())  # so does every widget's state
-
     # the data keep the names as given
     assert f"loss {odd}" in live.history()
     assert f"loss {odd}" in live.to_pandas().columns
+
+    # the display message encodes (jupyter_client's own encoder: where a kernel runs), and so
+    # does every widget's state
+    json_packer = pytest.importorskip("jupyter_client.session").json_packer
+    json_packer(bundle)
+    for widget in [*_descendants(live.charts), live.panel]:
+        json_packer(widget.get_state())
 
 
 def test_names_that_differ_only_in_a_control_character_stay_apart():
