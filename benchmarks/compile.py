@@ -32,6 +32,10 @@ import jaxhist_widget as jhw
 #: The goal: what jhw adds to lax.while_loop's trace + lower + compile, per problem.
 GOAL_MS = 100.0
 MAX_STEPS = 1000
+#: Leaf counts of the second table (``--quick``: the first two).
+LEAVES = (10, 40, 100, 400)
+#: Its goal: a loop recording N leaves compiles within this factor of lax carrying them.
+LEAF_GOAL = 2.0
 
 
 def _steps() -> dict[str, tuple[Callable, jax.Array]]:
@@ -129,6 +133,63 @@ def main() -> None:
         mark = "PASS" if added <= GOAL_MS else "MISS"
         goal = f"(goal <= {GOAL_MS:.0f})"
         print(f"{mark}  compile: jhw adds {added:.0f} ms over lax on {problem} {goal}")
+    print()
+    ratios = _by_leaves(n_rounds, LEAVES[:2] if args.quick else LEAVES)
+    print()
+    for n, ratio in ratios:
+        mark = "PASS" if ratio <= LEAF_GOAL else "MISS"
+        print(f"{mark}  compile: recording {n} leaves takes {ratio:.1f}x lax (goal <= {LEAF_GOAL})")
+
+
+def _leaf_variants() -> dict[str, Callable[[], Callable]]:
+    """A dict of scalars carried, each scaled per step, recorded whole (jhw) or not (lax)."""
+
+    def step(c):
+        return c[0] + 1, {k: v * 0.99 for k, v in c[1].items()}
+
+    cond = lambda c: c[0] < 100  # noqa: E731
+    record = lambda c: c[1]  # noqa: E731
+    return {
+        "lax": lambda: lambda x: lax.while_loop(cond, step, (0, x)),
+        "jhw": lambda: (
+            lambda x: jhw.while_loop(cond, step, (0, x), max_steps=MAX_STEPS, record=record)
+        ),
+        "jhw stream=False": lambda: (
+            lambda x: jhw.while_loop(
+                cond, step, (0, x), max_steps=MAX_STEPS, record=record, stream=False
+            )
+        ),
+    }
+
+
+def _by_leaves(n_rounds: int, counts: tuple[int, ...]) -> list[tuple[int, float]]:
+    """The second table: trace + lower + compile by recorded leaf count; (N, jhw / lax)."""
+    header = (
+        f"| {'leaves':>6} | {'variant':>16} | trace ms | lower ms | compile ms | total ms | x lax |"
+    )
+    print(header)
+    print("|" + "|".join("-" * len(c) for c in header.split("|")[1:-1]) + "|")
+    ratios = []
+    for n in counts:
+        x = {f"p{i}": jnp.float32(i) for i in range(n)}
+        variants = _leaf_variants()
+        times: dict[str, list[tuple[float, float, float]]] = {v: [] for v in variants}
+        for _ in range(max(1, n_rounds // 2)):  # the big counts take seconds a round
+            for name, make in variants.items():
+                times[name].append(_time(make(), x))
+        med = {
+            name: [statistics.median(t[i] for t in ts) for i in range(3)]
+            for name, ts in times.items()
+        }
+        base = sum(med["lax"])
+        for name, (tr, lo, co) in med.items():
+            total = tr + lo + co
+            print(
+                f"| {n:6d} | {name:>16} | {tr:8.1f} | {lo:8.1f} | {co:10.1f} | "
+                f"{total:8.1f} | {total / base:5.1f} |"
+            )
+        ratios.append((n, sum(med["jhw"]) / base))
+    return ratios
 
 
 def _input(variant: str, x: jax.Array) -> jax.Array:

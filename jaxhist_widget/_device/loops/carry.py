@@ -56,6 +56,8 @@ class Carry(NamedTuple):
     #: there the loop makes the carry vary per device (`devices.vary`), and a jaxpr traced on
     #: the unvarying ``init_val`` would not take it (JAX inserts the casts only when tracing).
     functions: tuple[Callable[[Any], Any], Callable[[Any], Any]] | None
+    #: ``id`` of each fixed leaf (`is_fixed`)
+    fixed_ids: frozenset[int] = frozenset()
 
     @property
     def body_writes(self) -> bool:
@@ -143,7 +145,9 @@ class Carry(NamedTuple):
 
     def is_fixed(self, x: Any) -> bool:
         """Whether ``x`` is one of the fixed leaves (the object itself, as `full` puts it)."""
-        return any(x is self.leaves[i] for i in range(len(self.leaves)) if i not in self.moving)
+        # By identity, from a set made once: asked once per recorded leaf, a scan of the
+        # leaves each time cost seconds at a few hundred leaves.
+        return id(x) in self.fixed_ids
 
     def init(self) -> list[jax.Array]:
         """The initial loop carry: the moving leaves."""
@@ -201,7 +205,9 @@ def prepare(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init
         )
     lane_effects = tuple(sorted({_name(e) for e in (*body.effects, *cond.effects)} & _PER_LANE))
     functions = (cond_fun, body_fun) if devices.manual_axes() else None
-    return Carry(treedef, leaves, moving, body, cond, lane_effects, functions)
+    kept = set(moving)
+    fixed = frozenset(id(x) for i, x in enumerate(leaves) if i not in kept)
+    return Carry(treedef, leaves, moving, body, cond, lane_effects, functions, fixed)
 
 
 #: Effects that act per lane, and so must not happen for a vmap lane that already finished: IO

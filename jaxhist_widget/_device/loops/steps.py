@@ -118,10 +118,12 @@ def _step(loop: Loop, limit: jax.Array, s: State) -> State:
     # more than the row write itself (docs/performance.md). A recorded leaf that is a fixed
     # carry leaf itself (the default record keeps the whole carry) has row 0 in every row
     # already: it is never written, so its buffer is never copied into every vmap lane either.
-    bufs = [
-        b if loop.carry.is_fixed(x) else lanes.write_row(b, s.n, x, active)
-        for b, x in zip(s.bufs, loop.rows.take(carry), strict=True)
-    ]
+    rows = loop.rows.take(carry)
+    written = [i for i, x in enumerate(rows) if not loop.carry.is_fixed(x)]
+    bufs = list(s.bufs)
+    new = lanes.write_rows([bufs[i] for i in written], s.n, [rows[i] for i in written], active)
+    for i, b in zip(written, new, strict=True):
+        bufs[i] = b
     return s._replace(carry=carry, bufs=bufs, n=n, cont=cont)
 
 

@@ -4,13 +4,13 @@ Layer 1 (pure JAX). Under ``jax.vmap``, a ``while_loop`` whose predicate differs
 JAX select between the old and new value of *every* carry element on every step, the whole
 history buffer included: O(max_steps) work per step. The loop avoids that by keeping its
 predicate a scalar (`any_lane`) and masking its own updates: a lane that is done keeps its carry
-(`keep_done`) and writes no row (`write_row`).
+(`keep_done`) and writes no row (`write_rows`).
 
 Each helper is a ``custom_vmap`` function that does the plain thing when not batched (inside the
 loop body every unbatched run is active, so no select is needed at all) and the masked thing in
 its vmap rule, so the common unbatched loop pays nothing for vmap support.
 
-`keep_done` and `write_row` are also ``custom_jvp`` functions whose tangent is the same masked
+`keep_done` and `write_rows` are also ``custom_jvp`` functions whose tangent is the same masked
 update applied to the tangents: JAX's generic JVP of a ``custom_vmap`` function calls the rule
 with lane flags that do not match the arrays under ``jax.jacfwd`` (a vmap of a jvp).
 """
@@ -33,7 +33,7 @@ __all__ = [
     "keep_done",
     "min_lane",
     "same_in_every_lane",
-    "write_row",
+    "write_rows",
 ]
 
 
@@ -278,56 +278,75 @@ def _row_bits(x, dtype) -> jax.Array:
     return as_bits(x.astype(dtype)) if _narrow_float(dtype) and x.dtype != dtype else as_bits(x)
 
 
-@custom_vmap
-def _write_row(buf: jax.Array, row: jax.Array, x: jax.Array, active: jax.Array) -> jax.Array:
-    del active
+def _write_one(buf: jax.Array, row: jax.Array, x: jax.Array) -> jax.Array:
     # as bits, so that narrow floats (NaN payloads included) are stored exactly (see `as_bits`)
     out = lax.dynamic_update_index_in_dim(as_bits(buf), _row_bits(x, buf.dtype), row, 0)
     return from_bits(out, buf.dtype)
 
 
-@jax.custom_jvp
-def write_row(buf: jax.Array, row: jax.Array, x: jax.Array, active: jax.Array) -> jax.Array:
-    """``buf`` with ``buf[row] = x`` (in place); under vmap, only in the lanes that are active.
+@custom_vmap
+def _write_rows(
+    bufs: list[jax.Array], row: jax.Array, xs: list[jax.Array], active: jax.Array
+) -> list[jax.Array]:
+    del active
+    return [_write_one(b, row, x) for b, x in zip(bufs, xs, strict=True)]
 
-    Differentiable (``jax.jvp``, ``jax.jacfwd``): the tangent row is written the same way.
+
+@jax.custom_jvp
+def write_rows(
+    bufs: list[jax.Array], row: jax.Array, xs: list[jax.Array], active: jax.Array
+) -> list[jax.Array]:
+    """Each of ``bufs`` with ``buf[row] = x`` (in place); under vmap, only in the lanes that
+    are active.
+
+    One call for every recorded leaf: a ``custom_jvp`` and a ``custom_vmap`` are each traced
+    once a step, not once a leaf (a step recording 400 leaves traced for ~2 s one leaf at a
+    time). Differentiable (``jax.jvp``, ``jax.jacfwd``): the tangent rows are written the same
+    way.
 
     Examples
     --------
     >>> import jax, jax.numpy as jnp
-    >>> write_row(jnp.zeros(3), 1, 5.0, True).tolist()
-    [0.0, 5.0, 0.0]
-    >>> jax.jvp(lambda x: write_row(jnp.zeros(3), 1, x, True), (5.0,), (1.0,))[1].tolist()
+    >>> [b.tolist() for b in write_rows([jnp.zeros(3), jnp.zeros(2, int)], 1, [5.0, 7], True)]
+    [[0.0, 5.0, 0.0], [0, 7]]
+    >>> f = lambda x: write_rows([jnp.zeros(3)], 1, [x], True)[0]
+    >>> jax.jvp(f, (5.0,), (1.0,))[1].tolist()
     [0.0, 1.0, 0.0]
     """
-    return _write_row(buf, row, x, active)
+    return _write_rows(bufs, row, xs, active)
 
 
-@write_row.defjvp
-def _write_row_jvp(primals, tangents):
-    buf, row, x, active = primals
-    d_buf, _, d_x, _ = tangents
-    out = _write_row(buf, row, x, active)
-    if not _differentiable(out):
-        return out, _zero_tangent(out)
-    return out, _write_row(d_buf, row, d_x, active)
+@write_rows.defjvp
+def _write_rows_jvp(primals, tangents):
+    bufs, row, xs, active = primals
+    d_bufs, _, d_xs, _ = tangents
+    out = _write_rows(bufs, row, xs, active)
+    # Only inexact buffers carry tangents (integer and bool ones get float0 zeros): their
+    # tangent rows are written by the same masked write, in one call too.
+    inexact = [i for i, b in enumerate(out) if _differentiable(b)]
+    moved = iter(_write_rows([d_bufs[i] for i in inexact], row, [d_xs[i] for i in inexact], active))
+    keep = set(inexact)
+    return out, [next(moved) if i in keep else _zero_tangent(b) for i, b in enumerate(out)]
 
 
-@_write_row.def_vmap
-def _write_row_rule(axis_size, in_batched, buf, row, x, active):
-    buf, row, x, active = (
-        _lanes(axis_size, v, b) for v, b in zip((buf, row, x, active), in_batched, strict=True)
-    )
+@_write_rows.def_vmap
+def _write_rows_rule(axis_size, in_batched, bufs, row, xs, active):
+    bufs_b, row_b, xs_b, active_b = in_batched
+    row, active = _lanes(axis_size, row, row_b), _lanes(axis_size, active, active_b)
     # The running lanes step in lockstep: every lane starts at row 1 and each step advances
     # exactly the active ones, which stop together at the chunk's limit (`steps.run_until`), so
-    # they all write the same row, the highest of any lane. That makes the write one
+    # they all write the same row, the highest of any lane. That makes each write one
     # dynamic_update_slice across lanes, in place, cheaper than the scatter a row per lane
     # needs (see docs/performance.md). A lane that is not active rewrites what its
     # buffer holds there (a row past its length: row 0's value), so keeps it.
     at = jnp.max(jnp.where(active, row, 0), initial=0)
-    dtype = buf.dtype
-    buf, x = as_bits(buf), _row_bits(x, dtype)  # moved as bits: see `as_bits`
-    old = lax.dynamic_index_in_dim(buf, at, axis=1, keepdims=False)
-    mask = active.reshape((axis_size,) + (1,) * (x.ndim - 1))
-    new = lax.dynamic_update_index_in_dim(buf, jnp.where(mask, x, old), at, axis=1)
-    return from_bits(new, dtype), True
+    out = []
+    for buf, b_b, x, x_b in zip(bufs, bufs_b, xs, xs_b, strict=True):
+        buf, x = _lanes(axis_size, buf, b_b), _lanes(axis_size, x, x_b)
+        dtype = buf.dtype
+        buf, x = as_bits(buf), _row_bits(x, dtype)  # moved as bits: see `as_bits`
+        old = lax.dynamic_index_in_dim(buf, at, axis=1, keepdims=False)
+        mask = active.reshape((axis_size,) + (1,) * (x.ndim - 1))
+        new = lax.dynamic_update_index_in_dim(buf, jnp.where(mask, x, old), at, axis=1)
+        out.append(from_bits(new, dtype))
+    return out, [True] * len(out)
