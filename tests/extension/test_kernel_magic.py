@@ -188,7 +188,7 @@ def test_magic_options_and_the_cells_value(session: KernelDriver) -> None:
     check = session.execute(
         "report(p, final, hist)\n"
         'print("OPTIONS", json.dumps([p.panel.title, p.log_y, p.keep_runs, p.panel.fields,'
-        " p.max_points, p._fig.mode]))"
+        " p.max_points, p.drawing().mode]))"
     )
     check_ok(check)
     assert printed(check, "OPTIONS") == ["two words", True, True, ["norm"], 50, "shared"]

@@ -60,7 +60,7 @@ def test_a_path_streams_live_and_the_saved_picture_draws_band_and_path(
         "line = path.marks[0]\n"
         "band = [f for f in p.figures if f.title == 'class_loss'][0]\n"
         "print('STATE', json.dumps(dict(\n"
-        "    titles=[f.title for f in p.figures], status=p.panel.status, notes=p._fig.notes,\n"
+        "    titles=[f.title for f in p.figures], status=p.panel.status, notes=p.drawing().notes,\n"
         "    line=line.model_id, points=len(line.x), first=[float(line.x[0]), float(line.y[0])],\n"
         "    last=[float(line.x[-1]), float(line.y[-1])], final=final[1].tolist(),\n"
         "    band=[m.fill for m in band.marks])), flush=True)"

@@ -2,12 +2,14 @@
 for every reader without the live widget (an exported notebook, GitHub, nbviewer, a saved file).
 
 Plain data in (`Picture`: what the widget shows, copied by the plot), SVG out (`render_svg`);
+what the figure shows, per chart, for a test or a user to read (`PlotDrawing`, `._drawn`);
 numpy only, no widgets, and nothing of the live figure: both draw with the look (`..look`).
 """
 
 from __future__ import annotations
 
 from ._budget import PICTURE_LINES, PICTURE_POINTS, within_budget
+from ._drawn import DrawnBand, DrawnChart, DrawnLine, PlotDrawing
 from ._files import PNG_HINT, png_from_svg, save_svg
 from ._picture import ChartPicture, Picture, StaticImage, StaticLine
 from ._run_list import run_texts
@@ -19,7 +21,11 @@ __all__ = [
     "PICTURE_POINTS",
     "PNG_HINT",
     "ChartPicture",
+    "DrawnBand",
+    "DrawnChart",
+    "DrawnLine",
     "Picture",
+    "PlotDrawing",
     "StaticImage",
     "StaticLine",
     "first_line",

@@ -28,6 +28,7 @@ from ..series import MAX_LANES
 from . import _controls as controls
 from . import _export as export
 from . import _outputs as outputs
+from . import _snapshot as snapshot
 from ._download import Downloads
 from ._options import MAX_POINTS_LIMIT, OPTIONS, checked
 from ._state import PlotState
@@ -278,6 +279,9 @@ class LivePlot(controls.ControlOptions, Sink):
     def _push(self, final: bool, ended: Run | None = None) -> None:
         # An update now, whatever the throttle says (``benchmarks/`` measure it).
         self._updates.push(final, ended)
+
+    # What the figure shows now, per chart (`PlotDrawing`); an update now, not throttled.
+    drawing, refresh = snapshot.drawing, snapshot.refresh
 
     def attach(self) -> None:
         super().attach()

@@ -4,7 +4,8 @@ bands, heatmap images, path ends, diverged lines' end flags and the arrows where
 leave the y range, the legend entries, and the panel's run state.
 
 The one place that reads the live figure for the picture: the picture (`..picture`) draws from
-the copy alone and never imports the live figure, nor the figure the picture.
+the copy alone and never imports the live figure, nor the figure the picture. What the figure
+shows is copied the same way for a test or a user to read (`drawing`: `..picture.PlotDrawing`).
 """
 
 from __future__ import annotations
@@ -25,9 +26,25 @@ from ..figure import (
     inset,
 )
 from ..look import BAND_OPACITY, LEFT_PX, PALETTE, TOP_PX, js_key
-from ..picture import PICTURE_LINES, ChartPicture, Picture, StaticImage, StaticLine
+from ..picture import (
+    PICTURE_LINES,
+    ChartPicture,
+    DrawnBand,
+    DrawnChart,
+    DrawnLine,
+    Picture,
+    PlotDrawing,
+    StaticImage,
+    StaticLine,
+)
 
-__all__ = ["snapshot", "synced_state"]
+__all__ = [
+    "drawing",
+    "drawing_of",
+    "refresh",
+    "snapshot",
+    "synced_state",
+]
 
 
 def snapshot(grid: Any, panel: Any) -> Picture:
@@ -169,3 +186,129 @@ def _unpad(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     while end > 1 and x[end - 1] == x[end - 2] and (y[end - 1] == y[end - 2]):
         end -= 1
     return x[:end], y[:end]
+
+
+def drawing(plot: Any) -> PlotDrawing:
+    """What the figure shows now, per chart, as frozen plain data (`..picture.PlotDrawing`):
+    each chart's lines (run, lane, field, the points drawn, colour, opacity), bands, flags,
+    axes (log or linear, limits, ticks), and the notes under the charts. A copy: later rows or
+    controls change the figure, not it; `refresh` first to draw what has arrived. Safe from
+    any thread (it holds the plot's lock). (A `LivePlot` method.)
+
+    Examples
+    --------
+    >>> import jaxhist_widget as jhw
+    >>> live = jhw.LivePlot(log_y=True)
+    >>> with live:
+    ...     _ = jhw.while_loop(lambda x: x < 8, lambda x: x * 2, 1.0, max_steps=5)
+    >>> chart = live.drawing().chart()  # the only chart
+    >>> line = chart.line()  # its only line
+    >>> chart.title, chart.log_y, line.x.tolist(), line.y.tolist()
+    ('value', True, [0.0, 1.0, 2.0, 3.0], [1.0, 2.0, 4.0, 8.0])
+    """
+    with plot._lock:
+        return drawing_of(plot._fig, [d.number for d in plot._state.drawn])
+
+
+def refresh(plot: Any) -> None:
+    """Draw what has arrived now, without waiting for the update throttle (which spaces the
+    updates of a streaming run). Safe from any thread, a loop running or not: it holds the
+    plot's lock, as every update does. (A `LivePlot` method.)
+
+    Examples
+    --------
+    >>> import jaxhist_widget as jhw
+    >>> live = jhw.LivePlot()
+    >>> live.refresh()  # no run yet: no chart drawn
+    >>> live.drawing().charts
+    {}
+    """
+    plot._updates.push(final=False)
+
+
+def drawing_of(grid: Any, numbers: list[int]) -> PlotDrawing:
+    """What ``grid`` (a `ChartGrid`) shows now, its runs' numbers ``numbers`` in `LivePlot.runs`
+    order (the caller holds the plot's lock). Reads the charts' marks and scales and the
+    points each run's marks were last set from."""
+    index = {n: k for k, n in enumerate(numbers)}
+    charts = {key: _drawn_chart(key, c, index) for key, c in grid.charts.items() if c in grid.shown}
+    if not grid.drawing:
+        charts = {}
+    logs = tuple(key for key, c in grid.charts.items() if key in charts and c.log)
+    return PlotDrawing(charts, tuple(grid.notes), logs, str(grid.mode))
+
+
+def _drawn_chart(key: str, fig: Any, index: dict[int, int]) -> DrawnChart:
+    shown = set(fig.figure.marks)
+    lines: list[DrawnLine] = []
+    bands: list[DrawnBand] = []
+    flags = [np.zeros((0, 2))]
+    runs = [r for r in fig._runs.values() if not r.hidden]
+    for smoothed in (False, True):
+        for r in runs:
+            marks, points = (r.smoothed, r.smoothed_points) if smoothed else (r.marks, r.points)
+            for i, (mark, (xs, ys)) in enumerate(zip(marks, points, strict=False)):
+                lines += _lines_of(r, i, mark, xs, ys, index.get(r.number, -1), smoothed)
+    for r in runs:
+        for extra in r.extras:
+            run = index.get(r.number, -1)
+            if isinstance(extra, BandExtra) and all(m in shown for m in extra.marks):
+                outer, inner = ((_floats(m.x), _floats(m.y)) for m in extra.marks)
+                left = int(extra.band.left_out)
+                bands.append(DrawnBand(run, extra.label, outer, inner, extra.color, left))
+            elif isinstance(extra, DivergedEnds):
+                flags += [np.c_[_floats(m.x), _floats(m.y)] for m in extra.marks if m in shown]
+            elif isinstance(extra, ParamMarks):
+                for mark in (m for m in extra.marks if m in shown):
+                    alpha = float(mark.opacities[0]) if len(mark.opacities) else 1.0
+                    label = str(mark.labels[0])
+                    xy = (_floats(mark.x), _floats(mark.y))
+                    lines.append(
+                        DrawnLine(run, r.name, label, None, "", label, *xy, extra.color, alpha)
+                    )
+    return DrawnChart(
+        title=key,
+        lines=tuple(lines),
+        bands=tuple(bands),
+        flags=np.concatenate(flags),
+        log_y=type(fig.y_scale).__name__ == "LogScale",
+        log_x=type(fig.x_scale).__name__ == "LogScale",
+        x_range=(float(fig.x_scale.min), float(fig.x_scale.max)),
+        y_range=(float(fig.y_scale.min), float(fig.y_scale.max)),
+        x_ticks=tuple(float(t) for t in fig.x_axis.tick_values),
+        y_ticks=tuple(float(t) for t in fig.y_axis.tick_values),
+        x_format=str(fig.x_axis.tick_format),
+        y_format=str(fig.y_axis.tick_format),
+    )
+
+
+def _lines_of(
+    r: Any, i: int, mark: Any, xs: list[Any], ys: list[Any], run: int, smoothed: bool
+) -> list[DrawnLine]:
+    """The lines of mark ``i`` of run marks ``r`` (one per lane), from the points it was set."""
+    out = []
+    labels, colors, alphas = list(mark.labels), list(mark.colors), list(mark.opacities)
+    for k, (x, y) in enumerate(zip(xs, ys, strict=True)):
+        batched = r.batched
+        lane = (r.lane_ids[k] if k < len(r.lane_ids) else k) if batched else None
+        role = r.lane_roles[k] if batched and k < len(r.lane_roles) else ""
+        out.append(
+            DrawnLine(
+                run=run,
+                run_name=r.name,
+                field=r.fields[i],
+                lane=lane,
+                role=role,
+                label=str(labels[k]) if k < len(labels) else "",
+                x=_floats(x),
+                y=_floats(y),
+                color=colors[k % len(colors)] if colors else PALETTE[0],
+                opacity=float(alphas[k % len(alphas)]) if alphas else 1.0,
+                smoothed=smoothed,
+            )
+        )
+    return out
+
+
+def _floats(values: Any) -> np.ndarray:
+    return np.array(values, np.float64, copy=True).reshape(-1)

@@ -79,6 +79,6 @@ def test_a_trailing_flush_after_the_end_keeps_the_final_panel():
     final = live.panel.rate
     assert live.panel.status == "converged"
     assert final == pytest.approx(40 / run.elapsed)
-    live._push(final=False)  # an update after the end (a trailing flush that came late)
+    live.refresh()  # an update after the end (a trailing flush that came late)
     assert live.panel.rate == final
     assert np.asarray(live.history()).tolist() == [float(i) for i in range(41)]

@@ -55,16 +55,16 @@ def test_a_chart_of_each_lanes_last_and_best_value_against_its_parameter() -> No
     values = sweep(LANES, 205)
     live = jhw.LivePlot(lane_values={"lr": rates})
     feed(live, {"loss": values}, lanes=LANES, max_steps=STEPS)
-    chart = live._fig.charts["loss vs lr"]
-    last_mark, best_mark = [m for m in chart.figure.marks if m.labels[0].startswith("loss ")]
+    chart = live.drawing().chart("loss vs lr")
+    last_line, best_line = chart.line("loss last"), chart.line("loss best")
     order = np.argsort(rates, kind="stable")
     last, best = expected(values)
-    np.testing.assert_array_equal(last_mark.x, rates[order])  # ascending parameter
-    np.testing.assert_array_equal(last_mark.y, last[order])
-    np.testing.assert_array_equal(best_mark.y, best[order])
-    assert type(chart.x_scale).__name__ == "LogScale"  # 4 decades of rates
+    np.testing.assert_array_equal(last_line.x, rates[order])  # ascending parameter
+    np.testing.assert_array_equal(last_line.y, last[order])
+    np.testing.assert_array_equal(best_line.y, best[order])
+    assert chart.log_x  # 4 decades of rates
     # its y range fits the lanes that did not run away (the last 205 grow to 1e36)
-    assert chart.y_scale.max < 2.0
+    assert chart.y_range[1] < 2.0
     # the lanes are named by their values, and the view knows each point's lane
     entry = live.panel.param_lanes["loss vs lr"]
     assert entry["run"] == "run 1" and entry["param"] == "lr" and entry["field"] == "loss"

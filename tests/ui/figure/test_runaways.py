@@ -17,6 +17,7 @@ import pytest
 
 import jaxhist_widget as jhw
 from jaxhist_widget.ui.look import AWAY_OPACITY
+from jaxhist_widget.ui.series import RunDrawing
 
 from ...helpers.static import SVG, picture
 from ...helpers.synthetic import feed
@@ -144,7 +145,10 @@ def test_each_lanes_extent_is_numpys_whatever_the_lanes_lengths() -> None:
     values = [v[: 40 + k % 7] for k, v in enumerate(sweep(200, 10))]
     live = jhw.LivePlot()
     feed(live, {"loss": values}, lanes=200, max_steps=STEPS)
-    (spread,) = live._state.drawn[0].lane_spreads.values()
+    d = RunDrawing(live.runs[0], 1)  # the run's series, as the plot reduces them
+    assert d.start(None)
+    d.ingest()
+    (spread,) = d.lane_spreads.values()
     for k, v in enumerate(values):
         v = v.astype(np.float32).astype(np.float64)  # as recorded
         finite = v[np.isfinite(v)]

@@ -59,8 +59,9 @@ def axis_map(root: ET.Element, cls: str, log: bool = False):
 
 def drawn_points(live: jhw.LivePlot, run: int = -1) -> list[tuple[np.ndarray, np.ndarray]]:
     """The widget's decimated points of a run, per field and lane (what its marks hold)."""
-    d = live._state.drawn[run]
-    return [(x, y) for xs, ys, _ in d.lines() for x, y in zip(xs, ys, strict=True)]
+    index = range(len(live.runs))[run]
+    charts = live.drawing().charts.values()
+    return [(ln.x, ln.y) for c in charts for ln in c.lines if ln.run == index and not ln.smoothed]
 
 
 def test_the_bundle_holds_the_widget_the_svg_and_a_summary() -> None:
@@ -97,9 +98,12 @@ def test_tick_labels_are_the_widgets() -> None:
     live = jhw.LivePlot()
     feed(live, {"loss": np.linspace(-1500.0, 20_000.0, 12_001)}, max_steps=20_000)
     _, root = picture(live)
-    (fig,) = live._fig.shown
-    for cls, axis in (("x", fig.x_axis), ("y", fig.y_axis)):
-        widget = [d3_format(axis.tick_format, t) for t in axis.tick_values]
+    chart = live.drawing().chart()
+    for cls, ticks, spec in (
+        ("x", chart.x_ticks, chart.x_format),
+        ("y", chart.y_ticks, chart.y_format),
+    ):
+        widget = [d3_format(spec, t) for t in ticks]
         assert [t.text for t in texts(root, cls)] == widget
     assert [t.text for t in texts(root, "x")] == ["0", "5,000", "10,000"]
     assert [t.text for t in texts(root, "y")][:2] == ["0", "5,000"]

@@ -42,9 +42,10 @@ def test_a_chunk_never_waits_for_an_update_in_progress_and_its_rows_are_drawn() 
         loop.end()
     # taken up as the update ended: every row drawn (rows 0..7 of each lane)
     assert live.panel.step == 7
-    run = live._fig.charts["loss"]._runs[1]
-    assert run.last_step == 7
-    assert [len(y) for y in run.points[0][1]] == [8] * 4
+    lines = live.drawing().chart("loss").lines
+    assert [line.lane for line in lines] == [0, 1, 2, 3]
+    assert [line.x.tolist() for line in lines] == [list(range(8))] * 4
+    assert [line.y.tolist() for line in lines] == [[1.0] * 3 + [2.0] * 5] * 4
 
 
 def test_a_sweep_is_reduced_on_the_worker_between_updates(monkeypatch) -> None:
@@ -77,9 +78,10 @@ def test_a_sweep_is_reduced_on_the_worker_between_updates(monkeypatch) -> None:
         _, hist = sweep(rates)
     assert reduced_by and all(name.startswith("jaxhist") for name in reduced_by)
     # every step of every lane reached the band and the panel: its last row is the final one
-    d = live._state.drawn[0]
-    assert live.panel.step == steps and d.run.counts == [steps + 1] * lanes
-    band = next(iter(d.lane_bands.values()))
-    assert band.size == steps + 1
+    (run,) = live.runs
+    assert live.panel.step == steps and run.counts == [steps + 1] * lanes
+    (band,) = live.drawing().chart().bands
+    x, y = band.outer
+    assert (x.min(), x.max()) == (0, steps)  # from the first row to the last
     losses = np.asarray(hist.values["loss"])  # the device history: (lanes, steps + 1)
-    np.testing.assert_allclose(band.extent[:2], (losses.min(), losses.max()), rtol=1e-6)
+    np.testing.assert_allclose((y.min(), y.max()), (losses.min(), losses.max()), rtol=1e-6)

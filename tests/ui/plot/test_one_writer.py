@@ -64,7 +64,7 @@ def test_writes_from_many_threads_while_updates_flow_all_reach_the_view(
                 loop = FakeLoop(layout(("loss",), max_steps=10**6))
                 while not stop.is_set():
                     loop.send(loss=np.random.rand(8))
-                    live._push(final=False)
+                    live.refresh()
                     statuses.append(live.panel.status)
                 loop.end()
         except BaseException as e:

@@ -239,4 +239,4 @@ def test_a_chart_made_on_a_log_axis_shows_its_log_button_on():
     for fields in ({"loss": np.linspace(1, 0.1, 5)}, {"a": np.ones(3), "b": np.ones(3)}):
         live = LivePlot(log_y=True)
         feed(live, fields)
-        assert live.panel.log_charts == list(fields) == live._fig.log_charts
+        assert live.panel.log_charts == list(fields) == list(live.drawing().log_charts)

@@ -36,8 +36,7 @@ def four_runs(**options: object) -> jhw.LivePlot:
 
 def drawn_runs(live: jhw.LivePlot) -> list[str]:
     """The runs whose lines the live chart shows."""
-    chart = live._fig.charts["loss"]
-    return [r.name for r in chart._runs.values() if not r.hidden and r.marks]
+    return live.drawing().chart("loss").runs()
 
 
 def listed(live: jhw.LivePlot) -> list[str]:
@@ -127,9 +126,9 @@ def test_the_option_and_property_set_the_same_filter_and_new_runs_follow_it() ->
 
 def test_the_y_axis_fits_the_runs_the_filter_shows() -> None:
     live = four_runs()
-    chart = live._fig.charts["loss"]
+    assert live.drawing().chart("loss").y_range[1] >= 4.0
     control(live, "run_filter", "Adagrad")  # its loss goes 1 .. 1: the others reach 4
-    assert float(chart.y_scale.max) < 3.0
+    assert live.drawing().chart("loss").y_range[1] < 3.0
 
 
 # ------------------------------------------------------------------- show all / hide all
@@ -157,10 +156,9 @@ def sweep(live: jhw.LivePlot, lanes: int = 3) -> None:
 def lane_shown(live: jhw.LivePlot, smoothed: bool = False) -> list[bool]:
     """Whether each lane of the (one) batched run's line (or its smoothed twin) is drawn: a
     hidden one is transparent (its points stay: bqplot cannot place a line without one)."""
-    r = live._fig.charts["loss"]._runs[1]
-    (mark,) = r.smoothed if smoothed else r.marks
-    assert len(np.atleast_2d(mark.y)) == 3
-    return [float(a) > 0 for a in mark.opacities]
+    lines = [ln for ln in live.drawing().chart("loss").lines if ln.smoothed == smoothed]
+    assert [ln.lane for ln in lines] == [0, 1, 2] and all(len(ln.y) for ln in lines)
+    return [ln.opacity > 0 for ln in lines]
 
 
 def test_a_lane_hidden_from_the_view_leaves_its_line_and_the_picture() -> None:
@@ -170,7 +168,7 @@ def test_a_lane_hidden_from_the_view_leaves_its_line_and_the_picture() -> None:
     control(live, "lane_hidden", [1, 2, True])
     assert live.panel.hidden_lanes == [[1, 2]]
     assert lane_shown(live) == [True, True, False]
-    assert float(live._fig.charts["loss"].y_scale.max) < 5.0  # lane 2 reached 5
+    assert live.drawing().chart("loss").y_range[1] < 5.0  # lane 2 reached 5
     assert live.panel.runs[0]["drawn"] == [
         [0, "lr=1", False],
         [1, "lr=2", False],
@@ -196,7 +194,7 @@ def test_ignoring_outliers_the_y_axis_fits_the_lanes_shown() -> None:
     # whether or not outliers are ignored; shown again, it is back in it.
     live = jhw.LivePlot(lane_labels=["lr=1", "lr=2", "lr=3"], ignore_outliers=True)
     sweep(live)
-    y_max = lambda: float(live._fig.charts["loss"].y_scale.max)  # noqa: E731
+    y_max = lambda: live.drawing().chart("loss").y_range[1]  # noqa: E731
     assert y_max() >= 5.0
     control(live, "lane_hidden", [1, 2, True])
     assert y_max() < 5.0  # lanes 0 and 1 reach 4
@@ -224,7 +222,7 @@ def test_show_lane_from_python_and_smoothing_and_the_window_keep_it_hidden() -> 
     assert lane_shown(live) == [False, True, True]
     live.last_steps = 10
     assert lane_shown(live) == [False, True, True]
-    assert float(live._fig.charts["loss"].y_scale.min) > 1.5  # lane 0 ends at 1, the others 2
+    assert live.drawing().chart("loss").y_range[0] > 1.5  # lane 0 ends at 1, the others 2
     with pytest.raises(TypeError, match="lane must be"):
         live.show_lane(-1, True)
     with pytest.raises(LookupError):

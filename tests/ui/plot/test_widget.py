@@ -382,7 +382,7 @@ def test_unknown_field_is_a_note_under_the_charts_not_the_runs_error():
     with live:
         _, hist = descent(jnp.array([1.0, 1.0]))
     assert live.panel.status == "converged" and live.panel.error == ""  # the run succeeded
-    (note,) = live._fig.notes
+    (note,) = live.drawing().notes
     assert "'nope'" in note and "'loss'" in note and note in html.unescape(live.legend.value)
     assert_tree_equal(live.history(), hist.to_numpy())
 

@@ -91,18 +91,20 @@ def test_every_series_band_of_a_large_sweep_is_its_own_quantiles():
     x = [rng.standard_normal((steps - k % 2, 4)) * [1, 10, 100, 1000] for k in range(lanes)]
     live = jhw.LivePlot()
     feed(live, {"loss": loss, "x": x}, lanes=lanes, shapes=[(), (4,)])
-    (d,) = live._state.drawn
-    assert steps * lanes * len(d.lane_bands) >= BIG  # reduced side by side
+    charts = live.drawing().charts.values()
+    bands = sorted((b for c in charts for b in c.bands), key=lambda b: b.field)  # loss, x[0..3]
+    assert steps * lanes * len(bands) >= BIG  # reduced side by side
     # per series, a step's values side by side (NaN: a lane without that step)
     tables = np.full((5, steps, lanes), np.nan)
     for k in range(lanes):
         n = len(loss[k])
         tables[0, :n, k] = loss[k].astype(np.float32)  # as the loop recorded them
         tables[1:, :n, k] = x[k].astype(np.float32).T
-    assert len(d.lane_bands) == len(tables)
-    for band, table in zip(d.lane_bands.values(), tables, strict=True):
+    assert [b.field for b in bands] == ["loss", "x[0]", "x[1]", "x[2]", "x[3]"]
+    for band, table in zip(bands, tables, strict=True):
         expect = np.nanpercentile(table, [0, 25, 75, 100], axis=1)
-        for (xs, ys), (lower, upper) in zip(band.polygons(), ((0, 3), (1, 2)), strict=True):
+        polygons = (band.outer, band.inner)
+        for (xs, ys), (lower, upper) in zip(polygons, ((0, 3), (1, 2)), strict=True):
             half = len(xs) // 2
             np.testing.assert_array_equal(xs[:half], np.arange(steps))  # one point a step
             np.testing.assert_allclose(ys[:half], expect[lower], rtol=1e-12)

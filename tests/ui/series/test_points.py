@@ -29,18 +29,17 @@ def sweep(live: jhw.LivePlot, lanes: int) -> np.ndarray:
 def drawn_points(live: jhw.LivePlot) -> list[int]:
     """Points of each drawn lane's line (a lane's line is padded to the widest with its last
     point: counted once)."""
-    ((xs, _, _),) = live._state.drawn[0].lines()
-    return [len(np.unique(x)) for x in xs]
+    return [len(np.unique(line.x)) for line in live.drawing().chart().lines]
 
 
 @pytest.mark.parametrize("lanes", [64, MAX_LANES + 36])  # every lane drawn; ranked lanes
 def test_each_line_of_a_sweep_gets_max_points(lanes):
     live = jhw.LivePlot(max_points=4000)
     loss = sweep(live, lanes)
-    (d,) = live._state.drawn
-    assert drawn_points(live) == [STEPS + 1] * len(d.drawn_lanes)  # every row of every line
+    lanes = [line.lane for line in live.drawing().chart().lines]  # the drawn lanes, in order
+    assert drawn_points(live) == [STEPS + 1] * len(lanes)  # every row of every line
     (mark,) = [m for m in live.figure.marks if "lane" in m.labels[0]]  # (not the band's)
-    for k, lane in enumerate(d.drawn_lanes):
+    for k, lane in enumerate(lanes):
         np.testing.assert_array_equal(np.asarray(mark.x)[k], np.arange(STEPS + 1))
         np.testing.assert_allclose(np.asarray(mark.y, np.float64)[k], loss[lane], rtol=1e-7)
 

@@ -32,8 +32,11 @@ def scan(c0, record=None):
 
 def drawn(live: jhw.LivePlot) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per field, the first drawn lane's points as the live figure has them."""
-    (d,) = live._state.drawn
-    return {label: (xs[0], ys[0]) for label, (xs, ys, _) in zip(d.labels, d.lines(), strict=True)}
+    lines = [ln for c in live.drawing().charts.values() for ln in c.lines if not ln.smoothed]
+    first: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for ln in lines:  # (in the order of the lanes drawn)
+        first.setdefault(ln.field, (ln.x, ln.y))
+    return first
 
 
 def vertices(live: jhw.LivePlot, label: str) -> list[int]:
@@ -73,10 +76,11 @@ def test_a_band_over_many_lanes_starts_at_step_1():
     live = jhw.LivePlot()
     with live:
         jax.jit(jax.vmap(scan))(jnp.linspace(0.0, 1.0, MAX_LANES + 6))
-    (d,) = live._state.drawn
-    for i, band in d.lane_bands.items():
-        (x, _), _ = band.polygons()
-        assert x.min() == 1, d.specs[i].label  # no edge point at step 0
+    bands = [b for c in live.drawing().charts.values() for b in c.bands]
+    assert sorted(b.field for b in bands) == ["hits", "loss", "ok"]  # a band per field
+    for band in bands:
+        (x, _), (inner, _) = band.outer, band.inner
+        assert x.min() == inner.min() == 1, band.field  # no edge point at step 0
     assert set(live.panel.lane_statuses) == {"converged"}  # row 0 is no diverged value
 
 

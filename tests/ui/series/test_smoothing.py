@@ -83,7 +83,7 @@ def test_the_smoothed_line_is_the_decimation_of_the_exact_average() -> None:
         loop = FakeLoop(layout(("loss",), max_steps=n))
         for chunk in np.array_split(y, 37):
             loop.send(loss=chunk)
-            live._push(final=False)  # an update per chunk
+            live.refresh()  # an update per chunk
         loop.end()
     raw, smoothed = live.figure.marks
     assert smoothed.labels == ["loss · run 1 · smoothed"]

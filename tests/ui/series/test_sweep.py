@@ -26,6 +26,12 @@ from ...helpers.synthetic import feed
 LANES = 4096
 
 
+def _roles(chart) -> dict[str, int]:
+    """The lane each role names on a drawn chart (`LivePlot.drawing`): ``{"best": 17, ...}``."""
+    lines = [ln for ln in chart.lines if ln.role]
+    return {role: ln.lane for ln in lines for role in ln.role.split(", ")}
+
+
 def _sweep_values(rng: np.random.Generator) -> tuple[list[np.ndarray], np.ndarray]:
     """Per lane a loss curve of its own length; the lanes past 4000 end at NaN or inf, and the
     lowest losses lie beyond lane 63 (so a plot of the first 64 lanes reads them wrong)."""
@@ -82,12 +88,12 @@ def test_the_panels_median_and_range_count_the_lanes_the_band_and_the_ranked_lan
     assert p.latest["loss"] == pytest.approx(np.median(finite), rel=1e-6)
     assert p.latest_range["loss"] == pytest.approx([finite.min(), finite.max()], rel=1e-6)
     assert p.lane_statuses == {"converged": 89, "diverged": 12}
-    (d,) = live._state.drawn
-    ranked = {role: lane for lane, roles in d.lane_roles.items() for role in roles.split(", ")}
+    chart = live.drawing().chart()
+    ranked = _roles(chart)
     assert last[ranked["median"]] == pytest.approx(p.latest["loss"], rel=1e-6)
     assert [last[ranked["best"]], last[ranked["worst"]]] == pytest.approx(p.latest_range["loss"])
-    (band,) = d.lane_bands.values()
-    (x, y), _ = band.polygons()  # min–max: the lower edge forward, the upper edge back
+    (band,) = chart.bands
+    x, y = band.outer  # min–max: the lower edge forward, the upper edge back
     half = len(x) // 2
     assert x[half - 1] == x[half] == steps
     assert [y[half - 1], y[half]] == pytest.approx(p.latest_range["loss"], rel=1e-6)
@@ -97,34 +103,36 @@ def test_an_even_stride_of_lanes_is_drawn_over_a_band_of_every_lane():
     lanes, _ = _sweep_values(np.random.default_rng(1))
     live = jhw.LivePlot()
     feed(live, {"loss": lanes}, lanes=LANES)
-    (d,) = live._state.drawn
+    drawing = live.drawing()
+    chart = drawing.chart()
+    drawn = [ln.lane for ln in chart.lines]
     stride = np.linspace(0, LANES - 1, MAX_LANES - len(ROLES)).round().astype(int)
-    assert set(stride) <= set(d.drawn_lanes) and len(d.drawn_lanes) <= MAX_LANES
-    assert set(d.drawn_lanes) - set(stride) <= set(d.lane_roles)  # the rest: best, median, ...
-    (band,) = d.lane_bands.values()
+    assert set(stride) <= set(drawn) and len(drawn) <= MAX_LANES
+    assert set(drawn) - set(stride) <= set(_roles(chart).values())  # the rest: best, median, ...
+    (band,) = chart.bands
     finite = np.concatenate([c[np.isfinite(c)] for c in lanes])
-    assert band.extent[:2] == pytest.approx((finite.min(), finite.max()))  # every lane's
-    assert any("64 of 4096 lanes drawn" in n for n in d.notes)
+    y = band.outer[1]
+    assert (y.min(), y.max()) == pytest.approx((finite.min(), finite.max()))  # every lane's
+    assert any("64 of 4096 lanes drawn" in n for n in drawing.notes)
     _, root = picture(live)
     bands = [p for p in root.iter(f"{SVG}path") if p.get("class") == "jhw-band"]
     assert len(bands) == 2  # quartiles and min–max, in the picture too
     legend = " ".join("".join(t.itertext()) for t in root.iter(f"{SVG}text"))
-    assert f"({len(d.drawn_lanes)} of 4096 drawn)" in legend and "lane 4095" in legend
+    assert f"({len(drawn)} of 4096 drawn)" in legend and "lane 4095" in legend
 
 
 def test_the_band_is_every_steps_quantiles_over_the_lanes_that_have_it():
     lanes, _ = _sweep_values(np.random.default_rng(3))
     live = jhw.LivePlot()
     feed(live, {"loss": lanes}, lanes=LANES)
-    (d,) = live._state.drawn
-    (band,) = d.lane_bands.values()
+    (band,) = live.drawing().chart().bands
     steps = max(len(c) for c in lanes)
     table = np.full((steps, LANES), np.nan)  # a step's values side by side, NaN: no such row
     for k, curve in enumerate(lanes):
         table[: len(curve), k] = curve.astype(np.float32)  # as the loop recorded them
     table[~np.isfinite(table)] = np.nan  # a diverged value is left out of the band
     expect = np.nanpercentile(table, [0, 25, 75, 100], axis=1)
-    outer, inner = band.polygons()
+    outer, inner = band.outer, band.inner
     for (x, y), (lower, upper) in zip((outer, inner), ((0, 3), (1, 2)), strict=True):
         half = len(x) // 2
         np.testing.assert_array_equal(x[:half], np.arange(steps))  # one point a step
@@ -137,9 +145,9 @@ def test_lanes_names_the_lanes_drawn_by_index_or_label():
     labels = [f"lr={k}" for k in range(LANES)]
     live = jhw.LivePlot(lane_labels=labels, lanes=[7, -1, "lr=300", "lr=nope", 7])
     feed(live, {"loss": lanes}, lanes=LANES)
-    (d,) = live._state.drawn
-    assert d.drawn_lanes == (7, LANES - 1, 300)
-    assert any("no lane 'lr=nope'" in n for n in d.notes)
+    drawing = live.drawing()
+    assert [ln.lane for ln in drawing.chart().lines] == [7, LANES - 1, 300]
+    assert any("no lane 'lr=nope'" in n for n in drawing.notes)
     hover = live.figures[0].marks
     names = [label for m in hover for label in getattr(m, "labels", [])]
     assert any("lr=300" in n for n in names) and not any("lr=0 " in n for n in names)

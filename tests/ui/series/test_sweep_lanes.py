@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import jaxhist_widget as jhw
-from jaxhist_widget.ui.figure import DivergedEnds
 from jaxhist_widget.ui.reduce import LaneSeries, ema
+from jaxhist_widget.ui.series import MARK_POINTS, MAX_LANES, ROLES
 
 from ...helpers.loops import least_squares_sweep
 from ...helpers.static import SVG, picture
@@ -40,8 +40,15 @@ def _roles(last: np.ndarray) -> dict[str, int]:
     return roles | ({"diverged": int(np.flatnonzero(~finite)[0])} if not finite.all() else {})
 
 
-def _drawn_role(d) -> dict[str, int]:
-    return {role: lane for lane, roles in d.lane_roles.items() for role in roles.split(", ")}
+def _drawn_role(chart) -> dict[str, int]:
+    """The lane each role names on the drawn chart (`LivePlot.drawing`)."""
+    lines = [ln for ln in chart.lines if ln.role and not ln.smoothed]
+    return {role: ln.lane for ln in lines for role in ln.role.split(", ")}
+
+
+def _lanes(chart) -> list[int]:
+    """The lanes the chart draws as lines, in order."""
+    return [ln.lane for ln in chart.lines if not ln.smoothed]
 
 
 def _sweep(rng: np.random.Generator, n: int = 40, diverge: bool = True) -> np.ndarray:
@@ -55,23 +62,17 @@ def _sweep(rng: np.random.Generator, n: int = 40, diverge: bool = True) -> np.nd
     return curves.astype(np.float32)
 
 
-def _mark(live, number: int = 1):
-    (chart,) = live._fig.charts.values()
-    return chart, chart._runs[number]
-
-
 def test_the_best_median_and_worst_lanes_are_drawn_and_named():
     curves = _sweep(np.random.default_rng(0))
     live = jhw.LivePlot()
     feed(live, {"loss": list(curves)}, lanes=LANES)
-    (d,) = live._state.drawn
+    chart = live.drawing().chart()
     expected = _roles(curves[:, -1].astype(np.float64))
-    assert _drawn_role(d) == expected
-    assert set(expected.values()) <= set(d.drawn_lanes) and len(d.drawn_lanes) <= 64
+    assert _drawn_role(chart) == expected
+    assert set(expected.values()) <= set(_lanes(chart)) and len(_lanes(chart)) <= 64
     # named for why they are drawn: hover labels, the legend row, the picture's legend
-    _, r = _mark(live)
     best = f"lane {expected['best']} (best)"
-    assert f"loss · {best} · run 1" in list(r.marks[0].labels)
+    assert chart.line(lane=expected["best"]).label == f"loss · {best} · run 1"
     legend = live.legend.value
     for role, lane in expected.items():
         assert f"lane {lane} ({role})" in legend
@@ -89,49 +90,45 @@ def test_the_drawn_lanes_follow_the_data_and_a_new_lane_is_drawn_whole():
     with live:
         loop = FakeLoop(layout(("loss",)), LANES)
         loop.send(loss=curves[:, :30])
-        live._push(final=False)
-        (d,) = live._state.drawn
-        before = _drawn_role(d)
+        live.refresh()
+        chart = live.drawing().chart()
+        before = _drawn_role(chart)
         assert before == {k: v for k, v in _roles(curves[:, 29].astype(float)).items()}
         # a lane the stride does not draw becomes the best: it is drawn, from its first row
-        new = next(k for k in range(1, LANES) if k not in d.drawn_lanes)
+        new = next(k for k in range(1, LANES) if k not in _lanes(chart))
         curves[new, 30:] = np.float32(1e-4)
         loop.send(loss=curves[:, 30:])
-        live._push(final=False)
+        live.refresh()
         loop.end()
-    after = _drawn_role(d)
-    assert after["best"] == new != before["best"] and new in d.drawn_lanes
+    chart = live.drawing().chart()
+    after = _drawn_role(chart)
+    assert after["best"] == new != before["best"] and new in _lanes(chart)
     assert after == _roles(curves[:, -1].astype(float))
-    slot = d.drawn_lanes.index(new)
-    _, r = _mark(live)
-    assert r.lane_roles[slot] == "best" and "(best)" in r.marks[0].labels[slot]
-    # its line is drawn from every row (as a lane drawn from the start is), not from now on
-    assert d.series[0, slot].size == curves.shape[1]
-    whole = LaneSeries(d.series[0, slot].budget)
+    line = chart.line(lane=new)
+    assert line.role == "best" and "(best)" in line.label
+    # its line is drawn from every row (as a lane drawn from the start is), not from now on:
+    # the points of a line of its share (4000 a mark, 64 lanes) fed every row at once
+    whole = LaneSeries(MARK_POINTS // MAX_LANES)
     whole.extend(curves[new].astype(np.float64))
     x, y, _ = whole.points(0)
-    shown_x, shown_y = np.asarray(r.marks[0].x)[slot], np.asarray(r.marks[0].y)[slot]
-    np.testing.assert_array_equal(shown_x[: len(x)], x)
-    np.testing.assert_array_equal(shown_y[: len(y)], y)
+    np.testing.assert_array_equal(line.x, x)
+    np.testing.assert_array_equal(line.y, y)
     assert x[0] == 0 and x[-1] == curves.shape[1] - 1
     # the lane that was best is drawn no more unless the stride has it
-    assert before["best"] not in d.drawn_lanes or before["best"] in d._stride
+    stride = np.linspace(0, LANES - 1, MAX_LANES - len(ROLES)).round().astype(int)
+    assert before["best"] not in _lanes(chart) or before["best"] in stride
 
 
 def test_a_diverged_line_is_flagged_at_its_last_finite_point_live_and_in_the_picture():
     curves = _sweep(np.random.default_rng(2))
     live = jhw.LivePlot()
     feed(live, {"loss": list(curves)}, lanes=LANES)
-    (d,) = live._state.drawn
-    bad = [k for k in d.drawn_lanes if not np.isfinite(curves[k, -1])]
+    chart = live.drawing().chart()
+    bad = [k for k in _lanes(chart) if not np.isfinite(curves[k, -1])]
     assert bad and _roles(curves[:, -1].astype(float))["diverged"] in bad
-    # each flag at its lane's last finite row: step and value
+    # each flag at its lane's last finite row: step and value (one flag each, shown)
     ends = {(float(len(curves[k]) - 6), float(curves[k, -6])) for k in bad}
-    chart, r = _mark(live)
-    (flags,) = [e for e in r.extras if isinstance(e, DivergedEnds)]
-    (mark,) = flags.marks
-    assert flags.marks[0] in chart.figure.marks
-    assert set(zip(np.asarray(mark.x, float), np.asarray(mark.y, float), strict=True)) == ends
+    assert len(chart.flags) == len(bad) and set(map(tuple, chart.flags.tolist())) == ends
     # the band leaves the diverged lanes out where they are NaN/inf, and says how many
     diverged = int((~np.isfinite(curves[:, -1])).sum())
     note = f"loss min–max ({diverged:,} diverged lanes left out)"
@@ -148,8 +145,8 @@ def test_the_users_lanes_are_never_overridden():
     curves = _sweep(np.random.default_rng(3))
     live = jhw.LivePlot(lanes=[3, 5])
     feed(live, {"loss": list(curves)}, lanes=LANES)
-    (d,) = live._state.drawn
-    assert d.drawn_lanes == (3, 5) and d.lane_roles == {}
+    chart = live.drawing().chart()
+    assert _lanes(chart) == [3, 5] and [ln.role for ln in chart.lines] == ["", ""]
 
 
 def test_a_compiled_sweep_draws_numpys_best_median_and_worst_lanes():
@@ -160,16 +157,17 @@ def test_a_compiled_sweep_draws_numpys_best_median_and_worst_lanes():
     live = jhw.LivePlot(log_y=True)
     with live:
         jax.jit(jax.vmap(solve))(rates)
-    (d,) = live._state.drawn
-    has, latest = d.run.latest()
+    (run,) = live.runs
+    chart = live.drawing().chart()
+    has, latest = run.latest()
     last = np.where(has, latest[0].astype(np.float64), np.nan)
-    roles, expected = _drawn_role(d), _roles(last)
+    roles, expected = _drawn_role(chart), _roles(last)
     finite = np.sort(last[np.isfinite(last)])
     # by value (many lanes reach the same float32 loss: ties pick any of them)
     assert last[roles["best"]] == finite[0] and last[roles["worst"]] == finite[-1]
     assert last[roles["median"]] == finite[(finite.size - 1) // 2]
     assert roles["diverged"] == expected["diverged"]
-    assert set(roles.values()) <= set(d.drawn_lanes)
+    assert set(roles.values()) <= set(_lanes(chart))
 
 
 @pytest.mark.parametrize("smoothing, last_steps", [(0.0, 40), (0.6, 0)])
@@ -179,21 +177,20 @@ def test_re_chosen_lanes_keep_smoothed_and_window_lines_whole(smoothing, last_st
     with live:
         loop = FakeLoop(layout(("loss",)), LANES)
         loop.send(loss=curves[:, :30])
-        live._push(final=False)
-        (d,) = live._state.drawn
-        new = next(k for k in range(1, LANES) if k not in d.drawn_lanes)
+        live.refresh()
+        new = next(k for k in range(1, LANES) if k not in _lanes(live.drawing().chart()))
         curves[new, 30:] = np.float32(1e-4)
         loop.send(loss=curves[:, 30:])
-        live._push(final=False)
+        live.refresh()
         loop.end()
-    slot = d.drawn_lanes.index(new)
-    _, r = _mark(live)
+    chart = live.drawing().chart()
     if last_steps:
-        x, y = np.asarray(r.marks[0].x)[slot], np.asarray(r.marks[0].y)[slot]
-        assert x[0] == 19  # the last 40 steps of 0 .. 59: this lane's, from its stored rows
-        np.testing.assert_array_equal(y[:41], curves[new, 19:])
+        line = chart.line(lane=new)
+        # the last 40 steps of 0 .. 59: this lane's, from its stored rows
+        np.testing.assert_array_equal(line.x, np.arange(19, 60))
+        np.testing.assert_array_equal(line.y, curves[new, 19:])
     else:  # its smoothed line averages every row of it
-        _, line = live._state.smoothed_of(d).series[0, slot]
-        assert line.size == curves.shape[1] and "(best)" in r.smoothed[0].labels[slot]
+        line = chart.line(lane=new, smoothed=True)
+        assert "(best)" in line.label and line.x[0] == 0 and line.x[-1] == curves.shape[1] - 1
         expected = ema(curves[new].astype(np.float64), smoothing)
-        assert line.last == pytest.approx(expected[-1])
+        np.testing.assert_allclose(line.y, expected[line.x.astype(int)], rtol=1e-12)

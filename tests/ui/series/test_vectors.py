@@ -14,6 +14,7 @@ import pytest
 
 import jaxhist_widget as jhw
 from jaxhist_widget.ui import look as legend
+from jaxhist_widget.ui.series import PlotChoice, RunDrawing, check_vectors
 
 from ...helpers.synthetic import feed
 
@@ -151,7 +152,11 @@ def test_under_vmap_a_heatmap_pools_every_lanes_components() -> None:
     feed(live, {"w": lanes}, shapes=[(20,)], lanes=3)
     image, median = chart(live, "w").marks
     assert len(median.labels) == 3  # a median line per lane, over one histogram of all lanes
-    (hist,) = live._state.drawn[-1].extras.values()
+    # the run's histogram, as the plot reduces it: one of every lane's components
+    d = RunDrawing(live.runs[-1], 1, PlotChoice(vectors=check_vectors("heatmap")))
+    assert d.start(None)
+    d.ingest()
+    (hist,) = d.extras.values()
     assert hist.linear.counts.sum() == 3 * len(STEPS) * 20
     rows = np.flatnonzero(_png_alpha(bytes(image.image.value))[:, 0])  # pixel rows drawn, top first
     lo, hi = image.y.tolist()
@@ -176,7 +181,7 @@ def test_vectors_lines_beyond_the_limit_is_a_band_with_a_note() -> None:
     feed(live, {"w": class_losses(50), "v": class_losses(20)}, shapes=[(50,), (20,)])
     assert len(marks_of(chart(live, "v"))) == 20  # asked: lines
     assert len(marks_of(chart(live, "w"), fill="inside")) == 2  # 50 lines: a band instead
-    (note,) = live._fig.notes
+    (note,) = live.drawing().notes
     assert note.startswith("w: 50 components are more than 32 lines") and "w[0]" in note
     assert note in html.unescape(live.legend.value) and live.panel.status == "converged"
 
@@ -185,7 +190,7 @@ def test_a_misspelt_vectors_key_gets_a_note_as_a_misspelt_field_does() -> None:
     live = jhw.LivePlot(vectors={"xx": "band", "x": "lines"}, fields=["x", "lsos"])
     feed(live, {"x": class_losses(3), "loss": STEPS}, shapes=[(3,), ()])
     assert len(marks_of(chart(live, "x"))) == 3  # the key that is right still applies
-    field_note, vectors_note = live._fig.notes
+    field_note, vectors_note = live.drawing().notes
     assert field_note.startswith("fields: no field 'lsos' in this run's record; its leaves are")
     assert vectors_note.startswith("vectors: no field 'xx' in this run's record; its leaves are")
     assert "'x', 'loss'" in vectors_note
@@ -248,7 +253,7 @@ def test_a_path_that_cannot_be_drawn_is_a_note(paths, says) -> None:
     live = jhw.LivePlot(paths=paths)
     feed(live, {"loss": STEPS, "xy3": np.zeros((len(STEPS), 3))}, shapes=[(), (3,)])
     assert [f.title for f in live.figures] == ["loss", "xy3"]  # the fields, no path chart
-    (note,) = live._fig.notes
+    (note,) = live.drawing().notes
     assert note.startswith("paths: ") and says in note, note
     assert live.panel.status == "converged" and live.panel.error == ""
     notes = [t.text for t in picture(live).iter(f"{SVG}text") if t.get("class") == "jhw-note"]
@@ -291,7 +296,7 @@ def test_a_bad_component_and_a_zero_size_leaf_are_notes_not_errors() -> None:
     feed(live, {"loss": STEPS, "x": crossing_path(), "empty": np.zeros((len(STEPS), 0))},
          shapes=[(), (2,), (0,)])  # fmt: skip
     assert [f.title for f in live.figures] == ["loss"]
-    assert live._fig.notes == [
+    assert list(live.drawing().notes) == [
         "fields: no component 'x[7]' of 'x' (shape (2,)); not drawn.",
         "empty: no values (shape (0,)); nothing to draw.",
     ]

@@ -22,7 +22,7 @@ def test_the_window_shows_the_last_steps_from_their_rows() -> None:
         loop = FakeLoop(layout(("loss",), max_steps=n))
         for chunk in np.array_split(y, 20):
             loop.send(loss=chunk)
-            live._push(final=False)
+            live.refresh()
         loop.end()
     assert live.panel.status == "converged" and not live.panel.error
     old, mark = live.figure.marks

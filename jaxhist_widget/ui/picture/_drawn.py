@@ -1,0 +1,188 @@
+"""What a `LivePlot`'s figure shows now, as plain data, per chart (`LivePlot.drawing`): each
+chart's lines (run, lane, field, the points drawn, colour), bands, diverged lines' flags, axes
+(log or linear, limits, ticks), and the notes under the charts.
+
+The public, read-only way to inspect a plot (a test's, a user's): the plot copies these from
+its live figure (``..plot``), as it copies the static picture's `Picture`; no widgets here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+__all__ = ["DrawnBand", "DrawnChart", "DrawnLine", "PlotDrawing"]
+
+
+@dataclasses.dataclass(frozen=True)
+class DrawnLine:
+    """One line a chart draws: one field of one lane of one run, as its mark holds it.
+
+    Attributes
+    ----------
+    run, run_name
+        The run's index in `LivePlot.runs` (0: the oldest kept) and what the plot calls it
+        (on a hyperparameter chart: -1 and the chart's title).
+    field
+        The series' label (``"loss"``, ``"w[0]"``, ``"w median"``; a path's y series; on a
+        hyperparameter chart ``"loss last"``, ``"loss best"``: the lanes' values against it).
+    lane
+        The vmap lane (its index in the run), None for an unbatched run.
+    role
+        Why a lane is drawn past `MAX_LANES` (``"best"``, ``"median, worst"``), else ``""``.
+    label
+        Its hover label (``"loss · lane 3 · run 1"``).
+    x, y
+        The points drawn, as the plot last set them: decimated to ``max_points`` (min/max per
+        bucket), of the steps shown (a zoom, the last N steps), from the run's first step (a
+        continued run's ``x0``), in the x axis's units (seconds on a time axis; a path's x
+        series); the smoothed points for a smoothed line. Each lane's own points (the mark
+        pads a shorter lane with its last one). float64 copies.
+    color, opacity
+        Its colour and opacity (0: a lane hidden one by one; faint: a raw line under its
+        smoothed twin, a lane that ran away).
+    smoothed
+        Whether this is the smoothed twin drawn over the raw line (``smoothing=``).
+    """
+
+    run: int
+    run_name: str
+    field: str
+    lane: int | None
+    role: str
+    label: str
+    x: np.ndarray
+    y: np.ndarray
+    color: str
+    opacity: float
+    smoothed: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class DrawnBand:
+    """A band a chart draws under a run's lines: a vector's quantiles, or past `MAX_LANES` a
+    field's quantiles over every lane. Each polygon is closed: its lower edge forward, its
+    upper edge back (clipped to the axis's bottom on a log axis), as its mark holds it.
+
+    Attributes
+    ----------
+    run, field
+        The run's index in `LivePlot.runs` and the line's label it is drawn with.
+    outer, inner
+        ``(x, y)`` of the min–max and 25–75 % polygons (float64 copies).
+    color
+        Its fill colour (its line's).
+    left_out
+        Lanes left out of it at the last step (NaN or ±inf: diverged), said in the legend.
+    """
+
+    run: int
+    field: str
+    outer: tuple[np.ndarray, np.ndarray]
+    inner: tuple[np.ndarray, np.ndarray]
+    color: str
+    left_out: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class DrawnChart:
+    """What one chart shows now.
+
+    Attributes
+    ----------
+    title
+        Its key in `PlotDrawing.charts`: the field's label (its title; a vector leaf's name, a
+        path's ``"y vs x"``, a hyperparameter chart's ``"loss vs lr"``), ``""`` when shared.
+    lines
+        Its lines, the raw ones, then the smoothed ones, run by run (oldest first); a run
+        hidden from the run list (or left out by the run filter) draws none. A hyperparameter
+        chart's lines are its lanes' values against a parameter (``field``: ``"loss last"``).
+    bands
+        Its bands (`DrawnBand`), of the shown runs.
+    flags
+        ``(n, 2)``: step and value of each flag drawn at a diverged line's last finite point.
+    log_y, log_x
+        Whether its y axis and its x axis are logarithmic.
+    x_range, y_range
+        Its axes' limits (min, max), as drawn.
+    x_ticks, y_ticks
+        Its axes' tick values, with ``x_format`` and ``y_format``, their d3-format specifiers.
+    """
+
+    title: str
+    lines: tuple[DrawnLine, ...]
+    bands: tuple[DrawnBand, ...]
+    flags: np.ndarray
+    log_y: bool
+    log_x: bool
+    x_range: tuple[float, float]
+    y_range: tuple[float, float]
+    x_ticks: tuple[float, ...] = ()
+    y_ticks: tuple[float, ...] = ()
+    x_format: str = ""
+    y_format: str = ""
+
+    def line(
+        self,
+        field: str | None = None,
+        *,
+        lane: int | None = None,
+        run: int = -1,
+        smoothed: bool = False,
+    ) -> DrawnLine:
+        """The one line of ``field`` (None: the chart's only field), ``lane`` (None: the
+        run's only line) and run index ``run`` (-1: the latest drawn here); a LookupError
+        naming the lines there are."""
+        runs = sorted({ln.run for ln in self.lines})
+        index = runs[run] if runs and -len(runs) <= run < len(runs) else None
+        found = [
+            ln
+            for ln in self.lines
+            if ln.run == index
+            and ln.smoothed == smoothed
+            and (field is None or ln.field == field)
+            and (lane is None or ln.lane == lane)
+        ]
+        if len(found) != 1:
+            labels = [ln.label for ln in self.lines]
+            raise LookupError(
+                f"{len(found)} lines of field={field!r}, lane={lane!r}, run={run}, "
+                f"smoothed={smoothed} on chart {self.title!r}; its lines: {labels}"
+            )
+        return found[0]
+
+    def runs(self) -> list[str]:
+        """The names of the runs whose lines it shows, oldest first."""
+        return list(dict.fromkeys(ln.run_name for ln in self.lines))
+
+
+@dataclasses.dataclass(frozen=True)
+class PlotDrawing:
+    """What a `LivePlot`'s figure shows now, per chart (`LivePlot.drawing`).
+
+    Attributes
+    ----------
+    charts
+        The charts shown, by title (`DrawnChart.title`), in grid order.
+    notes
+        The notes under the charts: what a run does not draw as asked, each once (not the
+        offers of a log axis).
+    log_charts
+        The titles of the charts whose y axis is logarithmic.
+    mode
+        ``"per_field"`` or ``"shared"`` (``LivePlot(charts=...)``).
+    """
+
+    charts: dict[str, DrawnChart]
+    notes: tuple[str, ...]
+    log_charts: tuple[str, ...]
+    mode: str
+
+    def chart(self, title: str | None = None) -> DrawnChart:
+        """Chart ``title`` (None: the only one shown); a LookupError naming those shown."""
+        if title is None and len(self.charts) == 1:
+            return next(iter(self.charts.values()))
+        if title is None or title not in self.charts:
+            raise LookupError(f"no chart {title!r} alone; the charts: {list(self.charts)}")
+        return self.charts[title]
