@@ -46,7 +46,8 @@
 // unless a drawn point is under the pointer), its marker .jhw-hover-dot and its table of
 // series (js/charts/readout_dom.js), the highlighted lines' g.curve.jhw-lit / .jhw-dim, and
 // each chart's .jhw-chart-tools: .jhw-chart-log and .jhw-download-button with its menu's
-// .jhw-download-item[data-format] and its .jhw-download-note.
+// .jhw-download-item[data-format] and its .jhw-download-note, and a hyperparameter chart's
+// .jhw-params-field (a select) and .jhw-params-best[data-best].
 //
 // Stop: in a normal cell (`with live:`) the kernel handles no widget message until the cell
 // ends, so a click there asks the kernel for an interrupt, exactly as the notebook's ■ does;

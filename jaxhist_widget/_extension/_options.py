@@ -14,7 +14,10 @@ from IPython.utils.process import arg_split
 
 from .._host import Store
 from ..ui import MAX_POINTS_LIMIT
-from ..ui.series import VECTOR_MODES
+from ..ui.series import BEST, VECTOR_MODES
+
+#: The hyperparameter chart's options (`LivePlot`'s ``params_field``, ``params_best``).
+PARAMS = ("params_field", "params_best")
 
 
 # The option types raise ArgumentTypeError: argparse shows its text (for a ValueError it would
@@ -77,7 +80,8 @@ def _plot_options(args: Any) -> dict[str, Any]:
     options: dict[str, Any] = {}
     # A flag is an option only when given (True); every other option when set.
     flags = ("log_y", "keep_runs")
-    for name in ("title", *flags, "fields", "max_points", "store", "charts", "vectors", "paths"):
+    names = ("fields", "max_points", "store", "charts", "vectors", "paths", *PARAMS)
+    for name in ("title", *flags, *names):
         value = getattr(args, name)
         if (value is True) if name in flags else (value is not None):
             options[name] = value
@@ -141,6 +145,16 @@ def _plot_arguments(func: Callable[..., Any]) -> Callable[..., Any]:
                 metavar="XY,A:B",
                 type=_paths,
                 help="charts of one series against another: a leaf of two components, or x:y",
+            ),
+            magic_arguments.argument(
+                "--params-field",
+                metavar="FIELD",
+                help="the plotted field a sweep's hyperparameter chart ranks (default: the first)",
+            ),
+            magic_arguments.argument(
+                "--params-best",
+                choices=BEST,
+                help="a lane's best value of that field: lowest (min, default) or highest (max)",
             ),
             magic_arguments.argument(
                 "--store",

@@ -32,8 +32,68 @@ export function paramReadout(lanes, title, index, x, last, best) {
   }
   const name = String(entry.names[index]);
   const values = `${entry.field} last ${formatReadout(last)} · best ${formatReadout(best)}`;
-  return {
+  const out = {
     key: `${name}${LANE_SEP}${entry.run}`,
     lines: [name, `${entry.param} ${formatReadout(x)}`, values],
   };
+  // the lane, for the kernel to draw its line while it is pointed at (a lane that is no line
+  // of its own: only inside a sweep's band): [run number, lane index]
+  const lane = Array.isArray(entry.lanes) ? entry.lanes[index] : undefined;
+  if (Number.isInteger(entry.number) && Number.isInteger(lane)) out.lane = [entry.number, lane];
+  return out;
+}
+
+/**
+ * The tools of hyperparameter chart `title` (its corner, beside "log"), from `lanes` (the
+ * `param_lanes` trait): the `fields` its select offers (the sweep's plotted fields), the one
+ * it ranks (`field`), and its best toggle (`best` "min" or "max", the `text` and `tip` it
+ * shows, the `next` value a click asks for); null for a chart that is no hyperparameter chart.
+ */
+export function paramTools(lanes, title) {
+  const entry = lanes && lanes[title];
+  if (!entry || typeof entry.field !== "string") return null;
+  const fields = Array.isArray(entry.fields) && entry.fields.length ? entry.fields : [entry.field];
+  const best = entry.best === "max" ? "max" : "min";
+  const [word, other] = best === "max" ? ["highest", "lowest"] : ["lowest", "highest"];
+  return {
+    fields: fields.map(String),
+    field: entry.field,
+    best,
+    text: best === "max" ? "best ↑" : "best ↓",
+    tip: `a lane's best ${entry.field} is its ${word} value (click: its ${other})`,
+    next: best === "max" ? "min" : "max",
+  };
+}
+
+/**
+ * The kernel's answer to a `lane_lines` request (a custom message's `content` and `buffers`):
+ * every lane's line of run `number` (`fields`, each drawn on chart `charts[i]`; `x` the steps
+ * of its points; `y` a Float32Array of (fields, lanes, x.length), NaN where a lane has no
+ * row), or null for another message or a run without them.
+ */
+export function readLaneLines(content, buffers) {
+  if (!content || content.jhw_lane_lines === undefined) return null;
+  const fields = Array.isArray(content.fields) ? content.fields : [];
+  const x = Array.isArray(content.x) ? content.x : [];
+  const buffer = buffers && buffers.length ? buffers[0] : null;
+  if (!fields.length || !x.length || !buffer || !Number.isInteger(content.lanes)) return null;
+  const bytes = buffer instanceof ArrayBuffer ? buffer : buffer.buffer;
+  const offset = buffer instanceof ArrayBuffer ? 0 : buffer.byteOffset;
+  const y = new Float32Array(bytes.slice(offset, offset + fields.length * content.lanes * x.length * 4));
+  if (y.length !== fields.length * content.lanes * x.length) return null;
+  return { number: content.jhw_lane_lines, fields, charts: content.charts || fields, lanes: content.lanes, x, y };
+}
+
+/** The points of `lane`'s line of field `i` in `lines` (`readLaneLines`): [[x, y], ...] of
+ * its rows (those with no row left out); [] for a lane it does not hold. */
+export function laneLine(lines, i, lane) {
+  if (!lines || !(lane >= 0 && lane < lines.lanes) || !(i >= 0 && i < lines.fields.length)) return [];
+  const n = lines.x.length;
+  const start = (i * lines.lanes + lane) * n;
+  const out = [];
+  for (let k = 0; k < n; k++) {
+    const y = lines.y[start + k];
+    if (!Number.isNaN(y)) out.push([lines.x[k], y]);
+  }
+  return out;
 }

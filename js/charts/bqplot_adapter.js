@@ -82,6 +82,7 @@ function readMark(mark) {
   const [xs, ys] = [scales.x, scales.y];
   return {
     lines,
+    el: mark.el, // (where a line drawn by the page goes: js/charts/highlight.js)
     xPx: (x) => xs.scale(x) + xs.offset,
     yPx: (y) => ys.scale(y) + ys.offset,
     xData: (px) => xs.scale.invert(px - xs.offset),

@@ -1,11 +1,12 @@
 // Each chart's own tools in its top left corner (hover.js places them once it found the LivePlot
-// box): a titled chart's "log" toggle, and every chart's download menu
-// (js/charts/chart_download.js).
+// box): a titled chart's "log" toggle, every chart's download menu
+// (js/charts/chart_download.js), and a hyperparameter chart's field select and best toggle.
 
 import { bqplot } from "./bqplot_adapter.js";
 import { attachDownloads } from "./chart_download.js";
 import { element } from "../base/dom.js";
 import { logButton } from "../base/format.js";
+import { paramTools } from "../base/params.js";
 import { sendControl } from "../panel/kernel.js";
 
 /**
@@ -51,7 +52,7 @@ export function attachChartLogToggles(model, box) {
       let tool = tools.get(figure);
       if (!tool || tool.root.parentNode !== view.el) {
         if (tool) tool.root.remove();
-        tool = { root: element("div", "jhw-chart-tools"), log: null, title: "" };
+        tool = { root: element("div", "jhw-chart-tools"), log: null, params: null, title: "" };
         tool.root.append(downloads.control(() => figure.get("title") || ""));
         if (getComputedStyle(view.el).position === "static") view.el.style.position = "relative";
         view.el.append(tool.root);
@@ -64,6 +65,15 @@ export function attachChartLogToggles(model, box) {
       } else if (!tool.title && tool.log) {
         tool.log.remove();
         tool.log = null;
+      }
+      // a hyperparameter chart: which plotted field it ranks, and whether best is min or max
+      const ranks = paramTools(model.get("param_lanes"), tool.title) !== null;
+      if (ranks && !tool.params) {
+        tool.params = paramControls(() => tool.title);
+        tool.root.append(tool.params.root);
+      } else if (!ranks && tool.params) {
+        tool.params.root.remove();
+        tool.params = null;
       }
     }
     for (const [figure, tool] of tools) {
@@ -84,10 +94,41 @@ export function attachChartLogToggles(model, box) {
     });
     return button;
   }
+  // A hyperparameter chart's field select and best toggle: each sends its control (the
+  // kernel sets `params_field` / `params_best`, the chart is drawn anew, `param_lanes` follows).
+  function paramControls(title) {
+    const root = element("span", "jhw-params-tools");
+    const select = element("select", "jhw-params-field");
+    select.addEventListener("change", () => sendControl(model, "params_field", select.value));
+    const best = element("button", "jhw-params-best");
+    best.type = "button";
+    best.addEventListener("click", () => {
+      const tools = paramTools(model.get("param_lanes"), title());
+      if (tools) sendControl(model, "params_best", tools.next);
+    });
+    root.append(select, best);
+    return { root, select, best };
+  }
+  function showParams(tool) {
+    const tools = paramTools(model.get("param_lanes"), tool.title);
+    if (!tool.params || !tools) return;
+    const { select, best } = tool.params;
+    const options = tools.fields.join("\n");
+    if (select.dataset.fields !== options) {
+      select.dataset.fields = options;
+      select.replaceChildren(...tools.fields.map((f) => element("option", "", f)));
+    }
+    if (select.value !== tools.field) select.value = tools.field;
+    select.title = `the field this chart ranks: ${tools.field}`;
+    best.textContent = tools.text;
+    best.title = tools.tip;
+    best.dataset.best = tools.best;
+  }
   function show() {
     const logs = model.get("log_charts") || [];
     const hints = model.get("log_hints") || {};
     for (const tool of tools.values()) {
+      showParams(tool);
       if (!tool.log) continue;
       const on = logs.includes(tool.title);
       const look = logButton(tool.title, on, hints[tool.title] || 0);
@@ -106,6 +147,7 @@ export function attachChartLogToggles(model, box) {
   model.on("change:figures", onFigures);
   model.on("change:log_charts", show);
   model.on("change:log_hints", show);
+  model.on("change:param_lanes", onFigures); // (a chart may become one: its tools are placed)
   onFigures();
   return () => {
     disposed = true;
@@ -113,6 +155,7 @@ export function attachChartLogToggles(model, box) {
     model.off("change:figures", onFigures);
     model.off("change:log_charts", show);
     model.off("change:log_hints", show);
+    model.off("change:param_lanes", onFigures);
     for (const figure of watched) figure.off("change:title", onFigures);
     for (const tool of tools.values()) tool.root.remove();
     downloads.dispose();

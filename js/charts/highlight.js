@@ -12,10 +12,13 @@
 // pointer stays, and when the charts' elements change).
 
 import { bqplot } from "./bqplot_adapter.js";
-import { laneKey } from "../base/params.js";
+import { laneKey, laneLine } from "../base/params.js";
 import { runKey } from "../base/readout.js";
 
 const COPY = "jhw-lit-copy";
+// A lane that is no line of its own (only inside a sweep's band), drawn lit from every lane's
+// line the kernel sent (`drawLane`).
+const LANE = "jhw-lane-line";
 
 /** Puts the sibling elements `els` in this order, each right after the one before (the line
  * marks of a figure are contiguous: bands under them, flags over them are left in place).
@@ -49,17 +52,61 @@ function placeCopy(markEl, line) {
   if (markEl.lastElementChild !== copy) markEl.append(copy);
 }
 
+/** Draws lane `lane.lane` of `lane.lines` (params.js's `readLaneLines`) over each step chart
+ * of `charts` (figure views) that plots one of its fields, through the scales of the chart's
+ * first line mark, or removes it (`lane` null). Returns whether a line was drawn. */
+async function drawLane(charts, lane) {
+  let drawn = false;
+  for (const view of charts) {
+    const title = view.model ? view.model.get("title") || "" : "";
+    const i = lane ? lane.lines.charts.indexOf(title) : -1;
+    const sets = i >= 0 ? await bqplot.lineSets(view) : [];
+    const set = sets.find((s) => s.el);
+    let path = view.el.querySelector(`path.${LANE}`);
+    if (!set) {
+      if (path) path.remove();
+      continue;
+    }
+    let d = "";
+    let pen = "M";
+    for (const [x, y] of laneLine(lane.lines, i, lane.lane)) {
+      const [px, py] = [set.xPx(x), set.yPx(y)];
+      if (!Number.isFinite(px) || !Number.isFinite(py)) {
+        pen = "M"; // (a value a log axis cannot place: a gap)
+        continue;
+      }
+      d += `${pen}${px.toFixed(1)},${py.toFixed(1)}`;
+      pen = "L";
+    }
+    if (!path) {
+      path = document.createElementNS("http://www.w3.org/2000/svg", "path");
+      path.setAttribute("class", LANE);
+    }
+    const clip = set.el.getAttribute("clip-path");
+    if (clip && path.getAttribute("clip-path") !== clip) path.setAttribute("clip-path", clip);
+    if (path.getAttribute("d") !== d) path.setAttribute("d", d);
+    const parent = set.el.parentNode;
+    if (parent && parent.lastElementChild !== path) parent.append(path); // over every mark
+    drawn = drawn || d !== "";
+  }
+  return drawn;
+}
+
 /** Highlights the lines of run (or lane) `key` (readout.js's `runKey` of a line's name) in the
  * figure views `views`, or restores every line as bqplot drew it (`key` null, or no line of
- * `key` drawn: a sweep's lane that is no line, read out in its hyperparameter chart). A
- * hyperparameter chart's own lines (class `jhw-params`) are no run's: left as they are. */
-export async function highlightRun(views, key) {
+ * `key` drawn: a sweep's lane that is no line, read out in its hyperparameter chart, unless
+ * `laneLines` ({lines, lane}: `drawLane`) draw it). A hyperparameter chart's own lines (class
+ * `jhw-params`) are no run's: left as they are. */
+export async function highlightRun(views, key, laneLines = null) {
   const charts = views.filter((view) => !(view.el && view.el.classList.contains("jhw-params")));
   const all = await Promise.all(charts.map((view) => bqplot.lineMarks(view)));
   // (a lane is lit whatever roles its drawn line names: params.js's `laneKey`)
   const lane = laneKey(key);
   const isLit = (line) => key !== null && laneKey(runKey(line.name)) === lane;
-  if (!all.some((marks) => marks.some((mark) => mark.lines.some(isLit)))) key = null;
+  const lines = all.some((marks) => marks.some((mark) => mark.lines.some(isLit)));
+  // a lane that is no line of its own: drawn from `laneLines` ({lines, lane}), lit
+  const drawn = await drawLane(charts, key !== null && !lines ? laneLines : null);
+  if (!lines && !drawn) key = null;
   for (const marks of all) {
     const lit = [];
     const rest = [];

@@ -7,7 +7,8 @@ import { BqplotMismatch, bqplot } from "./bqplot_adapter.js";
 import { attachChartLogToggles } from "./chart_log.js";
 import { nearestOnLines, seriesAtStep } from "../base/geometry.js";
 import { highlightRun } from "./highlight.js";
-import { paramReadout } from "../base/params.js";
+import { paramReadout, readLaneLines } from "../base/params.js";
+import { sendControl } from "../panel/kernel.js";
 import { buildReadout, hideReadout, showParamReadout, showReadout } from "./readout_dom.js";
 
 // Pixels from the pointer within which a drawn point is read out.
@@ -75,7 +76,8 @@ export function attachHover(model, el, onBox = null) {
         highlightAgain = false;
         const key = lit;
         if (key === null && litApplied === null) continue; // restored already
-        await highlightRun(await chartViews(), key);
+        const local = probe && laneLines && laneLines.number === probe[0];
+        await highlightRun(await chartViews(), key, local ? { lines: laneLines, lane: probe[1] } : null);
         litApplied = key;
       } while (highlightAgain && !disposed);
     } catch (e) {
@@ -84,6 +86,38 @@ export function attachHover(model, el, onBox = null) {
       highlighting = false;
     }
   }
+  // The lane pointed at in a hyperparameter chart ([run number, lane]; null: none). A lane past
+  // a sweep's drawn-lane limit is no line of its own (only inside the band): the page draws it
+  // from every lane's line, which the kernel sends when asked (`lane_lines`, again once the
+  // run moved on, at most once a second), at once (highlight.js); until they came, the kernel
+  // draws it (`lane_probe`: asked for once per lane, none once the pointer leaves), a line
+  // named as a lane's, lit as one when it is drawn (`watch`).
+  let probe = null;
+  let probeSent = "null";
+  let laneLines = null; // params.js's `readLaneLines` of the kernel's latest answer
+  let linesAsked = "";
+  let linesAskedAt = -Infinity;
+  const sendProbe = () => {
+    const local = probe && laneLines && laneLines.number === probe[0];
+    const want = JSON.stringify(local ? null : probe);
+    if (want !== probeSent) {
+      probeSent = want;
+      sendControl(model, "lane_probe", local ? null : probe);
+    }
+    const fresh = probe ? `${probe[0]}|${model.get("step")}|${model.get("status")}` : linesAsked;
+    if (fresh !== linesAsked && performance.now() - linesAskedAt > 1000) {
+      linesAsked = fresh;
+      linesAskedAt = performance.now();
+      sendControl(model, "lane_lines", probe[0]);
+    }
+  };
+  const onLaneLines = (content, buffers) => {
+    if (!content || content.jhw_lane_lines === undefined) return;
+    laneLines = readLaneLines(content, buffers);
+    sendProbe();
+    if (lit !== null) applyHighlight();
+  };
+  model.on("msg:custom", onLaneLines);
   const watch = new MutationObserver(() => {
     if (lit !== null) applyHighlight(); // marks or lines made anew come unstyled
   });
@@ -94,11 +128,15 @@ export function attachHover(model, el, onBox = null) {
       // a hyperparameter chart's point: its lane, lit in every chart
       showParamReadout(ui, box, view.el, hit, param.lines);
       lit = param.key;
+      probe = param.lane || null;
+      sendProbe();
       applyHighlight();
       return;
     }
     const axis = { mode: model.get("x_axis"), clocks: model.get("x_clocks") };
     lit = showReadout(ui, box, view.el, hit, series, sort, pinned, axis);
+    probe = null;
+    sendProbe();
     applyHighlight();
   };
   const hide = () => {
@@ -107,6 +145,8 @@ export function attachHover(model, el, onBox = null) {
     shown = null;
     pinned = false;
     lit = null;
+    probe = null;
+    sendProbe();
     applyHighlight();
   };
 
@@ -294,7 +334,10 @@ export function attachHover(model, el, onBox = null) {
       box.removeEventListener("mousedown", onDown, true);
       box.removeEventListener("click", onClick);
       if (litApplied !== null) chartViews().then((views) => highlightRun(views, null)).catch(() => {});
+      probe = null;
+      sendProbe();
     }
+    model.off("msg:custom", onLaneLines);
     removeToggles();
     if (attached) attached.remove();
     tip.remove();

@@ -27,7 +27,8 @@ export function stopMode(model) {
 
 /** Sends the control `name` ("stop", "clear", "log_y", "keep_runs", "plot_width", "chart_log",
  * "smoothing", "ignore_outliers", "run_hidden", "runs_hidden", "run_filter", "lane_hidden",
- * "log_x", "x_axis", "last_steps", "step_range", "download") with its
+ * "log_x", "x_axis", "last_steps", "step_range", "download", "params_field", "params_best",
+ * "lane_probe") with its
  * `value` to the kernel (see the top of this file for why not as a trait write). */
 export function sendControl(model, name, value = null) {
   try {

@@ -9,12 +9,13 @@ reads busy while a cell runs a plot after a click. Screenshots in light and dark
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from ..helpers.browser import Notebook, hover_until_read_out
+from ..helpers.browser import VERTEX_JS, Notebook, hover_until_read_out
 from ..helpers.jupyter_browser import save_screenshot
 from .test_vectors_ui import CHARTS_JS
 
@@ -42,8 +43,34 @@ def solve(lr):
 
     init = (jnp.int32(0), jnp.zeros(16), 0.5 * jnp.vdot(b, b) / 64)
     return jhw.while_loop(lambda c: c[0] < 300, body, init, max_steps=300,
-                          record=lambda c: {{"loss": c[2]}})
+                          record=lambda c: {{"loss": c[2]{extra}}})
 """
+# A second field at 64 lanes, higher better (the fraction of the loss explained): the chart's
+# field select ranks it, its best toggle makes its best the highest.
+R2 = ', "r2": 1 - c[2] / (0.5 * jnp.vdot(b, b) / 64)'
+
+# When the pointer first moved after `reset`, and when a line of a step chart was first lit
+# after that (the lane pointed at in the hyperparameter chart: a drawn line, or one the kernel
+# draws for a lane that is only inside the band), in ms of the page's clock.
+PROBE_JS = """
+() => { const lit = () => document.querySelector(
+    '.jhw-figure:not(.jhw-params) g.curve.jhw-lit,'
+    + ' .jhw-figure:not(.jhw-params) path.jhw-lane-line[d^=M]') !== null;
+  window.__jhwProbe = { move: 0, lit: 0 };
+  if (window.__jhwProbeOn) return;
+  window.__jhwProbeOn = true;
+  document.addEventListener('mousemove', () => { const p = window.__jhwProbe;
+    if (!p.move) p.move = performance.now(); }, true);
+  new MutationObserver(() => { const p = window.__jhwProbe;
+    if (p.move && !p.lit && lit()) p.lit = performance.now(); }).observe(
+    document.querySelector('.jhw-liveplot'),
+    { subtree: true, childList: true, attributes: true, attributeFilter: ['class', 'd'] }); }
+"""
+BEST_RE = re.compile(r"r2 last (\S+) · best (\S+)")
+LIT_JS = (
+    "() => document.querySelector('.jhw-figure:not(.jhw-params) g.curve.jhw-lit,"
+    " .jhw-figure:not(.jhw-params) path.jhw-lane-line[d^=M]') !== null"
+)
 
 RUN = (
     "live = jhw.LivePlot(title='lr sweep', lane_values={{'lr': np.asarray(rates)}})\n"
@@ -70,7 +97,7 @@ def test_a_sweep_shows_its_bulk_and_its_hyperparameter_chart_lights_a_lane(
         if width is None
         else f"ipywidgets.Box([live.widget], layout=ipywidgets.Layout(width='{width}'))"
     )
-    cells = [SWEEP.format(lanes=lanes), RUN.format(show=show)]
+    cells = [SWEEP.format(lanes=lanes, extra=R2 if lanes == 64 else ""), RUN.format(show=show)]
     notebook.open(cells, f"sweep-view-{lanes}.ipynb", theme=theme, viewport=(1400, 1800))
     notebook.idle(timeout=240)
     page.wait_for_function(
@@ -78,7 +105,7 @@ def test_a_sweep_shows_its_bulk_and_its_hyperparameter_chart_lights_a_lane(
     )
     page.wait_for_timeout(500)
     (plot,) = page.evaluate(CHARTS_JS)
-    assert set(plot["charts"]) == {"loss", "loss vs lr"}
+    assert set(plot["charts"]) == {"loss", "loss vs lr"} | ({"r2"} if lanes == 64 else set())
     # the loss chart's y axis fits the lanes that converged (before: to 1e36)
     _, y_ticks = page.evaluate(Y_TICKS_JS, "loss")
     assert y_ticks and all("e+3" not in t for t in y_ticks), y_ticks
@@ -94,10 +121,14 @@ def test_a_sweep_shows_its_bulk_and_its_hyperparameter_chart_lights_a_lane(
     # the hyperparameter chart: a point read out names its lane and lights it
     _, shown = hover_until_read_out(page, "loss last", 0.3, timeout=60)
     assert shown["lines"][1].startswith("lr ") and "loss last" in shown["lines"][2], shown
-    if lanes <= 64:  # every lane drawn as a line: the hovered one is lit in the loss chart
-        page.wait_for_function("() => document.querySelectorAll('g.curve.jhw-lit').length > 0")
-    else:  # a lane that is no line: nothing dimmed (before: every line, none lit)
-        assert page.locator("g.curve.jhw-dim").count() == 0
+    # the hovered lane is lit in the loss chart: past 64 lanes, where most lanes are no line of
+    # their own (only inside the band), the kernel draws its line while it is pointed at
+    # (before: nothing lit)
+    page.wait_for_function(LIT_JS, timeout=10_000)
+    if lanes > 64:
+        assert page.locator(".jhw-figure:not(.jhw-params) g.curve.jhw-dim").count() > 0
+        latencies = probe_latencies(page, [0.15, 0.45, 0.6, 0.75, 0.9])
+        assert sorted(latencies)[len(latencies) // 2] < 50, latencies  # 7-12 ms measured
     # the hyperparameter chart's own lines are never dimmed by the lane it lights
     assert page.locator(".jhw-params g.curve.jhw-dim").count() == 0
     key = "1400" if width is None else "600"
@@ -112,7 +143,55 @@ def test_a_sweep_shows_its_bulk_and_its_hyperparameter_chart_lights_a_lane(
         more = page.locator(".jhw-hover-list .jhw-hover-more").inner_text()
         assert more.startswith("+ ") and more.endswith(" more"), more
         save_screenshot(page.locator(".jhw-liveplot").first, tmp_path, "readout-64")
+        choose_the_ranked_field(page, tmp_path)
     assert notebook.errors() == []
+
+
+def probe_latencies(page: Page, fracs: list[float]) -> list[float]:
+    """Per point at ``fracs`` of the hyperparameter chart's line, from the pointer's first move
+    onto it to its lane's line lit in the loss chart, in ms (the pointer off the plot first)."""
+    out = []
+    for frac in fracs:
+        page.mouse.move(0, 0)
+        page.wait_for_function(f"() => !({LIT_JS})()", timeout=10_000)
+        vertex = page.evaluate(VERTEX_JS, ["loss last", frac])
+        page.evaluate(PROBE_JS)
+        page.mouse.move(vertex["x"], vertex["y"])
+        page.wait_for_function("() => window.__jhwProbe.lit > 0", timeout=10_000, polling=20)
+        probe = page.evaluate("() => window.__jhwProbe")
+        out.append(round(probe["lit"] - probe["move"], 1))
+    print("hover to lit lane (ms):", out)
+    return out
+
+
+def choose_the_ranked_field(page: Page, tmp_path: Path) -> None:
+    """The hyperparameter chart's field select and best toggle, changed live: the chart ranks
+    ``r2``, its best the highest (before: the first field only, its best the lowest)."""
+    params = page.locator(".jhw-params").first
+    params.scroll_into_view_if_needed()
+    select = page.locator(".jhw-params-field")
+    assert select.evaluate("(s) => [...s.options].map((o) => o.value)") == ["loss", "r2"]
+    select.select_option("r2")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.jhw-params text.mainheading')]"
+        ".some((t) => t.textContent === 'r2 vs lr')",
+        timeout=30_000,
+    )
+    best = page.locator(".jhw-params-best")
+    page.wait_for_function("() => document.querySelector('.jhw-params-field').value === 'r2'")
+    assert best.inner_text() == "best ↓"
+    best.click()
+    page.wait_for_function(
+        "() => (document.querySelector('.jhw-params-best') || {}).dataset?.best === 'max'",
+        timeout=30_000,
+    )
+    assert page.locator(".jhw-params-best").inner_text() == "best ↑"
+    # a lane's best r2 is now its highest, at or above its last (before: its lowest, r2 0 at
+    # step 0)
+    _, shown = hover_until_read_out(page, "r2 last", 0.5, timeout=60)
+    last, best = (float(v.replace(",", "")) for v in BEST_RE.findall(shown["lines"][2])[0])
+    assert best >= last > 0.5, shown
+    save_screenshot(page.locator(".jhw-liveplot").first, tmp_path, "params-r2-max")
 
 
 DETAILS = """\

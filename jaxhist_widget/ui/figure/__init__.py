@@ -15,7 +15,7 @@ from __future__ import annotations
 from ._chart import Extent, Lines, LiveFigure
 from ._extras import BandExtra, HeatmapExtra, PathEnds
 from ._grid import CHART_MODES, MAX_CHARTS, ChartGrid, check_charts
-from ._params_chart import ParamFigure, ParamMarks, show_params
+from ._params_chart import LaneProbe, ParamFigure, ParamMarks, show_lane_probe, show_params
 from ._path_chart import PathFigure
 from ._sweep import DIVERGED_COLOR, DivergedEnds, RunawayMarks, inset
 
@@ -28,6 +28,7 @@ __all__ = [
     "DivergedEnds",
     "Extent",
     "HeatmapExtra",
+    "LaneProbe",
     "Lines",
     "LiveFigure",
     "ParamFigure",
@@ -37,5 +38,6 @@ __all__ = [
     "RunawayMarks",
     "check_charts",
     "inset",
+    "show_lane_probe",
     "show_params",
 ]

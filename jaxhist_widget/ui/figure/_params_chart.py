@@ -6,6 +6,12 @@ they span two decades or more; the hover's step read-out and the time axis skip 
 mark set is `ParamMarks`, a chart extra held by a run of its own (number 0, no line of a run is
 drawn here). Its y range fits the lanes that did not run away (`..reduce.bulk_range`, as the
 sweep's other charts). The points are `..series.ParamPoints`; this only draws.
+
+`LaneProbe`: a lane of a sweep past its drawn-lane limit (no line of its own, only inside the
+band) drawn over the step charts while its point here is pointed at (`show_lane_probe`; the
+page asks with the ``lane_probe`` control), named as a drawn lane's line (``loss · lr=0.1 ·
+run 1``) for the page's highlight to light it; hidden when none is, never in the static picture
+(a pointer's) nor in the legend.
 """
 
 from __future__ import annotations
@@ -20,8 +26,17 @@ import numpy as np
 from ..look import CHART_HEIGHT_PX, LINE_WIDTH, PALETTE, LegendLine, ticks
 from ..reduce import bulk_range, values_extent
 from ._path_chart import PathFigure
+from ._run_marks import set_points
 
-__all__ = ["LOG_SPAN", "MARKER_LANES", "ParamFigure", "ParamMarks", "show_params"]
+__all__ = [
+    "LOG_SPAN",
+    "MARKER_LANES",
+    "LaneProbe",
+    "ParamFigure",
+    "ParamMarks",
+    "show_lane_probe",
+    "show_params",
+]
 
 #: Up to this many lanes each point is drawn as a dot on its line (more would be thousands of
 #: SVG elements for the page to redraw at each update: the line alone then).
@@ -35,7 +50,8 @@ _NO_EXTENT = (math.inf, -math.inf, math.inf)
 
 class ParamMarks:
     """Each lane's last value (a line through the lanes in order of the parameter, a dot per
-    lane up to `MARKER_LANES`) and its best one (dashed, faint), as a chart extra."""
+    lane up to `MARKER_LANES`) and its best one (its lowest or highest: `..series.ParamPoints`;
+    dashed, faint), as a chart extra."""
 
     above = True
     label = ""
@@ -75,7 +91,9 @@ class ParamMarks:
         away (on a ``log`` y axis, in decades)."""
         self.points = points
         p = points
-        keep = ~bulk_range(p.best, p.hi, p.lo_pos, p.last, p.gone, log).above
+        lo = p.lo if p.lo is not None else p.best
+        bulk = bulk_range(lo, p.hi, p.lo_pos, p.last, p.gone, log)
+        keep = ~(bulk.above | bulk.below)  # (an accuracy's runaways go below)
         ys = np.concatenate([points.last[keep], points.best[keep]])
         self.fitted = values_extent(ys)
         for mark, which in zip(self.marks, ("last", "best"), strict=False):
@@ -109,8 +127,13 @@ class ParamMarks:
             return []
         return [
             LegendLine(self._label("last"), None, self.color, "solid", 1.0),
-            LegendLine(self._label("best") + " (lowest)", None, self.color, "dashed", 0.6),
+            LegendLine(
+                self._label("best") + f" ({self._best_word()})", None, self.color, "dashed", 0.6
+            ),
         ]
+
+    def _best_word(self) -> str:
+        return "highest" if getattr(self.points, "best_is", "min") == "max" else "lowest"
 
     def close(self) -> None:
         for mark in self.marks:
@@ -200,3 +223,97 @@ def show_params(grid: Any, points: Sequence[Any]) -> bool:
     if made or gone:
         grid._show()
     return bool(made or gone)
+
+
+# A lane pointed at in the hyperparameter chart, past a sweep's drawn-lane limit: `LaneProbe`.
+class LaneProbe:
+    """The pointed-at lane's lines on one step chart (one per series of its run there), over every
+    other mark; hidden while none is."""
+
+    above = True
+    label = ""
+
+    def __init__(self, color: str) -> None:
+        self.color = color
+        self.marks: list[bqplot.Lines] = []
+        #: What it draws: per series its label, steps and values; [] hidden.
+        self.lines: list[tuple[str, np.ndarray, np.ndarray]] = []
+        self.log_x = self.log_y = False
+
+    def make(self, x_scale: bqplot.Scale, y_scale: bqplot.Scale) -> list[bqplot.Mark]:
+        old = self.marks
+        self.marks = [
+            bqplot.Lines(
+                scales={"x": x_scale, "y": y_scale},
+                x=np.zeros(0),
+                y=np.zeros(0),
+                colors=[self.color],
+                stroke_width=LINE_WIDTH,
+                display_legend=False,
+                visible=False,
+                preserve_domain={"x": True, "y": True},
+            )
+        ]
+        self.log_x = type(x_scale).__name__ == "LogScale"
+        self._put()
+        return old
+
+    def set(self, lines: Sequence[tuple[str, np.ndarray, np.ndarray]], log_y: bool) -> None:
+        """Draw ``lines`` (per series: its label, steps, values), or hide ([])."""
+        self.lines, self.log_y = list(lines), log_y
+        self._put()
+
+    def _put(self) -> None:
+        if not self.marks:
+            return
+        (mark,) = self.marks
+        if not self.lines:
+            if mark.visible:
+                mark.visible = False
+            return
+        labels = [label for label, _, _ in self.lines]
+        xs = [np.asarray(x) for _, x, _ in self.lines]
+        ys = [np.asarray(y, np.float64) for _, _, y in self.lines]
+        with mark.hold_sync():
+            mark.labels = labels
+            set_points(mark, xs, ys, True, log_x=self.log_x, log_y=self.log_y)
+            mark.visible = True
+
+    def extent(self, steps: tuple[int, int] | None = None) -> tuple[float, float, float]:
+        return _NO_EXTENT  # a pointer's: the axes stay the plot's
+
+    def draw(self, y_limits: tuple[float, float], log: bool) -> None:
+        if log != self.log_y and self.lines:  # the y axis went log (or back): placed anew
+            self.log_y = log
+            self._put()
+
+    def set_colors(self, colors: Sequence[str]) -> None:
+        pass  # the run's colour
+
+    def legend(self) -> list[LegendLine]:
+        return []
+
+    def close(self) -> None:
+        for mark in self.marks:
+            mark.close()
+
+
+def show_lane_probe(
+    grid: Any, number: int | None, lines: Sequence[tuple[int, str, np.ndarray, np.ndarray]]
+) -> None:
+    """Draw ``lines`` of run ``number`` (per series, in `ChartGrid.add_marks` order: its index,
+    label, steps and values) on the charts of that series, each over every other mark; every
+    other chart's probe hidden (all of them when ``lines`` is empty)."""
+    by_series = {i: (label, x, y) for i, label, x, y in lines}
+    wanted: dict[str, list[tuple[str, np.ndarray, np.ndarray]]] = {}
+    for key, idx in grid._groups.get(number, []) if lines else []:
+        wanted[key] = [by_series[i] for i in idx if i in by_series]
+    for key, chart in grid.charts.items():
+        for n, r in chart._runs.items():
+            probe = next((e for e in r.extras if isinstance(e, LaneProbe)), None)
+            show = wanted.get(key, []) if n == number else []
+            if probe is None and show:
+                probe = LaneProbe(r.color)
+                chart.add_extra(n, probe)
+            if probe is not None and (show or probe.lines):
+                probe.set(show, chart.log)

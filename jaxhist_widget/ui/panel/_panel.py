@@ -167,6 +167,10 @@ class LivePanel(anywidget.AnyWidget):
     #: Per hyperparameter chart (by title): the run it shows (``run``) and the name of the lane
     #: of each of its points, in order (``names``): the view's hover names and lights it.
     param_lanes = traitlets.Dict().tag(sync=True)
+    #: The plotted field the hyperparameter charts rank ("": the first plotted one), and
+    #: whether a lane's best value of it is its lowest ("min") or its highest ("max").
+    params_field = traitlets.Unicode("").tag(sync=True)
+    params_best = traitlets.Unicode("min").tag(sync=True)
     #: Numbers of the runs hidden from the run list (their lines are not drawn).
     hidden_runs = traitlets.List(traitlets.Int()).tag(sync=True)
     #: The run filter: a regular expression (case-insensitive) the shown runs' names match
@@ -302,6 +306,10 @@ class LivePanel(anywidget.AnyWidget):
             key, log = value
             keys = [k for k in self.log_charts if k != key]
             return {"log_charts": [*keys, key] if log else keys}
+        if name == "params_field" and isinstance(value, str):
+            return {"params_field": value}
+        if name == "params_best" and value in ("min", "max"):
+            return {"params_best": value}
         if name == "plot_width" and isinstance(value, int) and value >= 0:
             return {"plot_width": value}
         return {}

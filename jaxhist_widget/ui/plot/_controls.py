@@ -22,7 +22,13 @@ from ..figure import ChartGrid
 from ..look import check_x_axis
 from ..panel import LivePanel
 from ..reduce import check_weight
-from ..series import check_last_steps, check_run_filter, check_step_range
+from ..series import (
+    check_last_steps,
+    check_params_best,
+    check_params_field,
+    check_run_filter,
+    check_step_range,
+)
 from ._options import check_flag
 from ._updates import Updates
 
@@ -36,6 +42,8 @@ __all__ = [
     "log_x",
     "log_y",
     "option",
+    "params_best",
+    "params_field",
     "run_filter",
     "show_lane",
     "show_run",
@@ -114,6 +122,31 @@ run_filter = option(
 )
 
 
+def _params_field(plot: Any) -> str | None:
+    return plot.panel.params_field or None
+
+
+def _set_params_field(plot: Any, value: Any) -> None:
+    with plot._lock:
+        field = plot._state.check_ranked(check_params_field(value))
+    plot.panel.write(params_field=field or "")
+
+
+params_field = property(
+    _params_field,
+    _set_params_field,
+    doc="""The plotted field the hyperparameter charts rank (None: the first plotted one);
+        synced with the field select in the chart's corner. Setting one the shown sweep does
+        not plot raises a ValueError naming those it does.""",
+)
+params_best = option(
+    "params_best",
+    check_params_best,
+    """Whether a lane's best value of `params_field` is its lowest (``"min"``: a loss) or its
+        highest (``"max"``: an accuracy); synced with the best toggle in the chart's corner.""",
+)
+
+
 def show_run(plot: Any, run: int | str, visible: bool = True) -> None:
     """Show (or hide, ``visible=False``) a drawn run, as its toggle in the run list does:
     ``run`` is its index in `runs` (``-1``: the latest) or the name the plot lists it by. (A
@@ -183,6 +216,8 @@ class ControlOptions:
     last_steps = last_steps
     step_range = step_range
     run_filter = run_filter
+    params_field = params_field
+    params_best = params_best
 
 
 class Controls:
@@ -227,8 +262,14 @@ class Controls:
             (self._on_run_filter, "run_filter"),
             (self._on_hidden_lanes, "hidden_lanes"),
             (self._on_plot_width, "plot_width"),
+            (self._on_params, "params_field"),
+            (self._on_params, "params_best"),
         ):
             panel.observe(handler, name)
+        # The lane the page points at in a hyperparameter chart, drawn while it does: a
+        # request, no trait (another view points elsewhere).
+        panel.serve("lane_probe", self._on_lane_probe)
+        panel.serve("lane_lines", lambda number: panel.send(*updates.lane_lines(number)))
 
     def clear(self) -> None:
         """Forget the ended runs and their lines, and reset the panel (the Clear button)."""
@@ -341,6 +382,14 @@ class Controls:
     def _on_hidden_lanes(self, change: dict[str, Any]) -> None:
         self.updates.set_hidden_lanes(change["new"])
         self._picture()
+
+    def _on_params(self, change: dict[str, Any]) -> None:
+        best = self.panel.params_best if self.panel.params_best in ("min", "max") else "min"
+        self.updates.set_params(self.panel.params_field or None, best)
+        self._picture()
+
+    def _on_lane_probe(self, value: Any) -> None:
+        self.updates.show_lane_probe(value)
 
     def _on_plot_width(self, change: dict[str, Any]) -> None:
         # The number of x ticks follows the figure's width, which only a view knows.

@@ -77,9 +77,20 @@ class LivePlot(controls.ControlOptions, Sink):
     lane_values
         The swept parameters' values, one per lane: ``rates``, or ``{"lr": rates, "wd":
         wds}``. A sweep whose lanes carry values gets a chart per parameter of each lane's
-        last and best value of its first plotted field against it (log x where the values
-        span decades), live; hovering a point names its lane and lights its lines. They name
-        the lanes (``lr=0.001``) when ``lane_labels`` is not given.
+        last and best value of a plotted field (``params_field``) against it (log x where the
+        values span decades), live; hovering a point names its lane and lights its lines (a
+        lane drawn only in the band: its line, drawn while hovered). They name the lanes
+        (``lr=0.001``) when ``lane_labels`` is not given.
+    params_field
+        The plotted field the hyperparameter charts rank (``"acc"``, ``"|x|"``; None: the
+        first plotted one), ``params_best`` whether a lane's best value of it is its lowest
+        (``"min"``, a loss) or its highest (``"max"``, an accuracy): ``LivePlot(lane_values=
+        rates, params_field="acc", params_best="max")``. Both are properties and controls in
+        the chart's corner (a field select, a best toggle), changed live; the static picture
+        and the chart's CSV follow them. A field ``fields=`` does not plot is refused here, one
+        the sweep does not plot is said in a note under the charts.
+    params_best
+        ``"min"`` (default) or ``"max"``: see ``params_field``.
     lanes
         The vmap lanes drawn as lines (indices, negative from the end, or ``lane_labels``), at
         most `MAX_LANES`; by default all up to it, else a stride and the best, median, worst
@@ -161,6 +172,8 @@ class LivePlot(controls.ControlOptions, Sink):
         max_points: int | None = None,
         lane_labels: Sequence[str] | Any | None = None,
         lane_values: Any = None,
+        params_field: str | None = None,
+        params_best: str = "min",
         lanes: Sequence[int | str] | None = None,
         continue_steps: bool = False,
         store: str | os.PathLike[str] | Store | None = None,
@@ -208,6 +221,7 @@ class LivePlot(controls.ControlOptions, Sink):
         self._outputs.link_figures()
         steps = list(o.step_range) if o.step_range is not None else []
         self.panel.write(smoothing=o.smoothing, ignore_outliers=o.ignore_outliers, log_x=o.log_x)
+        self.panel.write(params_field=o.params_field or "", params_best=o.params_best)
         self.panel.write(
             last_steps=o.last_steps, step_range=steps, x_axis=o.x_axis, run_filter=o.run_filter
         )

@@ -22,6 +22,8 @@ from ..series import (
     check_lane_values,
     check_lanes,
     check_last_steps,
+    check_params_best,
+    check_params_field,
     check_paths,
     check_run_filter,
     check_step_range,
@@ -44,6 +46,8 @@ OPTIONS = (
     "max_points",
     "lane_labels",
     "lane_values",
+    "params_field",
+    "params_best",
     "lanes",
     "continue_steps",
     "store",
@@ -103,6 +107,10 @@ class Options:
     lane_labels: tuple[str, ...] | None
     #: The swept parameters' values per lane, by name (``lane_values``, or numeric labels).
     lane_values: dict[str, Any] | None
+    #: The plotted field the hyperparameter chart ranks (None: the first plotted one).
+    params_field: str | None
+    #: Whether a lane's best value of it is its lowest (``"min"``) or highest (``"max"``).
+    params_best: str
     continue_steps: bool
     charts: str
     smoothing: float
@@ -141,6 +149,8 @@ def checked(unknown: dict[str, Any], **options: Any) -> Options:
         x_axis=check_x_axis(o["x_axis"]),
         run_filter=check_run_filter(o["run_filter"]),
         **lanes_named(o["lane_labels"], o["lane_values"]),
+        params_field=check_params_field(o["params_field"], choice.fields),
+        params_best=check_params_best(o["params_best"]),
         charts=check_charts(o["charts"]),
     )
 

@@ -27,6 +27,8 @@ from ..series import (
     RunSmoothing,
     StepWindow,
     param_points,
+    params_field_note,
+    ranked_fields,
     run_pattern,
 )
 
@@ -103,6 +105,10 @@ class PlotState:
         #: Names of the vmap lanes (checked against each vmapped run's lane count).
         self.lane_names = LaneNames(lane_labels)
         self.lane_values = lane_values
+        #: The field the hyperparameter charts rank (None: the first plotted one), and whether
+        #: a lane's best value of it is its lowest ("min") or highest ("max").
+        self.params_field: str | None = None
+        self.params_best = "min"
         self.drawn: list[RunDrawing] = []
         self.runs_seen = 0
         # An error this plot hit (a failed update) and the run it is about: the panel says
@@ -245,14 +251,47 @@ class PlotState:
         return self.drawn[int(run)].number
 
     def param_points(self) -> tuple[RunDrawing | None, list[ParamPoints]]:
-        """The hyperparameter charts' points (`..series.param_points`): of the latest shown
-        sweep whose lane count the lanes' values have, and that run."""
+        """The hyperparameter charts' points (`..series.param_points`, of `params_field` and
+        `params_best`): of the latest shown sweep whose lane count the lanes' values have, and
+        that run."""
+        field, best = self.params_field, self.params_best
         for d in reversed(self.drawn):
             if self.lane_values and d.started and d.run.lanes and d.number not in self.off:
-                points = param_points(d, self.lane_values)
+                points = param_points(d, self.lane_values, field, best)
                 if points:
                     return d, points
         return None, []
+
+    def ranked_fields(self) -> list[str]:
+        """The fields the hyperparameter charts can rank: those the latest shown sweep plots
+        (`..series.ranked_fields`; [] before one started)."""
+        for d in reversed(self.drawn) if self.lane_values else ():
+            if d.started and d.run.lanes and d.number not in self.off and d.specs:
+                return ranked_fields(d)
+        return []
+
+    def check_ranked(self, field: str | None) -> str | None:
+        """``field`` when the latest shown sweep plots it (or none started yet), else a
+        ValueError naming what it plots (``live.params_field = ...``)."""
+        plotted = self.ranked_fields()
+        if field is not None and plotted and field not in plotted:
+            raise ValueError(
+                f"params_field={field!r} is not plotted: the sweep plots "
+                f"{', '.join(map(repr, plotted))}; rank by one of them, or plot it "
+                f"(LivePlot(fields=[..., {field!r}]))."
+            )
+        return field
+
+    def params_notes(self) -> list[str]:
+        """The note under the charts when `params_field` names no plotted field of the latest
+        shown sweep (`..series.params_field_note`); [] else."""
+        field = self.params_field
+        for d in reversed(self.drawn) if field is not None and self.lane_values else ():
+            if d.started and d.run.lanes and d.number not in self.off and d.specs:
+                fields = ranked_fields(d)
+                named = any(field in (s.label, s.key) for s in d.specs if s.xy is None)
+                return [] if named or not fields else [params_field_note(field, fields)]
+        return []
 
     def panel_state(self, now: float, attached: bool) -> dict[str, Any]:
         """Every run-state trait of the panel (`..panel.panel_state`) and its run list."""

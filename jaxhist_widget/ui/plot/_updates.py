@@ -21,7 +21,7 @@ from collections.abc import Callable, Hashable
 from ..._host import Run
 from ..figure import ChartGrid, Lines, show_params
 from ..panel import LivePanel, run_step
-from ..series import RunDrawing, hide_lanes, window_lines
+from ..series import RunDrawing, hide_lanes, ranked_fields, window_lines
 from ._ahead import Ahead
 from ._state import PlotState, x_clocks
 from ._throttle import Throttle
@@ -35,6 +35,8 @@ TIME_WINDOW_NOTE = (
 )
 #: The key of the plot's own notes among the runs' (`ChartGrid.set_notes`: run numbers >= 1).
 WINDOW_NOTE_KEY = 0
+#: The key of the note that ``params_field`` names no plotted field (`PlotState.params_notes`).
+PARAMS_NOTE_KEY = -1
 
 
 class Updates(ShownUpdates):
@@ -237,12 +239,25 @@ class Updates(ShownUpdates):
         points for the view (the panel's ``param_lanes``: its hover names and lights it)."""
         d, points = self.state.param_points()
         show_params(self.fig, points)
+        notes = self.state.params_notes()
+        if tuple(notes) != self.fig._notes.get(PARAMS_NOTE_KEY, ()):
+            self.fig.set_notes(PARAMS_NOTE_KEY, notes)
         lanes = {}
         if d is not None:
             every = self.state.lane_names(d.run)
+            fields = ranked_fields(d)
             for p in points:
-                names = [every[k] for k in p.lanes.tolist()]
-                lanes[p.title] = {"run": d.name, "param": p.param, "field": p.field, "names": names}
+                ids = p.lanes.tolist()
+                lanes[p.title] = {
+                    "run": d.name,
+                    "number": d.number,
+                    "param": p.param,
+                    "field": p.field,
+                    "fields": fields,  # what the chart's field select offers
+                    "best": p.best_is,
+                    "names": [every[k] for k in ids],
+                    "lanes": ids,  # each point's lane index (a lane no line: `show_lane_probe`)
+                }
         if lanes != self.panel.param_lanes:
             self.panel.write(param_lanes=lanes)
 

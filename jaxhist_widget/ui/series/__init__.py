@@ -29,11 +29,16 @@ from ._choice import (
 from ._drawing import RunDrawing
 from ._lanes import MAX_LANES, ROLES, LaneNames, check_lane_labels
 from ._params import (
+    BEST,
     LABEL_PARAM,
     ParamPoints,
     check_lane_values,
+    check_params_best,
+    check_params_field,
     numeric_labels,
     param_points,
+    params_field_note,
+    ranked_fields,
     value_labels,
 )
 from ._plan import Plan, Spec, component_label, plan
@@ -60,6 +65,7 @@ from ._window import (
 __all__ = [
     "AUTO_LINES",
     "AUTO_LINES_VMAP",
+    "BEST",
     "DEFAULT_POINTS",
     "EMA_FORGOTTEN",
     "LABEL_PARAM",
@@ -86,6 +92,8 @@ __all__ = [
     "check_lane_values",
     "check_lanes",
     "check_last_steps",
+    "check_params_best",
+    "check_params_field",
     "check_paths",
     "check_run_filter",
     "check_step_range",
@@ -95,8 +103,10 @@ __all__ = [
     "hide_lanes",
     "numeric_labels",
     "param_points",
+    "params_field_note",
     "path_title",
     "plan",
+    "ranked_fields",
     "run_pattern",
     "value_labels",
     "whole_spreads",

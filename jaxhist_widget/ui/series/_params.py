@@ -19,11 +19,16 @@ import numpy as np
 from ..look import format_value
 
 __all__ = [
+    "BEST",
     "LABEL_PARAM",
     "ParamPoints",
     "check_lane_values",
+    "check_params_best",
+    "check_params_field",
     "numeric_labels",
     "param_points",
+    "params_field_note",
+    "ranked_fields",
     "value_labels",
 ]
 
@@ -31,6 +36,9 @@ __all__ = [
 LABEL_PARAM = "lane label"
 #: The parameter of ``lane_values`` given as one sequence, not a dict.
 VALUE_PARAM = "value"
+#: What a lane's best value of the ranked field is (``LivePlot(params_best=...)``): its lowest
+#: (a loss, an error) or its highest (an accuracy, a reward).
+BEST = ("min", "max")
 
 
 def numeric_labels(labels: Any) -> np.ndarray | None:
@@ -85,6 +93,64 @@ def check_lane_values(values: Any) -> dict[str, np.ndarray] | None:
     return out
 
 
+def check_params_field(value: Any, fields: Any = None) -> str | None:
+    """``LivePlot(params_field=...)`` checked: None (the first plotted field) or the name of a
+    plotted field (a leaf, ``"|x|"``, ``"x[3]"``); when ``fields=`` names what is plotted
+    (``fields``, checked), one of them. A TypeError / ValueError naming the fix else.
+
+    >>> check_params_field("acc", ("loss", "acc")), check_params_field(None)
+    ('acc', None)
+    """
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise TypeError(
+            "params_field must be the name of a plotted field (a str such as 'acc') or None "
+            f"(the first plotted field), got {value!r}."
+        )
+    # (a vector leaf's component "x[0]" or median "x median" is plotted with fields=["x"])
+    named = value in (fields or ()) or any(
+        value.startswith((f"{f}[", f"{f} ")) for f in fields or ()
+    )
+    if fields is not None and isinstance(fields, (list, tuple)) and not named:
+        plotted = ", ".join(map(repr, fields))
+        raise ValueError(
+            f"params_field={value!r} is not plotted: fields= plots {plotted}; rank by one of "
+            f"them, or add {value!r} to fields=."
+        )
+    return value
+
+
+def check_params_best(value: Any) -> str:
+    """``LivePlot(params_best=...)`` checked: ``"min"`` (a lane's best value of the ranked field
+    is its lowest: a loss) or ``"max"`` (its highest: an accuracy).
+
+    >>> check_params_best("max")
+    'max'
+    """
+    if value not in BEST:
+        raise ValueError(
+            f"params_best must be 'min' (lower is better: a loss) or 'max' (higher is better: "
+            f"an accuracy), got {value!r}."
+        )
+    return str(value)
+
+
+def params_field_note(field: str, plotted: Sequence[str]) -> str:
+    """The note under the charts when ``params_field`` names no plotted field of the sweep."""
+    return (
+        f"params_field={field!r} is not plotted, so the hyperparameter chart ranks none: choose "
+        f"one of {', '.join(map(repr, plotted))} (live.params_field = ...), or plot it "
+        f"(fields=[..., {field!r}])."
+    )
+
+
+def ranked_fields(d: Any) -> list[str]:
+    """The fields of ``d`` (a `RunDrawing`) a hyperparameter chart can rank: every plotted
+    series but a path, by label."""
+    return [s.label for s in d.specs if s.xy is None]
+
+
 def value_labels(values: Mapping[str, np.ndarray]) -> tuple[str, ...]:
     """Each lane's name from its parameters' values: ``lr=0.001`` (``0.001`` for a bare
     sequence), ``lr=0.001, wd=0.1`` for several.
@@ -104,10 +170,12 @@ def value_labels(values: Mapping[str, np.ndarray]) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class ParamPoints:
-    """One hyperparameter chart's points: each lane's ``last`` and ``best`` (lowest) finite
-    value of ``field`` against its ``param`` value ``x``, in ascending ``x`` (NaN: none yet),
+    """One hyperparameter chart's points: each lane's ``last`` and ``best`` finite value of
+    ``field`` (its best: its lowest where ``best_is`` is ``"min"``, its highest for ``"max"``)
+    against its ``param`` value ``x``, in ascending ``x`` (NaN: none yet),
     and what the chart's y range reads to leave out the lanes that ran away (each lane's
-    largest and smallest positive value, whether it went NaN or ±inf: `..reduce.bulk_range`)."""
+    largest, smallest and smallest positive value, whether it went NaN or ±inf:
+    `..reduce.bulk_range`)."""
 
     param: str
     field: str
@@ -118,6 +186,8 @@ class ParamPoints:
     hi: np.ndarray
     lo_pos: np.ndarray
     gone: np.ndarray
+    best_is: str = "min"  #: ``"min"`` or ``"max"`` (`BEST`)
+    lo: np.ndarray | None = None  #: each lane's smallest finite value (None: ``best``)
 
     @property
     def title(self) -> str:
@@ -125,17 +195,27 @@ class ParamPoints:
         return f"{self.field} vs {self.param}"
 
 
-def param_points(d: Any, values: Mapping[str, np.ndarray]) -> list[ParamPoints]:
+def param_points(
+    d: Any, values: Mapping[str, np.ndarray], field: str | None = None, best: str = "min"
+) -> list[ParamPoints]:
     """Per parameter of ``values`` (one value per lane of the `RunDrawing` ``d``), the lanes'
-    last and best value of the field the lanes are ranked by (the first plotted one): [] when
-    ``d`` is no sweep of that many lanes, or plots no field."""
+    last and best (``best``: ``"min"``, the lowest; ``"max"``, the highest) value of plotted
+    field ``field`` (a label of `ranked_fields`; None: the first plotted one): [] when ``d`` is
+    no sweep of that many lanes, or plots no such field."""
     if d.run.lanes is None or not values or not d.specs:
         return []
     lanes = len(d.run.counts)
     if any(len(v) != lanes for v in values.values()):
         return []
-    field = next((i for i, s in enumerate(d.specs) if s.xy is None), None)
-    spread = d.spreads()[field] if field is not None else None
+    i = next(
+        (
+            i
+            for i, s in enumerate(d.specs)
+            if s.xy is None and (field is None or field in (s.label, s.key))
+        ),
+        None,
+    )
+    spread = d.spreads()[i] if i is not None else None
     if spread is None:
         return []
     ids = np.asarray(spread.ids, np.int64)
@@ -143,8 +223,11 @@ def param_points(d: Any, values: Mapping[str, np.ndarray]) -> list[ParamPoints]:
     for name, column in values.items():
         order = np.argsort(column[ids], kind="stable")
         lane = ids[order]
-        best = np.where(np.isfinite(spread.lo[order]), spread.lo[order], np.nan)
+        extreme = (spread.hi if best == "max" else spread.lo)[order]
+        tops = np.where(np.isfinite(extreme), extreme, np.nan)
         tail = (spread.hi[order], spread.lo_pos[order], spread.gone[order])
-        label = d.specs[field].label
-        out.append(ParamPoints(name, label, column[lane], spread.last[order], best, lane, *tail))
+        label = d.specs[i].label
+        last = spread.last[order]
+        lo = spread.lo[order]
+        out.append(ParamPoints(name, label, column[lane], last, tops, lane, *tail, best, lo))
     return out
