@@ -218,12 +218,12 @@ class Header(NamedTuple):
 
 
 class LaneWords(NamedTuple):
-    """What a flush says of one lane: int32 words, in this order, after the `Header`."""
+    """One lane's int32 words of a flush, in order, after the `Header` (arrays in `lane_words`)."""
 
-    first: int  #: the lane's first row in this chunk
-    count: int  #: rows of the lane in this chunk (0: none new)
-    slice_start: int  #: the row the window starts at on the device (clamped near the end)
-    status: int  #: the lane's end status as the device knows it: its index in `STATUSES`
+    first: Any  #: the lane's first row in this chunk
+    count: Any  #: rows of the lane in this chunk (0: none new)
+    slice_start: Any  #: the row the window starts at on the device (clamped near the end)
+    status: Any  #: the lane's end status as the device knows it: its index in `STATUSES`
 
 
 #: A lane's statuses, coded on the wire by index (0: running; the device knows two ends, the

@@ -73,9 +73,9 @@ class _WatchedAdjoint(diffrax.AbstractAdjoint):
     `jaxhist_widget.while_loop`."""
 
     record: Callable[[Any], Any] | None = eqx.field(static=True, default=None)
-    stream_every: int | str = eqx.field(static=True, default="auto")
+    stream_every: int | Literal["auto"] = eqx.field(static=True, default="auto")
     dtype: Any = eqx.field(static=True, default=None)
-    warn_bytes: int | None = eqx.field(static=True, default=None)
+    warn_bytes: int | float | None = eqx.field(static=True, default=None)
 
     def loop(
         self, *, solver, init_state, throw, passed_solver_state, passed_controller_state, **kwargs
@@ -139,7 +139,7 @@ def adjoint(
     *,
     stream_every: int | Literal["auto"] = "auto",
     dtype: Any = None,
-    warn_bytes: int | None = None,
+    warn_bytes: int | float | None = None,
 ) -> diffrax.AbstractAdjoint:
     """A diffrax adjoint that records and streams every step of the solve it is given to.
 

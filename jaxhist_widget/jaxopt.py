@@ -65,7 +65,7 @@ def run(
     record: Callable[[OptStep], Any] | None = None,
     stream_every: int | Literal["auto"] = "auto",
     dtype: Any = None,
-    warn_bytes: int | None = None,
+    warn_bytes: int | float | None = None,
     **kwargs: Any,
 ) -> OptStep:
     """``solver.run(init_params, *args, **kwargs)``, recording and streaming every iteration.

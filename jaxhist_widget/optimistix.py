@@ -123,9 +123,9 @@ class _WatchedAdjoint(optx.ImplicitAdjoint):
     """`optx.ImplicitAdjoint` whose solver loop is a `jaxhist_widget.while_loop`."""
 
     record: Callable[[Step], Any] | None = eqx.field(static=True, default=None)
-    stream_every: int | str = eqx.field(static=True, default="auto")
+    stream_every: int | Literal["auto"] = eqx.field(static=True, default="auto")
     dtype: Any = eqx.field(static=True, default=None)
-    warn_bytes: int | None = eqx.field(static=True, default=None)
+    warn_bytes: int | float | None = eqx.field(static=True, default=None)
 
     def apply(self, primal_fn, rewrite_fn, inputs, tags):
         # As `optx.ImplicitAdjoint.apply`, which hands the solver `eqxi.while_loop(kind="lax")`
@@ -171,7 +171,7 @@ def adjoint(
     *,
     stream_every: int | Literal["auto"] = "auto",
     dtype: Any = None,
-    warn_bytes: int | None = None,
+    warn_bytes: int | float | None = None,
     linear_solver: Any = None,
 ) -> optx.ImplicitAdjoint:
     """An optimistix adjoint that records and streams every step of the solve it is given to.

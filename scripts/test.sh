@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the tests need on a fresh machine, then run every test:
-# lint, the JS unit tests, and pytest (core, widget, real-kernel, notebooks, README and docs
-# pages, the docs site's build, browser).
+# lint, the type check, the JS unit tests, and pytest (core, widget, real-kernel, notebooks,
+# README and docs pages, the docs site's build, browser).
 #   bash scripts/test.sh            # all of it
 #   bash scripts/test.sh -k stop    # extra arguments go to pytest
 set -euo pipefail
@@ -19,6 +19,9 @@ python3 -m pip install -q --disable-pip-version-check -e ".[test]"
 
 python3 -m ruff check .
 python3 -m ruff format --check .
+# Types: the package's annotations checked against what it calls (config: pyproject.toml), so a
+# wrong one, or a value that can be None where it is used, fails here rather than in a test.
+python3 -m mypy
 if command -v node >/dev/null; then
   node --test js/
 else

@@ -21,7 +21,8 @@ import re
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 from IPython.core import magic_arguments
 from IPython.core.error import UsageError
@@ -39,6 +40,9 @@ from ..ui import LivePlot
 from ._cell_sinks import _CellPlot, _CellSink
 from ._options import _describe, _parse, _plot_arguments, _plot_options, _usage
 from ._stopped import EndIfStopped, checker
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
 
 __all__ = ["JaxHistMagics"]
 
@@ -72,6 +76,13 @@ class JaxHistMagics(Magics):
         self._end_if_stopped = EndIfStopped(f"{self._registry_entry}._check_stopped")
         self._say_lock = threading.Lock()
 
+    @property
+    def _ipython(self) -> InteractiveShell:
+        """The shell: `Magics` types it as optional, but these magics are always given one."""
+        shell = self.shell
+        assert shell is not None
+        return shell
+
     # ------------------------------------------------------------------- display
     def _frontend(self) -> bool:
         # ipykernel's shell has a kernel, and with it the comms widgets talk through; a
@@ -95,7 +106,7 @@ class JaxHistMagics(Magics):
     ) -> LivePlot:
         live = LivePlot(**options) if cell_sink is None else _CellPlot(cell_sink, **options)
         if output:
-            self.shell.user_ns[output] = live
+            self._ipython.user_ns[output] = live
         self._show(live)
         return live
 
@@ -108,7 +119,9 @@ class JaxHistMagics(Magics):
         metavar="TEXT",
         help="the name of the cell's runs (default: 'cell N', N the cell's number)",
     )
-    @cell_magic("jaxhist")
+    # IPython annotates cell_magic(name) as returning "_F | Callable[[_F], _F]", a union the
+    # method cannot be passed to; it is the decorator (IPython's magic_deco with a name).
+    @cell_magic("jaxhist")  # type: ignore[arg-type]
     def jaxhist_cell(self, line: str, cell: str) -> Any:
         """Show a live plot at the top of the output and run the cell with it attached.
 
@@ -178,7 +191,7 @@ class JaxHistMagics(Magics):
         the cell "ok" and Run All would go on. An exception here fails the cell.
         """
         __tracebackhide__ = True
-        shell = self.shell
+        shell = self._ipython
         # The leading newline keeps the line numbers of tracebacks those of the cell as shown,
         # with the %%jaxhist line as line 1; the number is the calling cell's.
         source = "\n" + shell.transform_cell(cell)
@@ -210,7 +223,7 @@ class JaxHistMagics(Magics):
         help="on: plot every cell that runs a loop; off: stop. Alone: print the state.",
     )
     @_plot_arguments
-    @line_magic("jaxhist")
+    @line_magic("jaxhist")  # type: ignore[arg-type]  # as @cell_magic("jaxhist") above
     def jaxhist_line(self, line: str) -> None:
         """Auto mode: while on, each cell that starts a ``jhw.while_loop`` shows a live plot.
 
@@ -248,20 +261,20 @@ class JaxHistMagics(Magics):
 
     def load(self) -> None:
         """Register the cell rewriter and the cell hooks (the extension is being loaded)."""
-        self.shell.input_transformers_cleanup.append(self._rewrite_cell)
-        self.shell.ast_transformers.append(self._end_if_stopped)
+        self._ipython.input_transformers_cleanup.append(self._rewrite_cell)
+        self._ipython.ast_transformers.append(self._end_if_stopped)
         for name, callback in self._hooks():
-            self.shell.events.register(name, callback)
+            self._ipython.events.register(name, callback)
 
     def unload(self) -> None:
         """Undo `load` and turn auto mode off (the extension is being unloaded)."""
-        if self._rewrite_cell in self.shell.input_transformers_cleanup:
-            self.shell.input_transformers_cleanup.remove(self._rewrite_cell)
-        if self._end_if_stopped in self.shell.ast_transformers:
-            self.shell.ast_transformers.remove(self._end_if_stopped)
+        if self._rewrite_cell in self._ipython.input_transformers_cleanup:
+            self._ipython.input_transformers_cleanup.remove(self._rewrite_cell)
+        if self._end_if_stopped in self._ipython.ast_transformers:
+            self._ipython.ast_transformers.remove(self._end_if_stopped)
         for name, callback in self._hooks():
-            if callback in self.shell.events.callbacks[name]:
-                self.shell.events.unregister(name, callback)
+            if callback in self._ipython.events.callbacks[name]:
+                self._ipython.events.unregister(name, callback)
         self._auto_off()
         self._end_cell_plot(None)
 
@@ -363,7 +376,7 @@ def _calling_cell(shell: Any) -> int:
     one ahead; the number of the running cell's code object is the one its prompt shows.
     """
     numbers = getattr(shell.compile, "_filename_map", {})
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         number = numbers.get(frame.f_code.co_filename)
         if number is not None:

@@ -195,7 +195,9 @@ def prepare(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init
     moving = tuple(
         i for i, (o, v) in enumerate(zip(jaxpr.outvars, jaxpr.invars, strict=True)) if o is not v
     )
-    cond = jax.make_jaxpr(lambda *xs: checks.check_cond(cond_fun(treedef.unflatten(xs))))(*leaves)
+    cond = jax.make_jaxpr(
+        lambda *xs: checks.check_cond(cond_fun(jax.tree_util.tree_unflatten(treedef, xs)))
+    )(*leaves)
     if any(_name(e) == "WriteEffect" for e in cond.effects):
         # lax.while_loop applies cond_fun's Ref writes once per step (not for the evaluation
         # that ends the loop); this loop evaluates cond_fun as it runs, and would not match.

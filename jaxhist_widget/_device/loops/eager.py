@@ -25,7 +25,8 @@ def cached(loop: Callable, funs: tuple[Callable, ...], options: dict[str, Any]) 
     at run time. Inside jit/vmap/grad nothing is cached: the enclosing trace owns the caching,
     and the callables may close over its tracers.
     """
-    if not _trace_state_clean() or jax.config.jax_disable_jit:
+    # jax < 0.12 declares no __getattr__ for its flags (Config sets them at run time).
+    if not _trace_state_clean() or jax.config.jax_disable_jit:  # type: ignore[attr-defined]
         return None
     key = (loop, funs, *sorted(options.items()))
     try:

@@ -36,7 +36,7 @@ def fori_loop(
     stream: bool = True,
     stream_every: int | Literal["auto"] = "auto",
     dtype: Any = None,
-    warn_bytes: int | None = None,
+    warn_bytes: int | float | None = None,
 ) -> tuple[Carry, History]:
     """``lax.fori_loop`` that records every step and streams the rows to the attached sinks.
 
@@ -86,7 +86,7 @@ def fori_loop(
                 "With static bounds (Python ints) it is not needed."
             )
         i0 = _bound_dtype(lower, upper)
-        final, hist = while_loop(
+        out, hist = while_loop(
             lambda c: c[0] < upper,
             lambda c: (c[0] + 1, body_fun(c[0], c[1])),
             (lax.convert_element_type(lower, i0), init_val),
@@ -94,7 +94,7 @@ def fori_loop(
             record=lambda c: user_record(c[1]),
             **options,
         )
-        return final[1], hist
+        return out[1], hist
     lo, hi = bounds
     steps = max(hi - lo, 0)
     if max_steps is not None and checks.check_max_steps(max_steps) < steps:

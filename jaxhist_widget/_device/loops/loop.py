@@ -34,7 +34,7 @@ def while_loop(
     stream: bool = True,
     stream_every: int | Literal["auto"] = "auto",
     dtype: Any = None,
-    warn_bytes: int | None = None,
+    warn_bytes: int | float | None = None,
 ) -> tuple[Carry, History]:
     """Run ``body_fun`` while ``cond_fun`` holds, at most ``max_steps`` times, recording each step.
 

@@ -79,10 +79,10 @@ def initial_state(carry: Any, bufs: list[jax.Array], cont: jax.Array, answer: ja
     )
     # Under shard_map the bookkeeping varies per device as the carry does (`answer` and
     # `more`, the same on every device, never do).
-    rest, carry = devices.vary(
-        init._replace(carry=None, answer=None, more=None), carry, (carry, bufs)
-    )
-    return rest._replace(carry=carry, answer=answer, more=init.more)
+    same = ("carry", "answer", "more")
+    rest = {k: v for k, v in init._asdict().items() if k not in same}
+    rest, carry = devices.vary(rest, carry, (carry, bufs))
+    return init._replace(carry=carry, **rest)
 
 
 def _running(s: State, limit: jax.Array) -> jax.Array:

@@ -213,7 +213,7 @@ def keep_done(active: jax.Array, new, old):
         x if k is None else jax.random.wrap_key_data(x, impl=k)
         for x, k in zip(out, keys, strict=True)
     ]
-    return treedef.unflatten(out)
+    return jax.tree_util.tree_unflatten(treedef, out)
 
 
 def _key_impl(x):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numbers
 import operator
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -98,7 +98,8 @@ def check_warn_bytes(warn_bytes: Any) -> int | float | None:
         )
     if warn_bytes < 0:
         raise ValueError(f"warn_bytes must be >= 0, got {warn_bytes!r}.")
-    return warn_bytes
+    # A numbers.Real (int, float, a NumPy scalar), only compared and formatted: as a float is.
+    return cast(float, warn_bytes)
 
 
 def check_cond(pred: Any) -> jax.Array:
@@ -138,7 +139,8 @@ def check_carry(init: Any, out: Any, fun: str = "body_fun", arg: str = "init_val
     # Structures are compared as `tree_flatten` gives them: the treedef of
     # `tree_flatten_with_path` holds a custom node's `flatten_with_keys` aux data, which JAX
     # allows to differ from its `flatten` aux data.
-    if out_tree != in_tree:
+    # jaxlib ships no stub for its PyTreeDef, so jax's annotations name an unresolved type.
+    if out_tree != in_tree:  # type: ignore[operator]
         raise TypeError(
             f"{fun} must return a carry with the structure of {arg}, but {arg} is "
             f"{in_tree} and {fun} returned {out_tree}."
@@ -161,7 +163,7 @@ def check_carry(init: Any, out: Any, fun: str = "body_fun", arg: str = "init_val
             + "; ".join(diffs)
             + f". Make them match, e.g. with .astype(...) in {fun} or a matching {arg}."
         )
-    return out_tree.unflatten(out_leaves)
+    return jax.tree_util.tree_unflatten(out_tree, out_leaves)
 
 
 def _promotes(a: Any, b: jax.Array) -> bool:

@@ -6,7 +6,7 @@ then writes `Rows.take` of its carry into the buffers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import jax
@@ -57,7 +57,7 @@ class Rows(NamedTuple):
 
 
 def plan(
-    record: Callable[[Any], Any], dtype: Any, init_val: list[jax.Array], counting: tuple[int, ...]
+    record: Callable[[Any], Any], dtype: Any, init_val: Sequence[Any], counting: tuple[int, ...]
 ) -> Rows:
     """The `Rows` of ``record`` (``dtype``: the storage dtype of floating leaves, or None) on
     the carry leaves ``init_val``, of which those at ``counting`` count the steps."""

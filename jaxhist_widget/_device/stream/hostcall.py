@@ -63,7 +63,7 @@ def _make_primitive() -> Any:
     except ImportError:  # pragma: no cover - another JAX version: the public path
         return None
     # The internals this was written against (jax 0.10): other signatures, the public path.
-    expected = {
+    expected: dict[Callable[..., Any], list[str]] = {
         emit_python_callback: [
             "ctx", "callback", "token", "operands", "operand_avals", "result_avals",
             "has_side_effect", "returns_token", "partitioned", "sharding",

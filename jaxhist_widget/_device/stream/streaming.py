@@ -185,7 +185,7 @@ def _cap(every: jax.Array, window: int) -> jax.Array:
 
 def _pack(
     layout: Layout, batched: bool, args: FlushArgs, count: jax.Array, axes: tuple = ()
-) -> list[jax.Array]:
+) -> tuple[int | None, int, list[jax.Array]]:
     """Rows ``flushed[b] .. flushed[b]+count[b]`` of each lane as flat host-call arguments.
 
     Returns ``(lanes, window, [answer, per-lane words, window of leaf 0, window of leaf 1, ...])``:

@@ -22,6 +22,7 @@ import contextlib
 import itertools
 from typing import Any
 
+_jobs: Any  # JAX's private State, or None: read with getattr only, as its API may move
 try:
     from jax._src.distributed import global_state as _jobs
 except ImportError:  # pragma: no cover - private API moved: decide every press locally

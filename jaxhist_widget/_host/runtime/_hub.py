@@ -130,7 +130,7 @@ class Hub:
         with self._lock:
             entry = self._runs.get(run.id)
             live = entry is not None and entry.run is run and entry.state != ENDED
-            if live and sink not in entry.sinks:
+            if live and entry is not None and sink not in entry.sinks:  # (entry: live says so)
                 entry.sinks = (*entry.sinks, sink)
         lanes = [i for i, n in enumerate(run.counts) if n]
         if lanes:

@@ -110,8 +110,8 @@ class Pace:
                 slower = self.rate == 0 or rate < self.rate
                 self.rate = rate if slower else 0.5 * (self.rate + rate)
             wait = min(max(TARGET_INTERVAL, (self.cost + self.stall) / HOST_SHARE), MAX_INTERVAL)
-            rows = min(self.rate * wait, self._last * GROWTH, layout.chunk)
-            self._last = whole_blocks(int(max(rows, 1)), layout.block)
+            due = min(self.rate * wait, self._last * GROWTH, layout.chunk)
+            self._last = whole_blocks(int(max(due, 1)), layout.block)
             return self._last
 
     def host_work(self, seconds: float) -> None:

@@ -154,9 +154,9 @@ class Run:
             self._arrivals = n + 1
 
     def _finish(self, codes: list[int]) -> None:
-        codes = np.asarray(codes, np.int64)
-        known = (codes >= 0) & (codes < len(STATUSES))
-        names = _NAMES[np.where(known, codes, STATUSES.index("stopped"))].tolist()
+        code = np.asarray(codes, np.int64)
+        known = (code >= 0) & (code < len(STATUSES))
+        names = _NAMES[np.where(known, code, STATUSES.index("stopped"))].tolist()
         with self._lock:
             self.statuses = names
             self.ended = time.perf_counter()
@@ -280,8 +280,8 @@ class Run:
             for parts in zip(*pieces, strict=True):  # one leaf's, segment by segment
                 rows = [buf[at, lo - k : hi - k] for k, lo, hi, buf in parts]
                 out.append(rows[0] if len(rows) == 1 else np.concatenate(rows, 1))
-        for rows in out:
-            rows.setflags(write=False)
+        for leaf in out:
+            leaf.setflags(write=False)
         return out
 
     def columns(self, lanes: Any, start: int, stop: int, leaf: int, index: int) -> np.ndarray:
@@ -314,6 +314,7 @@ class Run:
             have = np.asarray(self._counts, np.int64)[lanes]
             if len(lanes) and ((have.min() < stop and not short_ok) or start < 0):
                 raise ValueError(f"run {self.id}: rows {start}..{stop} of lanes not received")
+            at: slice | np.ndarray | list[int]
             at, size = lane_index(lanes.tolist()) if len(lanes) else [], self._seg_rows
             segments = range(max(start, 0) // size, -(-stop // size)) if stop > start else range(0)
             pieces = [

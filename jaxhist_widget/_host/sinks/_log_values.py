@@ -204,7 +204,9 @@ def _first(name: str, x: Any) -> tuple[Any, bool]:
     if isinstance(x, jax.Array):
         if _kind(np.dtype(x.dtype)) is None:
             raise _not_numbers(name, f"an array of {x.dtype}")
-        return x, all(d.platform == "cpu" for d in x.sharding.device_set)
+        # jaxlib ships no stub for its Device, so jax's annotations name an unresolved type.
+        on_cpu = all(d.platform == "cpu" for d in x.sharding.device_set)  # type: ignore[attr-defined]
+        return x, on_cpu
     return _as_numbers(name, x), jax.default_backend() == "cpu"
 
 

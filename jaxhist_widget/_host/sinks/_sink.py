@@ -310,7 +310,9 @@ class Sink:
         return arms
 
     # ------------------------------------------------------------------------ runners
-    def run(self, fn: Callable[..., T], *args: Any, name: str | None = None, **kwargs: Any) -> T:
+    def run(
+        self, fn: Callable[..., T], *args: Any, name: str | None = None, **kwargs: Any
+    ) -> T | None:
         """Call ``fn(*args, **kwargs)`` with this sink attached and return its result.
 
         An interrupt (Ctrl-C / the notebook's ■) during a run stops the loop at its next
@@ -333,7 +335,7 @@ class Sink:
 
     async def run_async(
         self, fn: Callable[..., T], *args: Any, name: str | None = None, **kwargs: Any
-    ) -> T:
+    ) -> T | None:
         """Like `run`, but awaitable: the call runs in the event loop's executor while the
         loop stays free, so widget messages (the Stop button) are handled during the run.
 
@@ -344,7 +346,7 @@ class Sink:
         with self._naming(label, given=name is not None):
             return await self._run_async(fn, args, kwargs)
 
-    async def _run_async(self, fn: Callable[..., T], args: Any, kwargs: Any) -> T:
+    async def _run_async(self, fn: Callable[..., T], args: Any, kwargs: Any) -> T | None:
 
         def work() -> T | None:
             try:

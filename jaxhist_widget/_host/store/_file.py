@@ -252,6 +252,11 @@ def open_reader(path: Path) -> tuple[int | None, sqlite3.Connection | None, Path
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
         raise
+    if version is None:  # no tables yet, as above (its log kept it from being seen there)
+        conn.close()
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+        return None, None, None
     return version, conn, folder
 
 

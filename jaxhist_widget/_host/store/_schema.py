@@ -196,11 +196,11 @@ def codec(dtype: str, shape: tuple[int, ...]) -> dict[str, Any]:
     elif name == "float64":
         out.update(codec="float64", bits=64, nexp=11, nmant=52, bias=1023, special=1)
     elif name.startswith(("float", "bfloat")):
-        info = ml_dtypes.finfo(dt)
-        bits, nexp, nmant = int(info.bits), int(info.nexp), int(info.nmant)
+        finfo = ml_dtypes.finfo(dt)
+        bits, nexp, nmant = int(finfo.bits), int(finfo.nexp), int(finfo.nmant)
         # With no mantissa (float8_e8m0fnu) there are no subnormals: the smallest exponent is
         # that of the pattern 0.
-        bias = -int(info.minexp) if nmant == 0 else 1 - int(info.minexp)
+        bias = -int(finfo.minexp) if nmant == 0 else 1 - int(finfo.minexp)
         out.update(codec="float", bits=bits, nexp=nexp, nmant=nmant, bias=bias)
         out["special"] = _special(dt, bits, nexp, nmant)
     return out

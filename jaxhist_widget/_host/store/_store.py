@@ -348,15 +348,15 @@ class Store(Sink):
         warnings.warn(f"jaxhist_widget: Store: {text}", RuntimeWarning, stacklevel=2)
 
     # ------------------------------------------------------------------ attaching
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: object) -> bool:
         try:
-            super().__exit__(*exc)
+            return super().__exit__(*exc)  # True: a stopped `jhw.log` loop (`Stopped`) ended
         finally:
             self._wait_at_exit()
 
     async def run_async(
         self, fn: Callable[..., T], *args: Any, name: str | None = None, **kwargs: Any
-    ) -> T:
+    ) -> T | None:
         result = await super().run_async(fn, *args, name=name, **kwargs)
         await asyncio.get_running_loop().run_in_executor(None, self._wait_at_exit)
         return result

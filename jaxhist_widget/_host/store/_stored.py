@@ -154,7 +154,7 @@ def load_runs(path: str | os.PathLike[str]) -> list[StoredRun]:
     flush_stores(path)
     ident = file_ident(path)  # before the read: a run this process files is known by it
     version, conn, folder = files.open_reader(path)
-    if conn is None:
+    if conn is None or version is None:  # (both or neither: no store there yet)
         return []
     conn.row_factory = sqlite3.Row
     try:

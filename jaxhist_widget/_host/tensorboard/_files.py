@@ -35,7 +35,7 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -196,7 +196,7 @@ class RunFiles:
         walls = wall(lanes, start[lanes], counts[lanes], steps=steps)
         buf, byte_ends = self._encoder.encode(steps, walls, scalars, hists)
         bounds = np.concatenate([[0], byte_ends[ends - 1]]).tolist()
-        view = memoryview(buf)
+        view = buf.data  # memoryview(buf): the array's bytes, not copied
         pieces = [view[a:b] for a, b in itertools.pairwise(bounds)]
         self._append(run, lanes.tolist(), pieces, counts[lanes].tolist())
         return int(ends[-1])
@@ -262,7 +262,7 @@ class RunFiles:
         self,
         run: Run,
         lanes: list[int],
-        data: list[bytes] | list[memoryview],
+        data: Sequence[bytes | memoryview],
         rows: list[int] | None = None,
     ) -> None:
         """Append ``data[j]`` to the file of ``lanes[j]`` in one ``write`` each (a new file

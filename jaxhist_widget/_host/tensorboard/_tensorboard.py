@@ -128,11 +128,11 @@ class TensorBoard(Sink):
             HUB.worker.submit(self, self._write_notes)
         HUB.worker.drain(self)
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: object) -> bool:
         # Leaving waits for the files too: the runs that ended, and those given up for dead
         # when the block ended (their computation raised), with their status.
         try:
-            super().__exit__(*exc)
+            return super().__exit__(*exc)  # True: a stopped `jhw.log` loop (`Stopped`) ended
         finally:
             self.flush()
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
+from typing import overload
 
 import numpy as np
 
@@ -42,6 +43,10 @@ _DATA_CLASS_TENSOR = 2  # tensorboard.DataClass
 
 
 # ---------------------------------------------------------------------------- framing
+@overload
+def _mask(crc: np.ndarray) -> np.ndarray: ...
+@overload
+def _mask(crc: int) -> int: ...
 def _mask(crc: np.ndarray | int) -> np.ndarray | int:
     if isinstance(crc, np.ndarray):
         return ((crc >> 15) | (crc << 17)) + np.uint32(_MASK_DELTA)  # wraps mod 2**32
@@ -151,8 +156,7 @@ def histograms(
     np.minimum(at, buckets - 1, out=at)
     at += np.arange(rows)[:, None] * buckets
     counts = np.bincount(at.ravel() if everywhere else at[finite], minlength=rows * buckets)
-    counts = counts.reshape(rows, buckets)
-    return stats, limits, counts.astype(np.float64)
+    return stats, limits, counts.reshape(rows, buckets).astype(np.float64)
 
 
 # --------------------------------------------------------------------------------- rows
@@ -217,7 +221,7 @@ class RowEncoder:
         low, high = (int(widths.min()), int(widths.max())) if rows else (1, 0)
         for width in range(low, high + 1):
             take = slice(None) if low == high else widths == width
-            if low != high and not take.any():
+            if not isinstance(take, slice) and not take.any():  # a slice when low == high
                 continue
             records = self._records(int(width), steps[take], wall_times[take], scalars[take],
                                     [tuple(a[take] for a in h) for h in hists])  # fmt: skip

@@ -53,7 +53,7 @@ class FigureAxes:
         return self.y_log if self.log else self.y_lin
 
     def _x_limits(
-        self, first: int, last: int, exact: bool = False, settled: bool = False
+        self, first: float, last: float, exact: bool = False, settled: bool = False
     ) -> tuple[float, float]:
         """The step scale's limits: from ``first`` to a round step at or past ``last`` (on a
         log axis from step 1 at least: from step 1, out to the next eighth of a decade, a

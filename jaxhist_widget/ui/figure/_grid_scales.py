@@ -30,11 +30,14 @@ class GridScales(GridTime):
     `window`, `zoomed` and `_show`)."""
 
     charts: dict[str, Any]
-    shown: list[Any]
     log: bool
     ignore_outliers: bool
     window: Any
     zoomed: bool
+
+    @property
+    def shown(self) -> list[Any]:
+        raise NotImplementedError
 
     def _show(self) -> None:
         raise NotImplementedError

@@ -182,7 +182,7 @@ class ParamFigure(PathFigure):
         super().update_scales(*args, **kwargs)
 
     def _x_limits(
-        self, first: int, last: int, exact: bool = False, settled: bool = False
+        self, first: float, last: float, exact: bool = False, settled: bool = False
     ) -> tuple[float, float]:
         lo, hi = self._x_extent.get(PARAM_RUN, (math.inf, -math.inf))
         if not self.log_x:

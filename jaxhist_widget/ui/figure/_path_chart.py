@@ -69,7 +69,7 @@ class PathFigure(LiveFigure):
         super().drop_runs(numbers)
 
     def _x_limits(
-        self, first: int, last: int, exact: bool = False, settled: bool = False
+        self, first: float, last: float, exact: bool = False, settled: bool = False
     ) -> tuple[float, float]:
         # Fitted to the x series drawn: a path is not zoomed by step, nor has it a headroom.
         lo = min((e[0] for e in self._x_extent.values()), default=math.inf)

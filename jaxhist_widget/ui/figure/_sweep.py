@@ -198,7 +198,8 @@ def mark_runaways(chart: Any, left: dict[int, tuple[int, int]]) -> bool:
 def _exits(r: Any, lo: float, hi: float, log: bool, log_x: bool) -> tuple[np.ndarray, np.ndarray]:
     """The steps where ``r``'s shown lines first go above ``hi`` and below ``lo`` (on a linear
     axis; on a log one a value <= 0 is a gap, not a way out)."""
-    ups, downs = [], []
+    ups: list[float] = []
+    downs: list[float] = []
     if r.hidden:
         return np.zeros(0), np.zeros(0)
     for xs, ys in r.points:

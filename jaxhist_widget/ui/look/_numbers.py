@@ -129,12 +129,12 @@ def d3_format(spec: str, value: float) -> str:
     if kind == "f":
         text = _trim(f"{a:{group}.{p}f}") if trim else f"{a:{group}.{p}f}"
     elif kind == "e":
-        text = _exponent(a, p, trim)
+        text = _exponent(a, p, bool(trim))
     else:  # JavaScript's toPrecision: exponent notation below 1e-6 or from 10**p
         p = max(1, p)
         e = int(f"{a:.{p - 1}e}".split("e")[1]) if a else 0
         if e < -6 or e >= p:
-            text = _exponent(a, p - 1, trim)
+            text = _exponent(a, p - 1, bool(trim))
         else:
             text = f"{a:{group}.{max(0, p - 1 - e)}f}"
             text = _trim(text) if trim else text

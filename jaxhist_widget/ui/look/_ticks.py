@@ -42,7 +42,7 @@ _X_TICK_MIN_PX = 80
 DEFAULT_X_INTERVALS = 4
 
 
-def x_limits(first: int, last: int, settled: bool = False) -> tuple[float, float]:
+def x_limits(first: float, last: float, settled: bool = False) -> tuple[float, float]:
     """The step axis from ``first`` to a round number of steps at or past ``last``.
 
     During a live run the end then moves a few times a decade, not at every update: a scale

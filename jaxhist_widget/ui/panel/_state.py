@@ -113,7 +113,7 @@ def panel_state(
         return state
     ended = run.ended is not None
     step = run_step(run)
-    elapsed = (run.ended if ended else now) - run.started
+    elapsed = (run.ended if run.ended is not None else now) - run.started
     if ended:  # the run's average: a flush after the end must not replace it
         rate = step / elapsed if elapsed > 0 and step > 0 else 0.0
     elif rate_samples:

@@ -313,14 +313,14 @@ class LivePlot(controls.ControlOptions, Sink):
         self._sync_stop_mode()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: object) -> bool:
         try:
-            super().__exit__(*exc)
+            return super().__exit__(*exc)  # True: a stopped `jhw.log` loop (`Stopped`) ended
         finally:
             self._sync_stop_mode()
             self._copies.flush()
 
-    async def run_async(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    async def run_async(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
         with self._controls.async_run(self._sync_stop_mode):
             try:
                 return await super().run_async(fn, *args, **kwargs)

@@ -113,10 +113,10 @@ def _chart(fig: Any, most: int) -> ChartPicture:
                     over.append(StaticLine(x, y, extra.color, mark.line_style, alpha, label))
             elif isinstance(extra, RunawayMarks):  # at the edges, as drawn live
                 edges = inset((float(fig.y_scale.min), float(fig.y_scale.max)), fig.log)
-                for xs, y, kind in zip(
+                for xs, edge, kind in zip(
                     (extra.ups, extra.downs), edges, ("up", "down"), strict=True
                 ):
-                    ys = np.full(len(xs), y)
+                    ys = np.full(len(xs), edge)
                     over.append(StaticLine(xs, ys, DIVERGED_COLOR, "solid", 1.0, "", dots=kind))
             elif isinstance(extra, PathEnds):
                 for xy, kind in ((extra.starts, "ring"), (extra.ends, "dot")):

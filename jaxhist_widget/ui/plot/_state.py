@@ -286,7 +286,9 @@ class PlotState:
         """The note under the charts when `params_field` names no plotted field of the latest
         shown sweep (`..series.params_field_note`); [] else."""
         field = self.params_field
-        for d in reversed(self.drawn) if field is not None and self.lane_values else ():
+        if field is None or not self.lane_values:
+            return []
+        for d in reversed(self.drawn):
             if d.started and d.run.lanes and d.number not in self.off and d.specs:
                 fields = ranked_fields(d)
                 named = any(field in (s.label, s.key) for s in d.specs if s.xy is None)

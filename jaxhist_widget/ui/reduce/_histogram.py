@@ -70,6 +70,7 @@ class _Table:
         """The lowest and highest value counted at steps ``first .. last``, to a bin's width
         (within the values counted), or None where nothing was counted."""
         c0, c1 = max(0, first // self.size), min(len(self.counts), last // self.size + 1)
+        used: np.ndarray | list[int]
         used = np.flatnonzero(self.counts[c0:c1].sum(axis=0)) if c0 < c1 else []
         if not len(used):
             return None

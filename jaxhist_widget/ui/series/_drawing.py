@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -292,8 +292,10 @@ class RunDrawing:
                     components = spec.components(rows)
                     pooled.setdefault((i, start, len(components)), []).append(components)
                 self.series[i, j].extend(values)
-        for (i, start, _), values in pooled.items():
-            self.extras[i].add(start, np.concatenate(values, axis=1))
+        for (i, start, _), parts in pooled.items():
+            # pooled for a series whose extra is a HistogramBuckets only (above)
+            buckets = cast(HistogramBuckets, self.extras[i])
+            buckets.add(start, np.concatenate(parts, axis=1))
 
     def lines(self) -> list[tuple[list[np.ndarray], list[np.ndarray], tuple[float, float, float]]]:
         """Per series: the points of each drawn lane (steps from `x0`; a path's x values) and

@@ -134,7 +134,10 @@ def plan(
             notes.append(f"vectors: {_no_leaf(key, names)}; {{{key!r}: {mode!r}}} applies to none.")
     titles = set()
     for entry in choice.paths:
-        entry = shown_text(entry) if isinstance(entry, str) else tuple(map(shown_text, entry))
+        if isinstance(entry, str):
+            entry = shown_text(entry)
+        else:  # a pair (`check_paths`)
+            entry = (shown_text(entry[0]), shown_text(entry[1]))
         path, why = _path(entry, names, shapes)
         if path is None:
             notes.append(f"paths: {why}")

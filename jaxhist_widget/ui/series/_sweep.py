@@ -59,7 +59,8 @@ def whole_spreads(d: Any) -> list[Spread | None]:
             lines = [d.series[i, j] for j in range(d.lanes)]
             extents = np.array([(*s.extent, s.end[1]) for s in lines], np.float64)
             gone = np.array([s.diverged for s in lines], bool)
-            out.append(Spread(np.asarray(d.drawn_lanes), *extents.reshape(-1, 4).T, gone))
+            lo, hi, lo_pos, last = extents.reshape(-1, 4).T
+            out.append(Spread(np.asarray(d.drawn_lanes), lo, hi, lo_pos, last, gone))
     return out
 
 
@@ -78,8 +79,8 @@ def window_spreads(
         extents = [(*values_extent(np.asarray(y)), _last(np.asarray(y))) for y in ys]
         series = [d.series[i, j] for j in range(len(ys))]
         gone = np.array([isinstance(s, LaneSeries) and s.diverged for s in series], bool)
-        table = np.array(extents, np.float64).reshape(-1, 4).T
-        out.append(Spread(np.asarray(d.drawn_lanes[: len(ys)]), *table, gone))
+        lo, hi, lo_pos, last = np.array(extents, np.float64).reshape(-1, 4).T
+        out.append(Spread(np.asarray(d.drawn_lanes[: len(ys)]), lo, hi, lo_pos, last, gone))
     return out
 
 

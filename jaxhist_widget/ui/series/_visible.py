@@ -86,8 +86,7 @@ def check_hidden_lanes(value: Any) -> list[list[int]]:
     [[1, 0], [2, 3]]
     """
     pairs = list(value) if isinstance(value, Iterable) and not isinstance(value, str) else None
-    ok = pairs is not None and all(_is_pair(p) for p in pairs)
-    if not ok:
+    if pairs is None or not all(_is_pair(p) for p in pairs):
         raise TypeError(f"hidden lanes are [[run number, lane], ...] of ints >= 0, got {value!r}.")
     return [list(p) for p in sorted({(int(p[0]), int(p[1])) for p in pairs})]
 
@@ -100,7 +99,11 @@ def _is_pair(p: Any) -> bool:
     )
 
 
-def hide_lanes(lines: Lines, drawn: Sequence[int], hidden: Collection[int]) -> Lines:
+def hide_lanes(
+    lines: Sequence[tuple[list[np.ndarray], list[np.ndarray], Any]],
+    drawn: Sequence[int],
+    hidden: Collection[int],
+) -> Sequence[tuple[list[np.ndarray], list[np.ndarray], Any]]:
     """``lines`` (per series: each drawn lane's points and their extent, as
     `RunDrawing.lines`) with each extent the lanes' but those ``hidden`` (run lane indices;
     ``drawn``: the lane of each place), so the y axis fits what is shown. The hidden lanes keep

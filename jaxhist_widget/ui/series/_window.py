@@ -60,8 +60,11 @@ def check_step_range(value: object) -> tuple[int, int] | None:
     if value is None:
         return None
     pair = list(value) if isinstance(value, (tuple, list)) else None
-    ok = pair is not None and len(pair) == 2
-    if not ok or not all(isinstance(v, Real) and not isinstance(v, bool) for v in pair):
+    if (
+        pair is None
+        or len(pair) != 2
+        or not all(isinstance(v, Real) and not isinstance(v, bool) for v in pair)
+    ):
         raise TypeError(
             f"step_range must be None (every step) or (first, last) steps, e.g. (1000, 2000); "
             f"got {value!r}."

@@ -206,6 +206,29 @@ def test_a_store_and_a_plot_take_the_run_as_any_other(tmp_path):
     np.testing.assert_array_equal(stored.history()["loss"], losses)
 
 
+@pytest.mark.parametrize("kind", ["store", "tensorboard", "plot"])
+def test_a_stop_from_a_store_a_tensorboard_or_a_plot_ends_the_block_as_any_sink(tmp_path, kind):
+    """Their ``__exit__`` catches `Stopped` as `Sink`'s does (it let it out: each dropped the
+    answer of ``super().__exit__``), so the code after the block, and after ``run``, runs."""
+    make = {
+        "store": lambda: jhw.Store(tmp_path / "runs.db"),
+        "tensorboard": lambda: jhw.TensorBoard(tmp_path / "tb"),
+        "plot": jhw.LivePlot,
+    }[kind]
+    sink = make()
+    done = 0
+    with sink:
+        for i in range(100_000):
+            jhw.log(i=i)
+            done += 1
+            if i == 20:
+                sink.stop()
+    assert 20 < done < 100_000
+    sink = make()
+    threading.Timer(0.2, sink.stop).start()
+    assert sink.run(train, 10**7) is None
+
+
 def matrix_for(seconds):
     """A square matrix whose product with itself keeps the calling thread in one C call for
     about ``seconds`` (Python's signal handlers wait until it returns)."""

@@ -160,6 +160,29 @@ def test_a_store_in_a_read_only_place_is_read(tmp_path, log):
     second.close()
 
 
+@pytest.mark.slow
+def test_an_empty_database_in_a_read_only_place_has_no_runs(tmp_path):
+    """An SQLite file with no table yet in WAL mode, copied with its write-ahead log while its
+    writer had it open, reads as no runs where it may not be written too (it raised "no such
+    table: runs" there: the file is read through a copy, whose emptiness went unchecked)."""
+    source, archive = tmp_path / "live", tmp_path / "archive"
+    source.mkdir()
+    archive.mkdir()
+    conn = sqlite3.connect(source / "runs.db")
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("CREATE TABLE t (x)")
+    conn.execute("DROP TABLE t")
+    conn.commit()
+    for p in source.iterdir():
+        if not p.name.endswith("-shm"):
+            shutil.copy(p, archive / p.name)
+    conn.close()
+    assert (archive / "runs.db-wal").exists()
+    out = read_only(archive, archive / "runs.db")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
+
+
 def test_a_read_only_file_is_refused_for_writing_and_read(tmp_path):
     path = tmp_path / "runs.db"
     small_store(path).close()
