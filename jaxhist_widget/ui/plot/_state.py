@@ -274,7 +274,9 @@ class PlotState:
         """``field`` when the latest shown sweep plots it (or none started yet), else a
         ValueError naming what it plots (``live.params_field = ...``)."""
         plotted = self.ranked_fields()
-        if field is not None and plotted and field not in plotted:
+        d = next((d for d in reversed(self.drawn) if d.specs and d.run.lanes), None)
+        keys = {s.key for s in d.specs if s.xy is None} if d is not None and plotted else set()
+        if field is not None and plotted and field not in plotted and field not in keys:
             raise ValueError(
                 f"params_field={field!r} is not plotted: the sweep plots "
                 f"{', '.join(map(repr, plotted))}; rank by one of them, or plot it "

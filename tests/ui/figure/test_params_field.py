@@ -212,3 +212,12 @@ def test_the_jaxhist_magic_takes_them_too() -> None:
     args = _parse(JaxHistMagics.jaxhist_cell, "--params-field acc --params-best max")
     assert _plot_options(args) == {"params_field": "acc", "params_best": "max"}
     assert _plot_options(_parse(JaxHistMagics.jaxhist_cell, "")) == {}
+
+
+def test_a_vector_leafs_median_is_ranked_by_its_name() -> None:
+    rates = np.logspace(-3, 0, 8)
+    w = np.stack([np.linspace(1, 0.1 * (k + 1), STEPS)[:, None] * np.ones(5) for k in range(8)])
+    live = jhw.LivePlot(lane_values={"lr": rates}, vectors="band")
+    feed(live, {"loss": sweep(8, 0), "w": list(w)}, lanes=8, max_steps=STEPS, shapes=[(), (5,)])
+    live.params_field = "w"  # its chart's name: its median is what the chart ranks
+    assert "w median vs lr" in [f.title for f in live.figures]
