@@ -98,6 +98,9 @@ class DrawnChart:
         Its lines, the raw ones, then the smoothed ones, run by run (oldest first); a run
         hidden from the run list (or left out by the run filter) draws none. A hyperparameter
         chart's lines are its lanes' values against a parameter (``field``: ``"loss last"``).
+        While a hyperparameter chart's point is hovered, the lane's line it lights on a step
+        chart where that lane is no line of its own (only in the band) is last, its ``role``
+        ``"probe"`` (``lane`` None: its ``label`` names it).
     bands
         Its bands (`DrawnBand`), of the shown runs.
     flags
@@ -108,6 +111,8 @@ class DrawnChart:
         Its axes' limits (min, max), as drawn.
     x_ticks, y_ticks
         Its axes' tick values, with ``x_format`` and ``y_format``, their d3-format specifiers.
+    legend
+        The entries it names under itself, as they read (``"loss best (lowest)"``).
     """
 
     title: str
@@ -122,6 +127,7 @@ class DrawnChart:
     y_ticks: tuple[float, ...] = ()
     x_format: str = ""
     y_format: str = ""
+    legend: tuple[str, ...] = ()
 
     def line(
         self,

@@ -20,6 +20,7 @@ from ..figure import (
     BandExtra,
     DivergedEnds,
     HeatmapExtra,
+    LaneProbe,
     ParamMarks,
     PathEnds,
     RunawayMarks,
@@ -231,14 +232,19 @@ def drawing_of(grid: Any, numbers: list[int]) -> PlotDrawing:
     order (the caller holds the plot's lock). Reads the charts' marks and scales and the
     points each run's marks were last set from."""
     index = {n: k for k, n in enumerate(numbers)}
-    charts = {key: _drawn_chart(key, c, index) for key, c in grid.charts.items() if c in grid.shown}
+    legends = {id(c): entries for c, entries in zip(grid.shown, grid.chart_legends(), strict=False)}
+    charts = {
+        key: _drawn_chart(key, c, index, [e.label for e in legends.get(id(c), [])])
+        for key, c in grid.charts.items()
+        if c in grid.shown
+    }
     if not grid.drawing:
         charts = {}
     logs = tuple(key for key, c in grid.charts.items() if key in charts and c.log)
     return PlotDrawing(charts, tuple(grid.notes), logs, str(grid.mode))
 
 
-def _drawn_chart(key: str, fig: Any, index: dict[int, int]) -> DrawnChart:
+def _drawn_chart(key: str, fig: Any, index: dict[int, int], legend: list[str]) -> DrawnChart:
     shown = set(fig.figure.marks)
     lines: list[DrawnLine] = []
     bands: list[DrawnBand] = []
@@ -266,6 +272,12 @@ def _drawn_chart(key: str, fig: Any, index: dict[int, int]) -> DrawnChart:
                     lines.append(
                         DrawnLine(run, r.name, label, None, "", label, *xy, extra.color, alpha)
                     )
+            elif isinstance(extra, LaneProbe):
+                on = any(m in shown and m.visible for m in extra.marks)
+                for label, x, y in extra.lines if on else []:
+                    xy = (_floats(x), _floats(y))
+                    probe = DrawnLine(run, r.name, "", None, "probe", label, *xy, extra.color, 1)
+                    lines.append(probe)
     return DrawnChart(
         title=key,
         lines=tuple(lines),
@@ -279,6 +291,7 @@ def _drawn_chart(key: str, fig: Any, index: dict[int, int]) -> DrawnChart:
         y_ticks=tuple(float(t) for t in fig.y_axis.tick_values),
         x_format=str(fig.x_axis.tick_format),
         y_format=str(fig.y_axis.tick_format),
+        legend=tuple(legend),
     )
 
 

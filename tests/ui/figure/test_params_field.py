@@ -76,7 +76,7 @@ def test_the_choice_changes_live_from_python_and_from_the_view() -> None:
     _, best = marks(live, "acc vs lr")
     np.testing.assert_array_equal(best, [v.max() for v in as_recorded(acc)])
     assert live.params_best == "max"
-    shown = [line.label for legend in live._fig.chart_legends() for line in legend]
+    shown = [entry for chart in live.drawing().charts.values() for entry in chart.legend]
     assert "acc best (highest)" in shown, shown  # the chart's legend under it follows
     # the chart's field select, as the view sends it
     live.panel._on_view_message(live.panel, {"jhw_control": "params_field", "value": "loss"}, [])
@@ -145,38 +145,39 @@ def test_a_lane_drawn_only_in_the_band_is_drawn_while_pointed_at() -> None:
     """Past the drawn-lane limit a lane is no line of its own: the page asks for it (the
     ``lane_probe`` control) while its point in the hyperparameter chart is hovered, and gets its
     line over the chart, named as a lane's line (the page lights it by that name)."""
-    from jaxhist_widget.ui.figure import LaneProbe
-
     lanes = 4096
     rates = np.logspace(-3, 0, lanes)
     values = sweep(lanes, 100)
     live = jhw.LivePlot(lane_values={"lr": rates})
     feed(live, {"loss": values}, lanes=lanes, max_steps=STEPS)
-    (d,) = live._state.drawn
-    lane = next(k for k in range(lanes) if k not in d.drawn_lanes)
+    drawn = [line.lane for line in live.drawing().chart("loss").lines]
+    lane = next(k for k in range(lanes) if k not in drawn)
+    number = 1  # the plot's first run: the page names a run by its number
     ask = live.panel._on_view_message
-    ask(live.panel, {"jhw_control": "lane_probe", "value": [d.number, lane]}, [])
-    chart = live._fig.charts["loss"]
-    (probe,) = [e for e in chart._runs[d.number].extras if isinstance(e, LaneProbe)]
-    (mark,) = probe.marks
-    assert mark.visible and mark in chart.figure.marks[-2:]  # over the lines
+    ask(live.panel, {"jhw_control": "lane_probe", "value": [number, lane]}, [])
+    loss = live.drawing().chart("loss")
+    probe = loss.lines[-1]  # over the lines
+    assert probe.role == "probe" and [ln.role for ln in loss.lines].count("probe") == 1
     name = live.panel.param_lanes["loss vs lr"]["names"][lane]  # (lanes in order of lr)
-    assert mark.labels == [f"loss · {name} · run 1"]
+    assert probe.label == f"loss · {name} · run 1"
     recorded = values[lane].astype(np.float32).astype(np.float64)
-    np.testing.assert_array_equal(np.asarray(mark.y, np.float64).ravel(), recorded)
-    np.testing.assert_array_equal(np.asarray(mark.x).ravel(), np.arange(STEPS))
-    limits = (chart.y_scale.min, chart.y_scale.max)
+    np.testing.assert_array_equal(probe.y, recorded)
+    np.testing.assert_array_equal(probe.x, np.arange(STEPS))
     assert _picture_has_no(live, name)  # a pointer's, not the plot's
+
+    def probes() -> list[str]:
+        return [ln.label for ln in live.drawing().chart("loss").lines if ln.role == "probe"]
+
     ask(live.panel, {"jhw_control": "lane_probe", "value": None}, [])
-    assert not mark.visible
-    assert (chart.y_scale.min, chart.y_scale.max) == limits  # the axes never follow it
+    assert probes() == []
+    assert live.drawing().chart("loss").y_range == loss.y_range  # the axes never follow it
     # a lane drawn as a line of its own is lit as such: no probe
-    ask(live.panel, {"jhw_control": "lane_probe", "value": [d.number, d.drawn_lanes[0]]}, [])
-    assert not mark.visible
+    ask(live.panel, {"jhw_control": "lane_probe", "value": [number, drawn[0]]}, [])
+    assert probes() == []
     ask(live.panel, {"jhw_control": "lane_probe", "value": "nonsense"}, [])
-    assert not mark.visible
+    assert probes() == []
     # every lane's line, for the page to draw the one it points at without asking each time
-    content, (data,) = live._updates.lane_lines(d.number)
+    content, (data,) = live._updates.lane_lines(number)
     assert content["fields"] == ["loss"] and content["charts"] == ["loss"]
     x = np.asarray(content["x"])
     y = np.frombuffer(data, np.float32).reshape(1, lanes, len(x))
@@ -201,8 +202,8 @@ def test_an_accuracys_runaways_below_leave_the_y_range() -> None:
         score.append(away)
     live = jhw.LivePlot(lane_values={"lr": np.logspace(-3, 0, LANES)}, params_best="max")
     feed(live, {"score": score}, lanes=LANES, max_steps=STEPS)
-    chart = live._fig.charts["score vs lr"]
-    assert -1.0 < chart.y_scale.min < 0.5 < chart.y_scale.max < 2.0
+    low, high = live.drawing().chart("score vs lr").y_range
+    assert -1.0 < low < 0.5 < high < 2.0
 
 
 def test_the_jaxhist_magic_takes_them_too() -> None:
