@@ -229,7 +229,9 @@ def test_figure_ticks_and_legend_fit(
     view when the window was resized (seen for whichever view was off screen).
     """
     slug = theme.split()[-1].lower()
-    page.set_viewport_size({"width": width, "height": 900})
+    # tall enough for a whole plot at 330 px (~850 px) under JupyterLab's bars: a picture of
+    # one taller than the window had the notebook's toolbar over its header
+    page.set_viewport_size({"width": width, "height": 1300})
     notebook.open(CELLS, name=f"figure-{slug}-{width}.ipynb", theme=theme)
     notebook.idle(timeout=180)
     page.wait_for_function(
