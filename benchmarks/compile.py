@@ -72,6 +72,13 @@ def _time(fn: Callable, x: jax.Array) -> tuple[float, float, float]:
     return 1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (t3 - t2)
 
 
+def _medians(times: dict[str, list[tuple[float, float, float]]]) -> dict[str, list[float]]:
+    """Per variant, the median of each stage (trace, lower, compile) over the rounds."""
+    return {
+        name: [statistics.median(t[i] for t in ts) for i in range(3)] for name, ts in times.items()
+    }
+
+
 def _sizes(fn: Callable, x: jax.Array) -> tuple[int, int]:
     """Equations of the traced program (nested ones included) and fusions XLA compiled."""
     traced = jax.jit(fn).trace(x)
@@ -113,10 +120,7 @@ def main() -> None:
         for _ in range(n_rounds):
             for name, make in variants.items():
                 times[name].append(_time(make(), _input(name, x)))
-        med = {
-            name: [statistics.median(t[i] for t in ts) for i in range(3)]
-            for name, ts in times.items()
-        }
+        med = _medians(times)
         base = sum(med["lax"])
         for name, (tr, lo, co) in med.items():
             total = tr + lo + co
@@ -177,10 +181,7 @@ def _by_leaves(n_rounds: int, counts: tuple[int, ...]) -> list[tuple[int, float]
         for _ in range(max(1, n_rounds // 2)):  # the big counts take seconds a round
             for name, make in variants.items():
                 times[name].append(_time(make(), x))
-        med = {
-            name: [statistics.median(t[i] for t in ts) for i in range(3)]
-            for name, ts in times.items()
-        }
+        med = _medians(times)
         base = sum(med["lax"])
         for name, (tr, lo, co) in med.items():
             total = tr + lo + co
