@@ -262,25 +262,38 @@ class PlotState:
                     return d, points
         return None, []
 
+    def _latest_sweep(self) -> RunDrawing | None:
+        """The latest shown sweep that started and plots a field (whose fields the
+        hyperparameter charts rank), when the lanes carry values; else None."""
+        if not self.lane_values:
+            return None
+        for d in reversed(self.drawn):
+            if d.started and d.run.lanes and d.number not in self.off and d.specs:
+                return d
+        return None
+
     def ranked_fields(self) -> list[str]:
         """The fields the hyperparameter charts can rank: those the latest shown sweep plots
         (`..series.ranked_fields`; [] before one started)."""
-        for d in reversed(self.drawn) if self.lane_values else ():
-            if d.started and d.run.lanes and d.number not in self.off and d.specs:
-                return ranked_fields(d)
-        return []
+        d = self._latest_sweep()
+        return ranked_fields(d) if d is not None else []
+
+    def _names_plotted(self, field: str) -> bool:
+        """Whether ``field`` is a field of the latest shown sweep, by label or key (True
+        while none started: nothing to tell yet)."""
+        d = self._latest_sweep()
+        if d is None or not ranked_fields(d):
+            return True
+        return any(field in (s.label, s.key) for s in d.specs if s.xy is None)
 
     def check_ranked(self, field: str | None) -> str | None:
         """``field`` when the latest shown sweep plots it (or none started yet), else a
         ValueError naming what it plots (``live.params_field = ...``)."""
-        plotted = self.ranked_fields()
-        d = next((d for d in reversed(self.drawn) if d.specs and d.run.lanes), None)
-        keys = {s.key for s in d.specs if s.xy is None} if d is not None and plotted else set()
-        if field is not None and plotted and field not in plotted and field not in keys:
+        if field is not None and not self._names_plotted(field):
             raise ValueError(
                 f"params_field={field!r} is not plotted: the sweep plots "
-                f"{', '.join(map(repr, plotted))}; rank by one of them, or plot it "
-                f"(LivePlot(fields=[..., {field!r}]))."
+                f"{', '.join(map(repr, self.ranked_fields()))}; rank by one of them, or plot "
+                f"it (LivePlot(fields=[..., {field!r}]))."
             )
         return field
 
@@ -288,14 +301,9 @@ class PlotState:
         """The note under the charts when `params_field` names no plotted field of the latest
         shown sweep (`..series.params_field_note`); [] else."""
         field = self.params_field
-        if field is None or not self.lane_values:
+        if field is None or self._names_plotted(field):
             return []
-        for d in reversed(self.drawn):
-            if d.started and d.run.lanes and d.number not in self.off and d.specs:
-                fields = ranked_fields(d)
-                named = any(field in (s.label, s.key) for s in d.specs if s.xy is None)
-                return [] if named or not fields else [params_field_note(field, fields)]
-        return []
+        return [params_field_note(field, self.ranked_fields())]
 
     def panel_state(self, now: float, attached: bool) -> dict[str, Any]:
         """Every run-state trait of the panel (`..panel.panel_state`) and its run list."""
