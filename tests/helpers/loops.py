@@ -118,3 +118,54 @@ def bit_pattern_loop(dtype, base: int = 0) -> Callable:
         )
 
     return loop
+
+
+def training_sweep(kind: str, steps: int, metrics: tuple[str, ...] = ("loss", "accuracy")):
+    """``train(lr) -> history``: gradient descent on a small least-squares model for ``steps``
+    steps, by ``jhw.scan`` (``kind="scan"``: its ``y``, the metrics after the step) or by
+    ``jhw.while_loop`` (``"while"``: the same metrics recorded of its carry), recording
+    ``metrics`` (in that order, as a user writes the dict: ``loss``, ``accuracy``,
+    ``grad_norm``, ``val_loss``) of the weights after each step. A compute-bound step, no
+    Python in it; vmapped over rates, those above ~0.7 diverge (to inf, then NaN)."""
+    key = jax.random.PRNGKey(0)
+    x = jax.random.normal(key, (64, 8))
+    y = x @ jnp.linspace(-1.0, 1.0, 8)
+    x_val = jax.random.normal(jax.random.PRNGKey(1), (32, 8))
+    y_val = x_val @ jnp.linspace(-1.0, 1.0, 8)
+
+    def loss(w, a, b):
+        return jnp.mean((a @ w - b) ** 2)
+
+    def record(w):
+        grad = jax.grad(loss)(w, x, y)
+        every = {
+            "loss": loss(w, x, y),
+            "accuracy": jnp.mean(jnp.abs(x @ w - y) < 0.5),
+            "grad_norm": jnp.linalg.norm(grad),
+            "val_loss": loss(w, x_val, y_val),
+        }
+        return {name: every[name] for name in metrics}
+
+    def train(lr):
+        def update(w):
+            return w - lr * jax.grad(loss)(w, x, y)
+
+        w0 = jnp.zeros(8)
+        if kind == "scan":
+
+            def step(w, _):
+                w = update(w)
+                return w, record(w)
+
+            _, hist = jhw.scan(step, w0, None, length=steps)
+            return hist
+        _, hist = jhw.while_loop(
+            lambda c: c[0] < steps,
+            lambda c: (c[0] + 1, update(c[1])),
+            (0, w0),
+            max_steps=steps,
+            record=lambda c: record(c[1]),
+        )
+        return hist
+
+    return train

@@ -27,6 +27,12 @@ class Reads:
         self.run = run
         self._stand_ins = frozenset(getattr(run.layout, "stand_ins", ()))
 
+    def no_value_at(self, leaf: int, start: int) -> int:
+        """Rows at the start of a read from row ``start`` of ``leaf`` that hold no value (its
+        stand-in row 0): 1 or 0. They read as NaN, but a NaN there is no divergence: a lane's
+        extent (`..reduce.LaneSpread`) leaves them out, as a while loop's sweep has none."""
+        return int(start == 0 and leaf in self._stand_ins)
+
     def rows_since(self, lane: int, start: int, stop: int | None = None) -> list[np.ndarray]:
         rows = self.run.rows_since(lane, start, stop)
         return self._blank(rows, start, axis=0)

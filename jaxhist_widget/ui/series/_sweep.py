@@ -112,15 +112,18 @@ def ingest_lane_bands(d: Any, counts: np.ndarray) -> None:
     def reduce(i: int) -> None:
         per_group = [(c - start, lanes, read(i, g)) for g, (c, lanes) in enumerate(groups)]
         spread = d.lane_spreads[i]
+        # A scan's stand-in row 0 is in the band (a step of no value) but no lane's extent:
+        # its NaN is no divergence (every lane would read as gone, and fit no y range).
+        blank = d.reads.no_value_at(d.specs[i].leaf, start)
         if whole:
             steps = per_group[0][2]
-            spread.extend(steps)
+            spread.extend(steps[blank:])
         else:
             dtype = np.result_type(*(v.dtype for _, _, v in per_group))
             steps = np.full((stop - start, len(counts)), np.nan, dtype)
             for n, lanes, values in per_group:
                 steps[:n, lanes] = values
-                spread.extend(values, lanes)
+                spread.extend(values[blank:], lanes)
         d.lane_bands[i].extend(steps)
         # said in the band's legend: the lanes it left out at a step for a NaN or ±inf there
         d.lane_bands[i].left_out = int(spread.gone.sum())
