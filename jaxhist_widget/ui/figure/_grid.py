@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any
 
 import bqplot
 import ipywidgets
@@ -106,6 +107,9 @@ class ChartGrid(GridScales):
         self._chart_labels: dict[str, list[str]] = {}  # chart key -> its labels, first seen first
         self._paths: dict[str, str] = {}  # path chart key -> the label of its x series
         self._notes: dict[int, tuple[str, ...]] = {}  # run -> what it does not draw as asked
+        #: The plot's goal said first in the legend row: the run, its lane named best and the
+        #: text (``best = lowest loss: lr=0.01 (0.012)``), or None (`set_goal`).
+        self._goal: tuple[int, int, str] | None = None
         self._width: float | None = None
         self.box = ipywidgets.GridBox(
             layout=ipywidgets.Layout(
@@ -218,6 +222,28 @@ class ChartGrid(GridScales):
         """What run ``number`` does not draw as asked, said under the charts."""
         self._notes[number] = tuple(notes)
         self._update_legend()
+
+    def set_goal(self, goal: tuple[int, int, str] | None) -> None:
+        """Say the plot's goal first in the legend row: run number, the lane it names best
+        (the entry's star is in that lane's colour) and the text; None: nothing."""
+        if goal != self._goal:
+            self._goal = goal
+            self._update_legend()
+
+    def _goal_lines(self) -> list[LegendLine]:
+        """The goal's legend entry (`set_goal`), its star in the best lane's colour where a
+        chart draws that lane (else the text's)."""
+        if self._goal is None:
+            return []
+        number, lane, text = self._goal
+        color = "currentColor"
+        for chart in self._all():
+            r = chart._runs.get(number)
+            if r is not None and r.marks and lane in r.lane_ids and len(r.marks[0].colors):
+                colors = list(r.marks[0].colors)
+                color = colors[r.lane_ids.index(lane) % len(colors)]
+                break
+        return [LegendLine(text, None, color, "goal", 1.0)]
 
     @property
     def notes(self) -> list[str]:
@@ -388,11 +414,17 @@ class ChartGrid(GridScales):
             self.legend.value = notes_html([EMPTY_HINT], prefix="")
             return
         notes = notes_html(self.notes + self.hints)
-        self.legend.value = legend_html(*grid_legend(rest, self._order)) + notes
+        self.legend.value = legend_html(*self.legend_entries(rest)) + notes
 
-    def legend_entries(self) -> tuple[list[LegendLine], list[str], int, list[Key]]:
-        """The grid's legend row (`._legend.grid_legend`): what no chart names under itself."""
-        return grid_legend(shown_legends(self._all(), self.shown, self._order)[1], self._order)
+    def legend_entries(
+        self, rest: list[Any] | None = None
+    ) -> tuple[list[LegendLine], list[str], int, list[Key]]:
+        """The grid's legend row (`._legend.grid_legend`): the goal first (`set_goal`), then
+        what no chart names under itself (``rest``: `shown_legends`' second part)."""
+        if rest is None:
+            rest = shown_legends(self._all(), self.shown, self._order)[1]
+        lines, names, lanes, keys = grid_legend(rest, self._order)
+        return self._goal_lines() + lines, names, lanes, keys
 
     def chart_legends(self) -> list[list[LegendLine]]:
         """Per shown chart (grid order), the entries it names under itself."""

@@ -10,7 +10,15 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-from ..look import DASHES, LANE_RAMP, LEGEND_LANES, LegendLine, lane_colors, legend_labels
+from ..look import (
+    DASHES,
+    LANE_RAMP,
+    LEGEND_LANES,
+    STAR,
+    LegendLine,
+    lane_colors,
+    legend_labels,
+)
 
 __all__ = ["grid_legend", "legend_html"]
 
@@ -108,6 +116,11 @@ def _swatch(color: str, line_style: str, opacity: float) -> str:
             f'<svg width="22" height="10" style="vertical-align:middle" aria-hidden="true">'
             f'<path d="M9 1h4v3h3v4h-3v3h-4v-3h-3v-4h3z" transform="translate(0 -0.5)" '
             f'fill="{color}" fill-opacity="{opacity:.2f}"/></svg>'
+        )
+    if line_style == "goal":  # the plot's goal (the best lane's colour): a star
+        return (
+            f'<svg width="22" height="10" style="vertical-align:middle" aria-hidden="true">'
+            f'<polygon points="{STAR}" fill="{color}" fill-opacity="{opacity:.2f}"/></svg>'
         )
     if line_style in ("arrow-up", "arrow-down"):  # where lines leave (`._sweep.RunawayMarks`)
         points = "11,1 16,9 6,9" if line_style == "arrow-up" else "6,1 16,1 11,9"

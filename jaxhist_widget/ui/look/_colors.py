@@ -25,6 +25,7 @@ __all__ = [
     "LINE_WIDTH",
     "PALETTE",
     "RAW_OPACITY",
+    "STAR",
     "LegendLine",
     "field_colors",
     "lane_colors",
@@ -49,6 +50,9 @@ LINE_STYLES: tuple[str, ...] = tuple(DASHES)
 #: Up to this many lanes the legend names each lane (each has its `PALETTE` color); above it
 #: shows the lane color ramp.
 LEGEND_LANES = len(PALETTE)
+#: A five-pointed star in a 22 x 10 legend swatch, as SVG polygon points: the plot's goal
+#: (``best = lowest loss``), in the colour of the lane it names best.
+STAR = "11,0 12.2,3.6 16,3.6 13,5.9 14.1,9.5 11,7.3 7.9,9.5 9,5.9 6,3.6 9.8,3.6"
 #: Opacity of a raw line under its smoothed one (TensorBoard keeps it faint too).
 RAW_OPACITY: float = LOOK["opacity"]["raw_under_smoothed"]
 #: Opacity of a sweep's lane that ran away (`..reduce.bulk_range`): it leaves the chart's y range,

@@ -167,10 +167,11 @@ class LivePanel(anywidget.AnyWidget):
     #: Per hyperparameter chart (by title): the run it shows (``run``) and the name of the lane
     #: of each of its points, in order (``names``): the view's hover names and lights it.
     param_lanes = traitlets.Dict().tag(sync=True)
-    #: The plotted field the hyperparameter charts rank ("": the first plotted one), and
-    #: whether a lane's best value of it is its lowest ("min") or its highest ("max").
+    #: The plot's goal: the plotted field every "best" ranks ("": a loss-like one), and
+    #: whether a lane's best value of it is its lowest ("min") or its highest ("max"; "": by
+    #: the field's name).
     params_field = traitlets.Unicode("").tag(sync=True)
-    params_best = traitlets.Unicode("min").tag(sync=True)
+    params_best = traitlets.Unicode("").tag(sync=True)
     #: Numbers of the runs hidden from the run list (their lines are not drawn).
     hidden_runs = traitlets.List(traitlets.Int()).tag(sync=True)
     #: The run filter: a regular expression (case-insensitive) the shown runs' names match

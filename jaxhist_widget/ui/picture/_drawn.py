@@ -178,12 +178,17 @@ class PlotDrawing:
         The titles of the charts whose y axis is logarithmic.
     mode
         ``"per_field"`` or ``"shared"`` (``LivePlot(charts=...)``).
+    legend
+        The entries of the legend row under the charts, as they read: what the charts share,
+        the plot's goal first while a sweep is drawn (``"best = lowest loss: lr=0.01
+        (0.0123)"``: the field every best, median and worst ranks, and the lane it names best).
     """
 
     charts: dict[str, DrawnChart]
     notes: tuple[str, ...]
     log_charts: tuple[str, ...]
     mode: str
+    legend: tuple[str, ...] = ()
 
     def chart(self, title: str | None = None) -> DrawnChart:
         """Chart ``title`` (None: the only one shown); a LookupError naming those shown."""

@@ -14,6 +14,7 @@ from ..look import (
     DASHES,
     LANE_RAMP,
     LEGEND_LANES,
+    STAR,
     LegendLine,
     lane_colors,
     legend_labels,
@@ -91,6 +92,13 @@ def _swatch(x: float, row: float, color: str, style: str, opacity: float) -> str
         )
     if style == "flag":  # a diverged line's end: a cross, as on the chart
         return f'<path d="M{x + 9:.1f} {row - 10}h4v3h3v4h-3v3h-4v-3h-3v-4h3z" fill="{color}"/>'
+    if style == "goal":  # the plot's goal: a star in the best lane's colour, as live
+        ink = _TEXT if color == "currentColor" else color
+        star = " ".join(
+            f"{x + float(px):.1f},{row - 10 + float(py):.1f}"
+            for px, py in (p.split(",") for p in STAR.split())
+        )
+        return f'<polygon points="{star}" fill="{ink}"/>'
     if style in ("arrow-up", "arrow-down"):  # where lines leave the y range, as on the chart
         tip, base = (row - 10, row - 2) if style == "arrow-up" else (row - 2, row - 10)
         return (

@@ -135,15 +135,18 @@ def _set_params_field(plot: Any, value: Any) -> None:
 params_field = property(
     _params_field,
     _set_params_field,
-    doc="""The plotted field the hyperparameter charts rank (None: the first plotted one);
-        synced with the field select in the chart's corner. Setting one the shown sweep does
-        not plot raises a ValueError naming those it does.""",
+    doc="""The plot's goal: the plotted field every "best" ranks (the lanes named, the
+        hyperparameter charts; None: a loss-like one, the validation one first, else the first
+        plotted); synced with the field select in the chart's corner. Setting one the shown
+        sweep does not plot raises a ValueError naming those it does.""",
 )
 params_best = option(
     "params_best",
-    check_params_best,
+    lambda v: check_params_best(v) or "",
     """Whether a lane's best value of `params_field` is its lowest (``"min"``: a loss) or its
-        highest (``"max"``: an accuracy); synced with the best toggle in the chart's corner.""",
+        highest (``"max"``: an accuracy); None: by the field's name (``"max"`` for an
+        accuracy-like one). Synced with the best toggle in the chart's corner.""",
+    read=lambda best: best or None,
 )
 
 
@@ -384,7 +387,7 @@ class Controls:
         self._picture()
 
     def _on_params(self, change: dict[str, Any]) -> None:
-        best = self.panel.params_best if self.panel.params_best in ("min", "max") else "min"
+        best = self.panel.params_best if self.panel.params_best in ("min", "max") else None
         self.updates.set_params(self.panel.params_field or None, best)
         self._picture()
 

@@ -82,19 +82,24 @@ class LivePlot(controls.ControlOptions, Sink):
         lane drawn only in the band: its line, drawn while hovered). They name the lanes
         (``lr=0.001``) when ``lane_labels`` is not given.
     params_field
-        The plotted field the hyperparameter charts rank (``"acc"``, ``"|x|"``; None: the
-        first plotted one), ``params_best`` whether a lane's best value of it is its lowest
-        (``"min"``, a loss) or its highest (``"max"``, an accuracy): ``LivePlot(lane_values=
-        rates, params_field="acc", params_best="max")``. Both are properties and controls in
-        the chart's corner (a field select, a best toggle), changed live; the static picture
-        and the chart's CSV follow them. A field ``fields=`` does not plot is refused here, one
-        the sweep does not plot is said in a note under the charts.
+        The plot's one goal: the plotted field every "best", "median" and "worst" ranks (the
+        lanes a sweep names, the legend's ``best = lowest val_loss``, the hyperparameter
+        charts; ``"acc"``, ``"|x|"``). None: a loss-like field, the validation one first
+        (``val_loss`` over ``train_loss``), else an accuracy-like one, else the first plotted.
+        ``params_best``: whether a lane's best value of it is its lowest (``"min"``, a loss) or
+        its highest (``"max"``, an accuracy); None: ``"max"`` for an accuracy-like name, else
+        ``"min"``: ``LivePlot(lane_values=rates, params_field="acc")`` ranks by the highest
+        accuracy. Both are properties and controls in the hyperparameter chart's corner (a
+        field select, a best toggle), changed live; the static picture and the chart's CSV
+        follow them. A field ``fields=`` does not plot is refused here, one the sweep does
+        not plot is said in a note under the charts.
     params_best
-        ``"min"`` (default) or ``"max"``: see ``params_field``.
+        ``"min"``, ``"max"`` or None (default: by the field's name): see ``params_field``.
     lanes
         The vmap lanes drawn as lines (indices, negative from the end, or ``lane_labels``), at
         most `MAX_LANES`; by default all up to it, else a stride and the best, median, worst
-        and a diverged lane (re-chosen as rows arrive: `..series.ROLES`) over every lane's band.
+        and a diverged lane by the goal (re-chosen as rows arrive: `..series.ROLES`) over every
+        lane's band. Those lanes are named for their role at any lane count.
     continue_steps
         Draw each run from the step where the previous one ended (a loop resumed from its last
         carry, e.g. in chunks of ``max_steps``), so the step axis counts the whole optimisation;
@@ -173,7 +178,7 @@ class LivePlot(controls.ControlOptions, Sink):
         lane_labels: Sequence[str] | Any | None = None,
         lane_values: Any = None,
         params_field: str | None = None,
-        params_best: str = "min",
+        params_best: str | None = None,
         lanes: Sequence[int | str] | None = None,
         continue_steps: bool = False,
         store: str | os.PathLike[str] | Store | None = None,
@@ -221,7 +226,7 @@ class LivePlot(controls.ControlOptions, Sink):
         self._outputs.link_figures()
         steps = list(o.step_range) if o.step_range is not None else []
         self.panel.write(smoothing=o.smoothing, ignore_outliers=o.ignore_outliers, log_x=o.log_x)
-        self.panel.write(params_field=o.params_field or "", params_best=o.params_best)
+        self.panel.write(params_field=o.params_field or "", params_best=o.params_best or "")
         self.panel.write(
             last_steps=o.last_steps, step_range=steps, x_axis=o.x_axis, run_filter=o.run_filter
         )

@@ -107,10 +107,11 @@ class Options:
     lane_labels: tuple[str, ...] | None
     #: The swept parameters' values per lane, by name (``lane_values``, or numeric labels).
     lane_values: dict[str, Any] | None
-    #: The plotted field the hyperparameter chart ranks (None: the first plotted one).
+    #: The plotted field the plot's goal ranks (None: a loss-like one, `..series.default_field`).
     params_field: str | None
-    #: Whether a lane's best value of it is its lowest (``"min"``) or highest (``"max"``).
-    params_best: str
+    #: Whether a lane's best value of it is its lowest (``"min"``) or highest (``"max"``; None:
+    #: by the field's name, `..series.best_of`).
+    params_best: str | None
     continue_steps: bool
     charts: str
     smoothing: float

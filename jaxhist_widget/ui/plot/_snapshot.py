@@ -26,7 +26,7 @@ from ..figure import (
     RunawayMarks,
     inset,
 )
-from ..look import BAND_OPACITY, LEFT_PX, PALETTE, TOP_PX, js_key
+from ..look import BAND_OPACITY, LEFT_PX, PALETTE, TOP_PX, js_key, legend_labels
 from ..picture import (
     PICTURE_LINES,
     ChartPicture,
@@ -241,7 +241,8 @@ def drawing_of(grid: Any, numbers: list[int]) -> PlotDrawing:
     if not grid.drawing:
         charts = {}
     logs = tuple(key for key, c in grid.charts.items() if key in charts and c.log)
-    return PlotDrawing(charts, tuple(grid.notes), logs, str(grid.mode))
+    legend = tuple(legend_labels(grid.legend_entries()[0])) if grid.drawing else ()
+    return PlotDrawing(charts, tuple(grid.notes), logs, str(grid.mode), legend)
 
 
 def _drawn_chart(key: str, fig: Any, index: dict[int, int], legend: list[str]) -> DrawnChart:

@@ -20,6 +20,7 @@ from ..._host import Run
 from ..look import next_color, shown_text
 from ..panel import RateWindow, panel_state, run_entry
 from ..series import (
+    Goal,
     LaneNames,
     ParamPoints,
     PlotChoice,
@@ -105,10 +106,10 @@ class PlotState:
         #: Names of the vmap lanes (checked against each vmapped run's lane count).
         self.lane_names = LaneNames(lane_labels)
         self.lane_values = lane_values
-        #: The field the hyperparameter charts rank (None: the first plotted one), and whether
-        #: a lane's best value of it is its lowest ("min") or highest ("max").
-        self.params_field: str | None = None
-        self.params_best = "min"
+        #: The plot's one goal (``params_field``, ``params_best``): the field every "best",
+        #: "median" and "worst" ranks (the lanes named, the hyperparameter charts) and whether
+        #: its best value is its lowest or highest (None, None: read from the fields' names).
+        self.goal = Goal()
         self.drawn: list[RunDrawing] = []
         self.runs_seen = 0
         # An error this plot hit (a failed update) and the run it is about: the panel says
@@ -147,7 +148,7 @@ class PlotState:
         dropped = [] if keep_runs else [d.number for d in self.drawn if d.run.ended is not None]
         self._keep(lambda d: d.number not in dropped)
         number = self.runs_seen
-        drawing = RunDrawing(run, number, self.choice, x0=x0)
+        drawing = RunDrawing(run, number, self.choice, x0=x0, goal=self.goal)
         drawing.name = display_name(run.name, number, [d.name for d in self.drawn])
         drawing.color = next_color(d.color for d in self.drawn)
         self.drawn.append(drawing)
@@ -250,27 +251,34 @@ class PlotState:
             )
         return self.drawn[int(run)].number
 
+    def set_goal(self, goal: Goal) -> None:
+        """Rank every "best" by ``goal`` from now on: each drawn run's lanes at once."""
+        self.goal = goal
+        for d in self.drawn:
+            d.set_goal(goal)
+
     def param_points(self) -> tuple[RunDrawing | None, list[ParamPoints]]:
-        """The hyperparameter charts' points (`..series.param_points`, of `params_field` and
-        `params_best`): of the latest shown sweep whose lane count the lanes' values have, and
-        that run."""
-        field, best = self.params_field, self.params_best
+        """The hyperparameter charts' points (`..series.param_points`, by the `goal`): of the
+        latest shown sweep whose lane count the lanes' values have, and that run."""
         for d in reversed(self.drawn):
             if self.lane_values and d.started and d.run.lanes and d.number not in self.off:
-                points = param_points(d, self.lane_values, field, best)
+                points = param_points(d, self.lane_values)
                 if points:
                     return d, points
         return None, []
 
-    def _latest_sweep(self) -> RunDrawing | None:
-        """The latest shown sweep that started and plots a field (whose fields the
-        hyperparameter charts rank), when the lanes carry values; else None."""
-        if not self.lane_values:
-            return None
+    def latest_sweep(self) -> RunDrawing | None:
+        """The latest shown sweep (a run of vmap lanes) that started and plots a field; None
+        when there is none."""
         for d in reversed(self.drawn):
             if d.started and d.run.lanes and d.number not in self.off and d.specs:
                 return d
         return None
+
+    def _latest_sweep(self) -> RunDrawing | None:
+        """`latest_sweep` when the lanes carry values (whose fields the hyperparameter charts
+        rank); else None."""
+        return self.latest_sweep() if self.lane_values else None
 
     def ranked_fields(self) -> list[str]:
         """The fields the hyperparameter charts can rank: those the latest shown sweep plots
@@ -298,9 +306,9 @@ class PlotState:
         return field
 
     def params_notes(self) -> list[str]:
-        """The note under the charts when `params_field` names no plotted field of the latest
+        """The note under the charts when the goal's field names no plotted field of the latest
         shown sweep (`..series.params_field_note`); [] else."""
-        field = self.params_field
+        field = self.goal.field
         if field is None or self._names_plotted(field):
             return []
         return [params_field_note(field, self.ranked_fields())]

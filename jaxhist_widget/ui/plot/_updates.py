@@ -20,8 +20,9 @@ from collections.abc import Callable, Hashable
 
 from ..._host import Run
 from ..figure import ChartGrid, Lines, show_params
+from ..look import format_value
 from ..panel import LivePanel, run_step
-from ..series import RunDrawing, hide_lanes, ranked_fields, window_lines
+from ..series import Goal, RunDrawing, hide_lanes, ranked_fields, window_lines
 from ._ahead import Ahead
 from ._state import PlotState, x_clocks
 from ._throttle import Throttle
@@ -235,8 +236,10 @@ class Updates(ShownUpdates):
                 self.fig.set_smoothed_lines(d.number, self._shown(d, smoothed))
 
     def draw_params(self) -> None:
-        """The hyperparameter charts (`..figure.show_params`), and the lane of each of their
-        points for the view (the panel's ``param_lanes``: its hover names and lights it)."""
+        """The goal's view: the legend's ``best = lowest loss: lr=0.01`` (`show_goal`), the
+        hyperparameter charts (`..figure.show_params`), and the lane of each of their points
+        for the view (the panel's ``param_lanes``: its hover names and lights it)."""
+        self.show_goal()
         d, points = self.state.param_points()
         show_params(self.fig, points)
         notes = self.state.params_notes()
@@ -260,6 +263,23 @@ class Updates(ShownUpdates):
                 }
         if lanes != self.panel.param_lanes:
             self.panel.write(param_lanes=lanes)
+
+    def show_goal(self) -> None:
+        """Say the plot's goal in the legend, with the lane it names best (of the latest shown
+        sweep: ``best = lowest val_loss: lr=0.01 (0.0123)``); nothing without a sweep."""
+        d = self.state.latest_sweep()
+        ranked = d.goal.or_default(d.specs) if d is not None else None
+        best = [k for k, r in d.lane_roles.items() if "best" in r.split(", ")] if d else []
+        if d is None or ranked is None or not best:
+            self.fig.set_goal(None)
+            return
+        i, how = ranked
+        spec = d.specs[i]
+        latest = d.reads.latest()[1]
+        value = spec.values([leaf[best[0] : best[0] + 1] for leaf in latest])[0]
+        name = self.state.lane_names(d.run)[best[0]]
+        text = f"{Goal.text(spec.label, how)}: {name} ({format_value(float(value))})"
+        self.fig.set_goal((d.number, best[0], text))
 
     def redraw(self) -> None:
         """Draw every run's lines anew, whole or in the window."""

@@ -15,7 +15,7 @@ import numpy as np
 from ..figure import ChartGrid, show_lane_probe
 from ..panel import LivePanel
 from ..reduce import minmax_decimate
-from ..series import DEFAULT_POINTS, check_hidden_lanes
+from ..series import DEFAULT_POINTS, Goal, check_hidden_lanes
 from ._state import PlotState
 
 __all__ = ["LANE_POINTS", "ShownUpdates"]
@@ -129,15 +129,20 @@ class ShownUpdates:
             self.redraw()
             self.sync_panel()
 
-    def set_params(self, field: str | None, best: str) -> None:
-        """Rank the hyperparameter charts by plotted field ``field`` (None: the first one), a
-        lane's best value of it its lowest (``best`` ``"min"``) or highest (``"max"``)."""
+    def set_params(self, field: str | None, best: str | None) -> None:
+        """The plot's one goal: rank every "best" (the lanes named, the hyperparameter charts)
+        by plotted field ``field`` (None: a loss-like one, `..series.default_field`), a lane's
+        best value of it its lowest (``best`` ``"min"``) or highest (``"max"``; None: by the
+        field's name)."""
+        goal = Goal(field, best)
         with self.lock:
-            if (field, best) == (self.state.params_field, self.state.params_best):
+            if goal == self.state.goal:
                 return
-            self.state.params_field, self.state.params_best = field, best
-            self.draw_params()
-            self.fig.update_scales(self._settled())
+            self.state.set_goal(goal)
+            for d in self.state.drawn:
+                if d.started:
+                    self._name_lanes(d)
+            self.redraw()  # (the lanes drawn for a role past MAX_LANES, the charts)
             self.fig.restyle()  # (the legends: "best (highest)")
 
     def show_lane_probe(self, probe: Any) -> None:

@@ -3,7 +3,8 @@
 from its rows as they arrive (`RunDrawing`), smoothed (`RunSmoothing`) or over a window of steps
 (`StepWindow`), a sweep's every lane (`Spread`: each lane's extent, for the y range of those
 that did not run away), its swept parameters and each lane's last and best value against them
-(`check_lane_values`, `param_points`), and which runs and lanes are shown (`run_pattern`,
+(`check_lane_values`, `param_points`), the plot's one goal (`Goal`: the field its "best" ranks
+and whether lowest or highest), and which runs and lanes are shown (`run_pattern`,
 `hide_lanes`).
 
 Numpy only, no widgets: the reductions themselves are `..reduce`'s; the live figure and the
@@ -27,6 +28,7 @@ from ._choice import (
     path_title,
 )
 from ._drawing import RunDrawing
+from ._goal import Goal, best_of, default_field
 from ._lanes import MAX_LANES, ROLES, LaneNames, check_lane_labels
 from ._params import (
     BEST,
@@ -75,6 +77,7 @@ __all__ = [
     "MAX_LINES",
     "ROLES",
     "VECTOR_MODES",
+    "Goal",
     "LaneNames",
     "ParamPoints",
     "PathEntry",
@@ -86,6 +89,7 @@ __all__ = [
     "Spread",
     "StepWindow",
     "VectorChoice",
+    "best_of",
     "check_fields",
     "check_hidden_lanes",
     "check_lane_labels",
@@ -99,6 +103,7 @@ __all__ = [
     "check_step_range",
     "check_vectors",
     "component_label",
+    "default_field",
     "filter_error",
     "hide_lanes",
     "numeric_labels",

@@ -25,6 +25,7 @@ from ..reduce import (
     extend_lines,
 )
 from ._choice import PlotChoice
+from ._goal import Goal
 from ._lanes import MAX_LANES, pick_lanes, ranked_lanes
 from ._plan import Spec
 from ._plan import plan as make_plan
@@ -64,6 +65,8 @@ class RunDrawing:
         ``spec -> BandSeries | HistogramBuckets``: what a vector's median is drawn over.
     last_step
         The last step drawn (the largest over lanes).
+    goal
+        What the lanes are ranked by (`._goal.Goal`; `set_goal`): the plot's one goal.
     """
 
     run: Run
@@ -77,11 +80,12 @@ class RunDrawing:
     series: dict[tuple[int, int], Any] = field(default_factory=dict)
     extras: dict[int, BandSeries | HistogramBuckets] = field(default_factory=dict)
     last_step: int = 0
+    goal: Goal = field(default_factory=Goal)
     started: bool = field(default=False, init=False)
     #: The run's lanes drawn as lines, in order (`._lanes`); ``(0,)`` for an unbatched run.
     drawn_lanes: tuple[int, ...] = field(default=(), init=False)
-    #: Past `MAX_LANES` (no ``lanes=``): why a drawn lane is, besides the stride
-    #: (``{lane: "best"}``, `._lanes.ranked_lanes`), chosen anew at each `ingest`.
+    #: Unless ``lanes=`` names them: why a drawn lane is drawn or named, besides the stride
+    #: (``{lane: "best"}``, `._lanes.ranked_lanes` by `goal`), chosen anew at each `ingest`.
     lane_roles: dict[int, str] = field(default_factory=dict, init=False)
     #: Bumped whenever `drawn_lanes` or `lane_roles` change (the figure renames its lanes).
     lanes_version: int = field(default=0, init=False)
@@ -149,9 +153,9 @@ class RunDrawing:
         self._stride = self.drawn_lanes if ranked and self._ranked_by() is not None else ()
         self._lanes = len(self.drawn_lanes)
         self.notes += tuple(notes)
-        # The lanes of a mark share one message. A ranked run draws up to MAX_LANES lanes,
-        # however many its stride and roles make now.
-        self._budget = line_points(max_points, MAX_LANES if self._stride else self._lanes)
+        # The lanes of a mark share one message. A run past MAX_LANES draws up to MAX_LANES
+        # lanes, however many its stride and roles make now.
+        self._budget = line_points(max_points, MAX_LANES if total > self._lanes else self._lanes)
         budget = self._budget[0]
         for lane in range(self._lanes):
             self._put(lane, self._new_series())
@@ -176,20 +180,32 @@ class RunDrawing:
         for i, s in enumerate(series):
             self.series[i, slot] = s
 
-    def _ranked_by(self) -> int | None:
-        """The spec whose last values rank the lanes: the first plotted field (None: only
-        paths are plotted, so a ranked run keeps its stride alone)."""
-        return next((i for i, s in enumerate(self.specs) if s.xy is None), None)
+    def _ranked_by(self) -> tuple[int, str] | None:
+        """The spec whose last values rank the lanes and whether its best is its lowest or
+        highest: the `goal`'s (its default's when the field it names is not plotted; None:
+        only paths are plotted, so a ranked run keeps its stride alone)."""
+        return self.goal.or_default(self.specs)
+
+    def set_goal(self, goal: Goal) -> None:
+        """Rank the lanes by ``goal`` from now on: their roles chosen anew at once."""
+        if goal != self.goal:
+            self.goal = goal
+            if self._stride:
+                self._rank()
 
     def _rank(self) -> None:
         """Choose the lanes drawn anew from every lane's last row (`._lanes.ranked_lanes`):
         one gather, no loop over lanes. A lane newly drawn gets series of its own that `ingest`
         fills from its first row (or a spare one that catches up), so its line is whole."""
-        i = self._ranked_by()
-        if i is None:
+        ranked = self._ranked_by()
+        if ranked is None:
             return
+        i, best = ranked
         has, latest = self.reads.latest()
-        lanes, roles = ranked_lanes(self._stride, has, self.specs[i].values(latest))
+        last = self.specs[i].values(latest)
+        lanes, roles = ranked_lanes(self._stride, has, last, best, self._gone(latest))
+        if len(self._stride) == len(has) and not self.goal.telling(self.specs):
+            roles = {}  # (every lane drawn, no loss nor accuracy: no lane is "best")
         if lanes == self.drawn_lanes and roles == self.lane_roles:
             return
         self.lane_roles, self.lanes_version = roles, self.lanes_version + 1
@@ -355,8 +371,13 @@ class RunDrawing:
         if self.run.lanes is None or not self.specs:
             return []
         has, latest = self.reads.latest()
-        bad = np.zeros(len(has), bool)
+        return np.flatnonzero(self._gone(latest) & has).tolist()
+
+    def _gone(self, latest: list[np.ndarray]) -> np.ndarray:
+        """Per lane of ``latest`` (each lane's last row), whether a plotted field is NaN or
+        infinite there."""
+        bad = np.zeros(len(latest[0]) if latest else 0, bool)
         for spec in self.specs:
             if spec.xy is None:
                 bad |= ~np.isfinite(spec.values(latest))
-        return np.flatnonzero(bad & has).tolist()
+        return bad

@@ -3,12 +3,15 @@
 
 Numpy only. Up to `MAX_LANES` lanes every lane is drawn. Past it, unless ``lanes=`` names them
 (never overridden), the chart draws a fixed even stride of the lanes plus the lanes that tell
-where the sweep stands, chosen anew at each update from every lane's last row (`ranked_lanes`):
+where the sweep stands. At any lane count (``lanes=`` aside) those lanes are named for their
+role, chosen anew at each update from every lane's last row by the plot's goal
+(`._goal.Goal`: a field and whether its best value is its lowest or highest; `ranked_lanes`):
 
-- ``best``: the lowest last finite value of the run's first plotted field (a loss: lower is
-  better; a lane at NaN or ±inf is never the best);
-- ``median``: the lane at the lower median of those finite last values;
-- ``worst``: the highest finite last value;
+- ``best``: the best last finite value of the goal's field (a lane at NaN or ±inf is never
+  the best);
+- ``median``: the lane at the median of those finite last values (three lanes or more);
+- ``worst``: the worst finite last value (none of these three while every lane has the same
+  value: none is better);
 - ``diverged``: the first lane (by index) whose last value is NaN or ±inf, if any, so that a
   diverged line (flagged at its end) is drawn whatever the stride hits.
 
@@ -48,8 +51,9 @@ def pick_lanes(
 ) -> tuple[tuple[int, ...], list[str], bool]:
     """The lanes of a run of ``total`` lanes (0: unbatched) drawn as lines, notes, and whether
     they are to be ranked at each update (`ranked_lanes`): those ``chosen`` (``lanes=``:
-    indices, negative from the end, or names), else every lane up to `MAX_LANES`, else an even
-    stride of ``MAX_LANES - len(ROLES)`` lanes (the first and the last among them), ranked.
+    indices, negative from the end, or names; not ranked), else every lane up to `MAX_LANES`,
+    else an even stride of ``MAX_LANES - len(ROLES)`` lanes (the first and the last among
+    them), ranked either way.
 
     >>> pick_lanes(4096, None, [])[0][:3], pick_lanes(4096, [5, -1, "b"], ["a", "b"])[0]
     ((0, 69, 139), (5, 4095, 1))
@@ -68,12 +72,13 @@ def pick_lanes(
         notes.append(f"lanes: {len(picked)} lanes named; the first {MAX_LANES} are drawn.")
         picked = picked[:MAX_LANES]
     if not picked:
-        if total <= MAX_LANES:
-            return tuple(range(total)), notes, False
+        if total <= MAX_LANES:  # every lane drawn, each named for its role (ranked)
+            return tuple(range(total)), notes, True
         stride = np.linspace(0, total - 1, MAX_LANES - len(ROLES)).round().astype(np.int64)
         notes.append(
-            f"at most {MAX_LANES} of {total} lanes drawn as lines: the best (lowest), median and "
-            "worst lanes by the last finite value of the first field, the first diverged one "
+            f"at most {MAX_LANES} of {total} lanes drawn as lines: the best, median and worst "
+            "lanes by the last finite value of the goal's field (the legend's best = ...), the "
+            "first diverged one "
             "(NaN/±inf, flagged at its end), chosen anew as rows arrive, and an even stride of "
             "the rest (lanes=[...] picks them, by index or label), over the band of every "
             "lane's quartiles and min–max."
@@ -85,24 +90,37 @@ def pick_lanes(
 
 
 def ranked_lanes(
-    stride: Sequence[int], has: np.ndarray, last: np.ndarray
+    stride: Sequence[int],
+    has: np.ndarray,
+    last: np.ndarray,
+    best: str = "min",
+    gone: np.ndarray | None = None,
 ) -> tuple[tuple[int, ...], dict[int, str]]:
     """The lanes to draw (``stride`` and the `ROLES`' lanes, in lane order) and why each role
-    lane is drawn (``{lane: "best, median"}``), from each lane's last value ``last`` (``has``:
-    whether a lane has a row yet). Array operations only: no loop over the lanes.
+    lane is drawn (``{lane: "best, median"}``), from each lane's last value ``last`` of the
+    goal's field (``has``: whether a lane has a row yet), its best the lowest (``best``
+    ``"min"``) or the highest (``"max"``); ``gone``: the lanes diverged in another field too
+    (an accuracy stays finite where the loss is NaN: such a lane is never best, median or
+    worst). Array operations only: no loop over the lanes.
 
-    >>> ranked_lanes((0, 9), np.ones(10, bool), np.array([5, 4, 3, 2, 1, 0, np.nan, 7, 8, 9.0]))
+    >>> last = np.array([5, 4, 3, 2, 1, 0, np.nan, 7, 8, 9.0])
+    >>> ranked_lanes((0, 9), np.ones(10, bool), last)
     ((0, 1, 5, 6, 9), {5: 'best', 1: 'median', 9: 'worst', 6: 'diverged'})
+    >>> ranked_lanes((0, 9), np.ones(10, bool), last, "max")[1]
+    {9: 'best', 1: 'median', 5: 'worst', 6: 'diverged'}
     """
     values = np.asarray(last, np.float64)
     finite = np.asarray(has, bool) & np.isfinite(values)
+    if gone is not None:
+        finite &= ~np.asarray(gone, bool)
     chosen: dict[str, int] = {}
     idx = np.flatnonzero(finite)
-    if idx.size:
-        v = values[idx]
+    v = values[idx] if best == "min" else -values[idx]  # (lower is better, either way)
+    if v.size and v.min() < v.max():  # (lanes all alike: none is better)
         mid = (v.size - 1) // 2  # the lower median: a lane's own value, not an average
         chosen["best"] = int(idx[np.argmin(v)])
-        chosen["median"] = int(idx[np.argpartition(v, mid)[mid]])
+        if idx.size > 2:  # (of two lanes, one is best and the other worst: no median)
+            chosen["median"] = int(idx[np.argpartition(v, mid)[mid]])
         chosen["worst"] = int(idx[np.argmax(v)])
     bad = np.flatnonzero(np.asarray(has, bool) & ~finite)
     if bad.size:

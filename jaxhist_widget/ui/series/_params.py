@@ -94,7 +94,8 @@ def check_lane_values(values: Any) -> dict[str, np.ndarray] | None:
 
 
 def check_params_field(value: Any, fields: Any = None) -> str | None:
-    """``LivePlot(params_field=...)`` checked: None (the first plotted field) or the name of a
+    """``LivePlot(params_field=...)`` checked: None (a loss-like plotted field, else the first:
+    `._goal.default_field`) or the name of a
     plotted field (a leaf, ``"|x|"``, ``"x[3]"``); when ``fields=`` names what is plotted
     (``fields``, checked), one of them. A TypeError / ValueError naming the fix else.
 
@@ -106,7 +107,7 @@ def check_params_field(value: Any, fields: Any = None) -> str | None:
     if not isinstance(value, str) or not value:
         raise TypeError(
             "params_field must be the name of a plotted field (a str such as 'acc') or None "
-            f"(the first plotted field), got {value!r}."
+            f"(a loss-like plotted field), got {value!r}."
         )
     # (a vector leaf's component "x[0]" or median "x median" is plotted with fields=["x"])
     named = value in (fields or ()) or any(
@@ -121,19 +122,20 @@ def check_params_field(value: Any, fields: Any = None) -> str | None:
     return value
 
 
-def check_params_best(value: Any) -> str:
+def check_params_best(value: Any) -> str | None:
     """``LivePlot(params_best=...)`` checked: ``"min"`` (a lane's best value of the ranked field
-    is its lowest: a loss) or ``"max"`` (its highest: an accuracy).
+    is its lowest: a loss), ``"max"`` (its highest: an accuracy) or None (read from the field's
+    name: ``"max"`` for an accuracy-like one, `._goal.best_of`).
 
-    >>> check_params_best("max")
-    'max'
+    >>> check_params_best("max"), check_params_best(None)
+    ('max', None)
     """
-    if value not in BEST:
+    if value is not None and value not in BEST:
         raise ValueError(
-            f"params_best must be 'min' (lower is better: a loss) or 'max' (higher is better: "
-            f"an accuracy), got {value!r}."
+            f"params_best must be 'min' (lower is better: a loss), 'max' (higher is better: "
+            f"an accuracy) or None (by the field's name), got {value!r}."
         )
-    return str(value)
+    return None if value is None else str(value)
 
 
 def params_field_note(field: str, plotted: Sequence[str]) -> str:
@@ -195,29 +197,20 @@ class ParamPoints:
         return f"{self.field} vs {self.param}"
 
 
-def param_points(
-    d: Any, values: Mapping[str, np.ndarray], field: str | None = None, best: str = "min"
-) -> list[ParamPoints]:
+def param_points(d: Any, values: Mapping[str, np.ndarray]) -> list[ParamPoints]:
     """Per parameter of ``values`` (one value per lane of the `RunDrawing` ``d``), the lanes'
-    last and best (``best``: ``"min"``, the lowest; ``"max"``, the highest) value of plotted
-    field ``field`` (a label of `ranked_fields`; None: the first plotted one): [] when ``d`` is
-    no sweep of that many lanes, or plots no such field."""
+    last and best value of the field of ``d``'s goal (`._goal.Goal`: its best the lowest or
+    the highest): [] when ``d`` is no sweep of that many lanes, or plots no such field."""
     if d.run.lanes is None or not values or not d.specs:
         return []
     lanes = len(d.run.counts)
     if any(len(v) != lanes for v in values.values()):
         return []
-    i = next(
-        (
-            i
-            for i, s in enumerate(d.specs)
-            if s.xy is None and (field is None or field in (s.label, s.key))
-        ),
-        None,
-    )
-    spread = d.spreads()[i] if i is not None else None
-    if spread is None:
+    ranked = d.goal.resolve(d.specs)
+    spread = d.spreads()[ranked[0]] if ranked is not None else None
+    if ranked is None or spread is None:
         return []
+    i, best = ranked
     ids = np.asarray(spread.ids, np.int64)
     out = []
     for name, column in values.items():

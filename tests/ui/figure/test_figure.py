@@ -265,11 +265,13 @@ def test_64_lane_sweep_legend_is_a_lane_scale():
     assert [f.title for f in live.figures] == ["grad_norm", "loss"]
     assert grad.labels[5] == f"grad_norm · {names[5]} · run 1"  # the hover read-out
     html = live.legend.value
-    # a chart per field, titled with it: the legend names only the lanes
-    assert html.count('class="jhw-legend-item"') == 0
+    # a chart per field, titled with it: the legend names the goal, the lanes named for it
+    # (best, median, worst: each in its colour) and the lanes' scale
+    assert html.count('class="jhw-legend-item"') == 4 and "best = lowest loss: " in html
     shared = LivePlot(lane_labels=names, charts="shared")
     feed(shared, {"grad_norm": curves, "loss": curves**2}, lanes=64)
-    assert shared.legend.value.count('class="jhw-legend-item"') == 2  # dash styles named
+    # dash styles named, with the goal and its lanes
+    assert shared.legend.value.count('class="jhw-legend-item"') == 2 + 4
     assert html.count('jhw-legend-lane"') == 0  # no per-lane entries above LEGEND_LANES
     assert html.count("jhw-legend-lanes") == 1 and names[0] in html and names[-1] in html
 

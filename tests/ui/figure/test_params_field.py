@@ -70,19 +70,21 @@ def test_the_choice_changes_live_from_python_and_from_the_view() -> None:
     live.params_field = "acc"
     assert [f.title for f in live.figures] == ["loss", "acc", "acc vs lr"]
     _, best = marks(live, "acc vs lr")
-    np.testing.assert_array_equal(best, [v.min() for v in as_recorded(acc)])
-    # the chart's best toggle, as the view sends it
-    live.panel._on_view_message(live.panel, {"jhw_control": "params_best", "value": "max"}, [])
-    _, best = marks(live, "acc vs lr")
+    # an accuracy's best is its highest, by its name (params_best left None)
     np.testing.assert_array_equal(best, [v.max() for v in as_recorded(acc)])
-    assert live.params_best == "max"
+    assert live.params_best is None
+    # the chart's best toggle, as the view sends it
+    live.panel._on_view_message(live.panel, {"jhw_control": "params_best", "value": "min"}, [])
+    _, best = marks(live, "acc vs lr")
+    np.testing.assert_array_equal(best, [v.min() for v in as_recorded(acc)])
+    assert live.params_best == "min"
     shown = [entry for chart in live.drawing().charts.values() for entry in chart.legend]
-    assert "acc best (highest)" in shown, shown  # the chart's legend under it follows
+    assert "acc best (lowest)" in shown, shown  # the chart's legend under it follows
     # the chart's field select, as the view sends it
     live.panel._on_view_message(live.panel, {"jhw_control": "params_field", "value": "loss"}, [])
     assert [f.title for f in live.figures] == ["loss", "acc", "loss vs lr"]
     assert live.params_field == "loss"
-    live.params_field = None  # back to the first plotted field
+    live.params_field = None  # back to the default: a loss-like field
     assert live.panel.params_field == "" and live.params_field is None
 
 
@@ -117,7 +119,7 @@ def test_a_field_not_plotted_is_refused_naming_the_fix() -> None:
         jhw.LivePlot(fields=["loss"], params_field="acc")
     with pytest.raises(TypeError, match="params_field must be the name of a plotted field"):
         jhw.LivePlot(params_field=3)
-    with pytest.raises(ValueError, match=r"params_best must be 'min' .* or 'max'"):
+    with pytest.raises(ValueError, match=r"params_best must be 'min' .*, 'max' .* or None"):
         jhw.LivePlot(params_best="highest")
     jhw.LivePlot(fields=["x"], params_field="x[0]")  # a component of a plotted leaf
     live, _, _ = sweep_plot()

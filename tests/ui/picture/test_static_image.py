@@ -164,8 +164,9 @@ def test_legend_entries_runs_and_lanes() -> None:
         for g in root.iter(f"{SVG}g")
         if g.get("class") == "jhw-legend-item"
     ]
-    # Two runs share the chart: each in its colour (the lanes too), named by the run list.
-    assert legend == []
+    # Two runs share the chart: each in its colour (the lanes too), named by the run list;
+    # the goal names the latest sweep's best lane.
+    assert legend == ["best = lowest loss: lr=0.3 (0.5)"]
     listed = [g.get("data-name") for g in root.iter(f"{SVG}g") if g.get("class") == "jhw-run"]
     assert listed == ["run 1", "run 2"]
     lines = paths(root)

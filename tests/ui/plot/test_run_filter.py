@@ -181,7 +181,7 @@ def test_a_lane_hidden_from_the_view_leaves_its_line_and_the_picture() -> None:
     lines = [p for p in root.iter(f"{SVG}path") if p.get("class") == "jhw-line"]
     assert len(lines) == 2
     legend_texts = [t.text for t in root.iter(f"{SVG}text")]
-    assert "lr=3 (hidden)" in legend_texts
+    assert "lr=3 (worst) (hidden)" in legend_texts  # (the goal names it: lowest loss best)
     control(live, "lane_hidden", [1, 2, False])
     assert live.panel.hidden_lanes == []
     assert lane_shown(live) == [True, True, True]
