@@ -152,6 +152,10 @@ class Layout:
         them out by default, since its step axis shows them already.
     stand_ins
         Leaves whose row 0 is no value (what a scan records of its ``y``): plots skip it.
+    order
+        The leaves (indices into `names`) in the order the record was written, which JAX's
+        flatten order is not (it sorts a dict's keys): a plot draws its charts so, the headline
+        metric first. Empty: the flatten order is the written one.
     accelerated
         Traced for an accelerator (a TPU, a GPU): windows by `ACCEL_CHUNK_BYTES`'s budgets.
     block
@@ -176,6 +180,7 @@ class Layout:
     ends_itself: bool = False
     accelerated: bool = False
     stand_ins: tuple[int, ...] = ()
+    order: tuple[int, ...] = ()
 
     @property
     def row_nbytes(self) -> int:

@@ -26,7 +26,7 @@ from jax import lax
 from jax.extend.core import jaxpr_as_fun
 
 from ..parallel import devices
-from ..record import checks
+from ..record import checks, written
 
 __all__ = ["Carry", "Counted", "prepare"]
 
@@ -58,6 +58,9 @@ class Carry(NamedTuple):
     functions: tuple[Callable[[Any], Any], Callable[[Any], Any]] | None
     #: ``id`` of each fixed leaf (`is_fixed`)
     fixed_ids: frozenset[int] = frozenset()
+    #: The leaves in the order ``body_fun`` writes the carry (`..record.written`): ``init_val``
+    #: reaches a jitted loop rebuilt, its dicts' keys sorted.
+    order: tuple[int, ...] = ()
 
     @property
     def body_writes(self) -> bool:
@@ -179,7 +182,7 @@ def prepare(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init
     ``cond_fun`` no boolean scalar, and refuse what this loop cannot do as lax does it."""
     leaves, treedef = jax.tree_util.tree_flatten(init_val)
     leaves = [x if isinstance(x, jax.Array) else jnp.asarray(x) for x in leaves]
-    body, out = _trace(body_fun, treedef, leaves)
+    body, out, order = _trace(body_fun, treedef, leaves)
     promoted = [
         lax.convert_element_type(x, jnp.result_type(x, o.dtype))
         if jax.typeof(x).weak_type and x.dtype != o.dtype
@@ -190,7 +193,7 @@ def prepare(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init
         # A weakly typed leaf (a Python scalar) takes the dtype body_fun gives it: trace again
         # with it, as lax.while_loop does.
         leaves = promoted
-        body, out = _trace(body_fun, treedef, leaves)
+        body, out, order = _trace(body_fun, treedef, leaves)
     jaxpr = body.jaxpr
     moving = tuple(
         i for i, (o, v) in enumerate(zip(jaxpr.outvars, jaxpr.invars, strict=True)) if o is not v
@@ -209,7 +212,7 @@ def prepare(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init
     functions = (cond_fun, body_fun) if devices.manual_axes() else None
     kept = set(moving)
     fixed = frozenset(id(x) for i, x in enumerate(leaves) if i not in kept)
-    return Carry(treedef, leaves, moving, body, cond, lane_effects, functions, fixed)
+    return Carry(treedef, leaves, moving, body, cond, lane_effects, functions, fixed, order)
 
 
 #: Effects that act per lane, and so must not happen for a vmap lane that already finished: IO
@@ -243,18 +246,22 @@ def _name(effect: Any) -> str:
 
 
 def _trace(body_fun: Callable, treedef: Any, leaves: list[jax.Array]):
-    """``body_fun`` over the leaves as a closed jaxpr, and its output leaves' types.
+    """``body_fun`` over the leaves as a closed jaxpr, its output leaves' types, and the order
+    it writes them in (`..record.written`).
 
     Raises (at trace time, naming each leaf) if ``body_fun`` returns another structure,
     shapes or dtypes (`checks.check_carry`).
     """
     carry = treedef.unflatten(leaves)
+    order: list[tuple[int, ...]] = [()]
 
     def flat(*leaves):
-        out = checks.check_carry(carry, body_fun(treedef.unflatten(leaves)))
-        return jax.tree_util.tree_leaves(out)
+        returned = body_fun(treedef.unflatten(leaves))
+        order[0] = written.written_order(returned)  # (checked, it is rebuilt: keys sorted)
+        return jax.tree_util.tree_leaves(checks.check_carry(carry, returned))
 
-    return jax.make_jaxpr(flat, return_shape=True)(*leaves)
+    body, out = jax.make_jaxpr(flat, return_shape=True)(*leaves)
+    return body, out, order[0]
 
 
 def _like(x: jax.Array, old: jax.Array) -> jax.Array:

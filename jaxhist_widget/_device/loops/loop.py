@@ -127,7 +127,9 @@ def while_loop(
     carry = prepare(cond_fun, body_fun, init_val)
     init = carry.init()
     user_record = (lambda c: c) if record is None else record
-    plan = rows.plan(lambda m: user_record(carry.full(m)), dtype, init, carry.counting)
+    # (the default record rebuilds the carry from leaves: its order is body_fun's, as written)
+    order = carry.order if record is None else None
+    plan = rows.plan(lambda m: user_record(carry.full(m)), dtype, init, carry.counting, order)
     consts = (carry.body.consts, carry.cond_jaxpr.consts)
     loop = Loop(cond_fun, carry, plan, max_steps + 1, lanes.batched(init, consts))
     bufs = loop.rows.buffers(loop.max_rows)

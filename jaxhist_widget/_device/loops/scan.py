@@ -31,7 +31,7 @@ import numpy as np
 from jax import lax
 
 from ..parallel import lanes
-from ..record import History, checks, rows, sizes, stand_ins
+from ..record import History, checks, rows, sizes, stand_ins, written
 from ..stream import streaming
 from . import eager
 
@@ -142,10 +142,12 @@ def scan(
     if cached is not None:
         return cached(init, xs)
 
-    init, y_shape = _prepare(f, init, xs)
+    init, y_shape, y_order = _prepare(f, init, xs)
     y_fill = jax.tree_util.tree_map(_placeholder, y_shape)
     user_record = record if record is not None else _default_record(y_shape)
-    plan = rows.plan(lambda s: user_record(*s), dtype, (init, y_fill), ())
+    # (the default record rebuilds y, or the carry, from leaves: its written order is f's)
+    order = None if record is not None else y_order
+    plan = rows.plan(lambda s: user_record(*s), dtype, (init, y_fill), (), order)
     max_rows = length + 1
     bufs = plan.buffers(max_rows)
     lane_bytes = sizes.warn_if_large(bufs, warn_bytes)
@@ -299,11 +301,14 @@ def _length(xs: Any, length: Any) -> int:
     return sizes_.pop()
 
 
-def _prepare(f: Callable, init: Any, xs: Any) -> tuple[Any, Any]:
-    """``init`` with weakly typed leaves promoted as ``lax.scan`` promotes them, and the shapes
-    of ``y``; raises, naming each leaf, if ``f`` returns another carry."""
+def _prepare(f: Callable, init: Any, xs: Any) -> tuple[Any, Any, Any]:
+    """``init`` with weakly typed leaves promoted as ``lax.scan`` promotes them, the shapes
+    of ``y``, and the order ``f`` wrote the leaves of what the default record keeps in (its
+    ``y``, else its carry: `..record.written`; the shapes' dicts have their keys sorted);
+    raises, naming each leaf, if ``f`` returns another carry."""
     init = jax.tree_util.tree_map(lambda x: x if isinstance(x, jax.Array) else jnp.asarray(x), init)
     x0 = jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(jnp.shape(x)[1:], x.dtype), xs)
+    y_order: list[tuple[int, ...]] = [()]
 
     def traced(init, x):
         out = f(init, x)
@@ -312,6 +317,9 @@ def _prepare(f: Callable, init: Any, xs: Any) -> tuple[Any, Any]:
                 "scan's f must return a pair (carry, y); return (carry, None) for no y, got "
                 f"{jax.tree_util.tree_structure(out)}."
             )
+        # (of f's own values, before JAX rebuilds them)
+        kept = out[1] if jax.tree_util.tree_leaves(out[1]) else out[0]
+        y_order[0] = written.written_order(kept)
         return checks.check_carry(init, out[0], fun="scan's f", arg="init"), out[1]
 
     carry_out, y = jax.eval_shape(traced, init, x0)
@@ -325,7 +333,7 @@ def _prepare(f: Callable, init: Any, xs: Any) -> tuple[Any, Any]:
         # A weakly typed leaf (a Python scalar) takes the dtype f gives it, as in lax.scan.
         init = promoted
         carry_out, y = jax.eval_shape(traced, init, x0)
-    return init, y
+    return init, y, y_order[0]
 
 
 def _promote(x: jax.Array, out: Any) -> jax.Array:

@@ -17,6 +17,7 @@ from ..parallel import devices
 from . import checks
 from .checks import store_dtype
 from .history import History
+from .written import written_order
 
 __all__ = ["Rows", "layout", "plan", "unique_names"]
 
@@ -33,6 +34,8 @@ class Rows(NamedTuple):
     #: The leaves that count the steps: a carry leaf ``body_fun`` adds one to, recorded as is
     #: (see `Layout.step_counters`).
     step_counters: tuple[int, ...] = ()
+    #: The leaves in the order the record was written (`Layout.order`; JAX sorts dict keys).
+    order: tuple[int, ...] = ()
 
     def take(self, carry: Any) -> list[jax.Array]:
         """The kept leaves of ``carry``'s row, as stored: what a step writes."""
@@ -57,10 +60,17 @@ class Rows(NamedTuple):
 
 
 def plan(
-    record: Callable[[Any], Any], dtype: Any, init_val: Sequence[Any], counting: tuple[int, ...]
+    record: Callable[[Any], Any],
+    dtype: Any,
+    init_val: Sequence[Any],
+    counting: tuple[int, ...],
+    order: tuple[int, ...] | None = None,
 ) -> Rows:
     """The `Rows` of ``record`` (``dtype``: the storage dtype of floating leaves, or None) on
-    the carry leaves ``init_val``, of which those at ``counting`` count the steps."""
+    the carry leaves ``init_val``, of which those at ``counting`` count the steps. ``order``:
+    its leaves' written order (`Rows.order`) when ``record`` rebuilds the user's value from
+    leaves (the default record: the carry, a scan's ``y``), whose dicts then have their keys
+    sorted; None: read from the record's result, the user's own value."""
     row0 = record(init_val)
     # A recorded leaf that is a counting carry leaf itself (the very object: record returns it
     # as it is) counts the steps too.
@@ -78,7 +88,8 @@ def plan(
     treedef = jax.tree_util.tree_structure(row0)
     names = _leaf_names(row0)
     checks.check_chip_dtypes(first, names)
-    return Rows(record, dtype, first, treedef, names, kept, counters)
+    order = written_order(row0) if order is None else order
+    return Rows(record, dtype, first, treedef, names, kept, counters, order)
 
 
 def layout(rows: Rows, max_steps: int, every: int | None, block: int = 1) -> Layout:
@@ -96,6 +107,7 @@ def layout(rows: Rows, max_steps: int, every: int | None, block: int = 1) -> Lay
         chunk=_chunk_rows(first, max_steps + 1, every),
         every=every,
         step_counters=rows.step_counters,
+        order=rows.order,
         block=block,
         accelerated=devices.accelerated(),
     )

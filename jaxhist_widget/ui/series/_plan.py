@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,7 +118,9 @@ def plan(
     specs: list[Spec] = []
     notes: list[str] = []
     counted = layout.step_counters if counters is None else counters
-    for f in choice.fields if choice.fields is not None else _default_fields(names, counted):
+    order = getattr(layout, "order", ()) or range(len(names))  # (as written: `Layout.order`)
+    fields = choice.fields if choice.fields is not None else _default_fields(names, counted, order)
+    for f in fields:
         f = shown_text(f)
         if f in where:
             specs += _leaf(f, where[f], shapes[where[f]], choice.vectors, lanes, notes)
@@ -147,12 +149,16 @@ def plan(
     return Plan(tuple(specs), tuple(notes))
 
 
-def _default_fields(names: tuple[str, ...], counted: Collection[int]) -> tuple[str, ...]:
+def _default_fields(
+    names: tuple[str, ...], counted: Collection[int], order: Iterable[int]
+) -> tuple[str, ...]:
     """Every leaf of ``names`` but the step counters ``counted`` (the step axis shows them),
-    unless that is all."""
+    unless that is all, in ``order`` (the leaves as the record was written, not JAX's sorted
+    keys: the headline metric, written first, is the first chart)."""
     counters = set(counted)
-    rest = tuple(n for i, n in enumerate(names) if i not in counters)
-    return rest or names
+    written = [names[i] for i in order]
+    rest = tuple(n for i, n in zip(order, written, strict=True) if i not in counters)
+    return rest or tuple(written)
 
 
 def component_label(name: str, shape: tuple[int, ...], j: int) -> str:
