@@ -64,7 +64,7 @@ export function buildViewOptions() {
   const smoothingValue = element("span", "jhw-smoothing-value", "off");
   smoothLabel.append(document.createTextNode("smooth"), smoothing, smoothingValue);
   const [outliersLabel, outliers] = checkbox("jhw-outliers", "ignore outliers");
-  outliersLabel.title = "Fit each y axis to its points without the highest and lowest 2%";
+  outliersLabel.title = "Fit each y axis to its points but those far outside their bulk (a spike)";
   const lastLabel = element("label", "jhw-last-label");
   lastLabel.title = "Show only the last N steps (empty: every step)";
   const lastSteps = element("input", "jhw-last-steps");

@@ -36,7 +36,7 @@ from ..look import (
     LegendLine,
     field_colors,
 )
-from ..reduce import LOG_DECADES, decades, robust_extent
+from ..reduce import LOG_DECADES, decades
 from ._axes import AXIS_TEXT, Extent, FigureAxes, Lines
 from ._extras import extra_colors
 from ._legend import legend_html
@@ -70,7 +70,7 @@ class LiveFigure(FigureAxes):
         self.log = log_y
         self._runs: dict[int, RunMarks] = {}  # by run number, oldest first
         self.smoothing = False  # whether each line has a smoothed twin (`set_smoothing`)
-        self.ignore_outliers = False  # the y range leaves the extreme points out
+        self.ignore_outliers = False  # the y range leaves out points far from the bulk
         self.legend_changed = False  # since the grid last read it (a sweep's runaway count)
         self._width: float | None = None  # of the figure in a view, once one reported it
         # Charts of one grid share their step scale (one message per update, not one each).
@@ -297,20 +297,18 @@ class LiveFigure(FigureAxes):
         """Scales from the shown runs' steps (or ``steps``, shared by several charts; ``exact``:
         a zoom's, not rounded out; ``settled``: every run ended, the axis fits them) and
         extents (a sweep's lanes that did not run away, arrows where lines leave: `._sweep`;
-        or, ignoring outliers, the drawn points' central range), then the ticks and whether
-        to offer a log axis (`log_hint`)."""
+        then, ignoring outliers, the drawn points' but those far outside their bulk: those
+        lanes' lines less a spike), then the ticks and whether to offer a log axis
+        (`log_hint`)."""
         runs = self._shown_runs()
         bounds = steps if steps is not None else self.step_range()
         point = any(r.marks and not r.last_step and r.x0 == bounds[0] for r in runs)
         self._set_x_limits(*bounds, exact=exact, settled=settled, point=point)
-        left: dict[int, tuple[int, int]] = {}
-        if self.ignore_outliers:
-            self._extent = robust_extent(y for r in runs for y in r.shown_ys())
-        else:
-            shown = steps if self.x_time == "step" else None  # (a time axis shows every row)
-            self._extent, left, away = fitted_extent(runs, shown, self.log)
-            if away:  # a lane that ran away is drawn faint
-                self.restyle()
+        shown = steps if self.x_time == "step" else None  # (a time axis shows every row)
+        fit = fitted_extent(runs, shown, self.log, robust=self.ignore_outliers)
+        self._extent, left, away = fit
+        if away:  # a lane that ran away is drawn faint
+            self.restyle()
         self._set_y_limits()
         self.legend_changed |= mark_runaways(self, left)
         self._draw_extras()

@@ -93,6 +93,12 @@ class BandExtra:
         x, y = self.band.polygons(self.x0)[0]  # the outer band holds the inner one
         return values_extent(y[(x >= steps[0]) & (x <= steps[1])])
 
+    def edges(self, steps: tuple[int, int] | None = None) -> np.ndarray:
+        """The values of its outer (min–max) band's edges as drawn, of the steps ``steps``
+        only where they show part of it: what an outlier-robust y range reads of it."""
+        x, y = self.band.polygons(self.x0)[0]  # the outer band holds the inner one
+        return y if steps is None else y[(x >= steps[0]) & (x <= steps[1])]
+
     def draw(self, y_limits: tuple[float, float], log: bool) -> None:
         key = (self.band.size, log, y_limits[0] if log else None)
         if key == self._drawn or not self.marks:

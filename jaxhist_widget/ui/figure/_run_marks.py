@@ -72,11 +72,13 @@ class RunMarks:
     def batched(self) -> bool:
         return bool(self.lane_names)
 
-    def shown_ys(self) -> list[np.ndarray]:
+    def shown_ys(self, without: set[int] | frozenset[int] = frozenset()) -> list[np.ndarray]:
         """The y values of the lines but those of the lanes hidden one by one (drawn
         transparent, their points kept), as `..series.hide_lanes` leaves them out of the
-        extents; every lane's when all are hidden (as a chart keeps every run then)."""
-        shown = np.array([lane not in self.hidden_lanes for lane in self.lane_ids], bool)
+        extents, and of the lanes ``without`` (those that ran away); every lane's when all
+        would go (as a chart keeps every run then)."""
+        off = self.hidden_lanes | set(without)
+        shown = np.array([lane not in off for lane in self.lane_ids], bool)
         if shown.all() or not shown.any():
             return [m.y for m in self.marks]
         out = []

@@ -18,7 +18,7 @@ import bqplot
 import numpy as np
 
 from ..look import BADGE_COLORS, LegendLine
-from ..reduce import bulk_range
+from ..reduce import bulk_range, robust_extent
 from ._extras import BandExtra
 from ._run_marks import joint_extent
 
@@ -141,38 +141,53 @@ class DivergedEnds:
 
 
 def fitted_extent(
-    runs: Sequence[Any], steps: tuple[int, int] | None, log: bool
+    runs: Sequence[Any], steps: tuple[int, int] | None, log: bool, robust: bool = False
 ) -> tuple[tuple[float, float, float], dict[int, tuple[int, int]], bool]:
     """The extent a chart's y axis fits, of its shown ``runs`` (`RunMarks`): each mark's and
     extra's (of ``steps`` only, where a window shows part of a run), but a sweep's field (a
     mark with a `..series.Spread`) by its lanes that did not run away, in place of its lines'
     and its band's; per run number, how many lanes ran away above and below (on a ``log`` axis
     in decades: `..reduce.bulk_range`); and whether a run's lanes that ran away (`RunMarks.
-    away`, drawn faint) changed."""
+    away`, drawn faint) changed. ``robust`` (ignoring outliers): each series' drawn points
+    but those far outside its bulk (`..reduce.robust_extent`; a sweep's lines but the lanes
+    that ran away, a vector's band's edges), each series on its own (a spike is one series'
+    outlier, another series' scale is none)."""
     changed = False
     extents: list[tuple[float, float, float]] = []
     left: dict[int, tuple[int, int]] = {}
     for r in runs:
         fitted, above, below = set(), set(), set()
+        marks: list[tuple[float, float, float]] = []
         for i, extent in enumerate(r.extents):
             spread = r.spreads[i] if i < len(r.spreads) else None
             if spread is None:
-                extents.append(extent)
+                marks.append(extent)
                 continue
             s = spread.without(r.hidden_lanes)
             bulk = bulk_range(s.lo, s.hi, s.lo_pos, s.last, s.gone, log)
-            extents.append(bulk.extent)
+            marks.append(bulk.extent)
             fitted.add(r.fields[i])
             above.update(s.ids[bulk.above].tolist())
             below.update(s.ids[bulk.below].tolist())
-        for extra in r.extras:  # a sweep's band of every lane: its field's lanes fit instead
-            if not (isinstance(extra, BandExtra) and extra.label in fitted):
-                extents.append(extra.extent(steps))
-        if above or below:
-            left[r.number] = (len(above), len(below))
         if r.away != above | below:
             r.away, changed = above | below, True
+        for i, extent in enumerate(marks):
+            kept = _robust(r.shown_ys(without=r.away)[i : i + 1], log) if robust else None
+            extents.append(kept if kept is not None else extent)
+        for extra in r.extras:  # a sweep's band of every lane: its field's lanes fit instead
+            if not (isinstance(extra, BandExtra) and extra.label in fitted):
+                band = robust and isinstance(extra, BandExtra)
+                kept = _robust([extra.edges(steps)], log) if band else None
+                extents.append(kept if kept is not None else extra.extent(steps))
+        if above or below:
+            left[r.number] = (len(above), len(below))
     return joint_extent(extents), left, changed
+
+
+def _robust(ys: Sequence[np.ndarray], log: bool) -> tuple[float, float, float] | None:
+    """`..reduce.robust_extent` of ``ys``, or None when they hold no value."""
+    extent = robust_extent(ys, log=log)
+    return extent if extent[0] <= extent[1] else None
 
 
 def mark_runaways(chart: Any, left: dict[int, tuple[int, int]]) -> bool:

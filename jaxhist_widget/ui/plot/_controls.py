@@ -99,7 +99,7 @@ smoothing = option(
 ignore_outliers = option(
     "ignore_outliers",
     lambda v: check_flag("ignore_outliers", v),
-    "Whether the y ranges leave the extreme 2% of points out (synced with the toggle).",
+    "Whether the y ranges leave out the points far outside their bulk (synced with the toggle).",
 )
 last_steps = option(
     "last_steps",

@@ -147,8 +147,10 @@ class LivePlot(controls.ControlOptions, Sink):
         ``"step"``, ``"relative"`` (seconds since each run's first row) or ``"wall"`` (time of
         day); a panel select too. Times are a chunk's (`Run.times`); zoom and `last_steps` wait.
     ignore_outliers
-        Fit each chart's y range to its drawn points without the highest and lowest 2% (a
-        spike leaves the axis alone), as TensorBoard's "ignore outliers"; a panel toggle too.
+        Fit each chart's y range to its drawn points but those far outside their bulk (more
+        than twice the span of the central 96% beyond it: an early spike leaves the axis to the
+        rest, a line's own ends stay), as TensorBoard's "ignore outliers", on by default as
+        there; False fits every point. A panel toggle too.
     run_filter
         Draw and list only the runs whose names match this regular expression (searched in
         the name, case-insensitive; "": every run): the run list's filter field.
@@ -187,7 +189,7 @@ class LivePlot(controls.ControlOptions, Sink):
         vectors: str | dict[str, str] = "auto",
         paths: str | Sequence[str | tuple[str, str]] | None = None,
         smoothing: float = 0.0,
-        ignore_outliers: bool = False,
+        ignore_outliers: bool = True,
         log_x: bool = False,
         last_steps: int | None = None,
         step_range: tuple[int, int] | None = None,

@@ -10,7 +10,7 @@ and the point budget, never of the length of the run:
 - ``_histogram``: a vector's histogram per group of steps, a heatmap (`HistogramBuckets`);
 - ``_path``: a 2-D path kept where it moves (`PathSeries`);
 - ``_ema``: TensorBoard's debiased exponential moving average (`Ema`);
-- ``_outliers``: a y range without the extreme few percent (`robust_extent`);
+- ``_outliers``: a y range without the points far outside their bulk (`robust_extent`);
 - ``_spread``: a sweep's lanes side by side, and the range of those that did not run away
   (`LaneSpread`, `bulk_range`);
 - ``_png``: a heatmap's pixels as a PNG file (`encode_png`);
@@ -25,7 +25,7 @@ from ._ema import MAX_WEIGHT, Ema, check_weight, ema, smoothed_budget
 from ._histogram import HEATMAP_BINS, HEATMAP_COLUMNS, HEATMAP_ROWS, HistogramBuckets
 from ._lines import LaneSeries, finite_tail, values_extent
 from ._lockstep import extend_lines
-from ._outliers import OUTLIER_FRACTION, robust_extent
+from ._outliers import OUTLIER_FENCE, OUTLIER_FRACTION, robust_extent
 from ._parallel import each
 from ._path import PathSeries
 from ._png import encode_png
@@ -39,6 +39,7 @@ __all__ = [
     "HEATMAP_ROWS",
     "LOG_DECADES",
     "MAX_WEIGHT",
+    "OUTLIER_FENCE",
     "OUTLIER_FRACTION",
     "BandSeries",
     "Bulk",

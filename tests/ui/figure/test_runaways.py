@@ -107,7 +107,7 @@ def test_a_lane_that_spiked_and_came_back_is_no_runaway() -> None:
     values = sweep(64, 0)
     values[7] = values[7].copy()
     values[7][20] = 1e4
-    live = jhw.LivePlot()
+    live = jhw.LivePlot(ignore_outliers=False)
     feed(live, {"loss": values}, lanes=64, max_steps=STEPS)
     assert limits(live.figure)[1] >= 1e4
     assert "ran away" not in live.legend.value
@@ -135,7 +135,7 @@ def test_a_few_lanes_are_all_fitted() -> None:
     # Ten lanes are no bulk to leave one out of (each a colour of its own, named in the
     # legend, read one by one): the axis fits all of them.
     values = sweep(10, 1)
-    live = jhw.LivePlot()
+    live = jhw.LivePlot(ignore_outliers=False)  # (the fence's subject, not outliers)
     feed(live, {"loss": values}, lanes=10, max_steps=STEPS)
     top = max(v[np.isfinite(v)].max() for v in values)
     assert limits(live.figure)[1] >= top and not math.isinf(top)

@@ -91,7 +91,11 @@ def test_a_large_vector_is_a_median_over_a_quartile_and_a_min_max_band() -> None
     assert outer.colors == median.colors == inner.fill_colors  # the median's colour
     assert live.panel.status == "converged" and live.panel.error == ""  # no longer an error
     assert live.panel.latest["class_loss median"] == pytest.approx(np.median(losses[-1]), 1e-6)
-    # the y range holds the band, not only the median
+    # the y range holds the band, not only the median: its bulk, less the one spike while
+    # outliers are ignored (the default), all of it else
+    upper = np.asarray(outer.y)[len(outer.y) // 2 :]  # (the polygon's upper edge, backwards)
+    assert np.sort(upper)[-2] <= figure.axes[1].scale.max < 9.0
+    live.ignore_outliers = False
     assert figure.axes[1].scale.max >= 9.0
     legend = html.unescape(live.legend.value)
     assert "class_loss median" in legend and "class_loss min–max" in legend

@@ -16,7 +16,7 @@ def test_the_window_shows_the_last_steps_from_their_rows() -> None:
     n = 200_000
     y = np.exp(-np.arange(n) / 20_000.0) + 0.01 * np.sin(np.arange(n))
     y[n - 300] = 5.0  # a spike inside the window
-    live = jhw.LivePlot(last_steps=1000, max_points=100, keep_runs=True)
+    live = jhw.LivePlot(last_steps=1000, max_points=100, keep_runs=True, ignore_outliers=False)
     feed(live, {"loss": np.linspace(9.0, 8.0, 50)}, max_steps=n)  # an earlier, short run
     with live:
         loop = FakeLoop(layout(("loss",), max_steps=n))
