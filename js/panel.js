@@ -64,7 +64,7 @@ import { sameRange } from "./base/zoom_range.js";
 const TRAITS = [
   "status", "title", "step", "max_steps", "rate", "elapsed", "lanes", "diverged",
   "fields", "latest", "error", "log_y", "keep_runs", "stop_mode", "run_number",
-  "lane_statuses", "lane_names", "latest_range", "runs", "smoothing", "ignore_outliers", "log_x", "last_steps",
+  "lane_statuses", "lane_names", "latest_range", "runs", "smoothing", "ignore_outliers", "all_lanes", "log_x", "last_steps",
   "step_range", "x_axis", "run_filter", "log_charts", "log_hints",
 ];
 

@@ -26,7 +26,7 @@ export function stopMode(model) {
 }
 
 /** Sends the control `name` ("stop", "clear", "log_y", "keep_runs", "plot_width", "chart_log",
- * "smoothing", "ignore_outliers", "run_hidden", "runs_hidden", "run_filter", "lane_hidden",
+ * "smoothing", "ignore_outliers", "all_lanes", "run_hidden", "runs_hidden", "run_filter", "lane_hidden",
  * "log_x", "x_axis", "last_steps", "step_range", "download", "params_field", "params_best",
  * "lane_probe") with its
  * `value` to the kernel (see the top of this file for why not as a trait write). */
@@ -91,6 +91,7 @@ export function wireControls(ui, model, view, refresh) {
     refresh();
   };
   const onOutliers = () => sendControl(model, "ignore_outliers", ui.outliers.checked);
+  const onAllLanes = () => sendControl(model, "all_lanes", ui.allLanes.checked);
   const onLastSteps = () => sendControl(model, "last_steps", lastStepsValue(ui.lastSteps.value));
   // Enter applies the number at once (a change event comes only when the field loses focus).
   const onLastStepsKey = (event) => {
@@ -132,6 +133,7 @@ export function wireControls(ui, model, view, refresh) {
     [ui.smoothing, "change", onSmoothing],
     [ui.smoothing, "input", onSmoothingInput],
     [ui.outliers, "change", onOutliers],
+    [ui.allLanes, "change", onAllLanes],
     [ui.lastSteps, "change", onLastSteps],
     [ui.lastSteps, "keydown", onLastStepsKey],
     [ui.zoomReset, "click", onZoomReset],

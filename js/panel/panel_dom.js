@@ -84,7 +84,9 @@ export function buildPanel() {
   Object.assign(ui, { logY, logX, keep }, buildViewOptions(), buildZoomChip());
   const controls = element("div", "jhw-row");
   controls.append(ui.stop, logLabel, logXLabel, keepLabel, ui.clear);
-  controls.append(ui.smoothLabel, ui.outliersLabel, ui.lastLabel, ui.xAxisLabel, ui.zoom);
+  controls.append(
+    ui.smoothLabel, ui.outliersLabel, ui.allLanesLabel, ui.lastLabel, ui.xAxisLabel, ui.zoom,
+  );
 
   ui.root.append(head, ui.fields, ui.runTools, ui.runs, ui.error, controls);
   return ui;
@@ -163,6 +165,7 @@ export function panelState(model, view) {
     runFilter: get("run_filter") || "",
     smoothing: Number(get("smoothing")) || 0,
     ignoreOutliers: Boolean(get("ignore_outliers")),
+    allLanes: Boolean(get("all_lanes")),
     lastSteps: Number(get("last_steps")) || 0,
     xAxis: get("x_axis") || "step",
     stepRange: get("step_range") || [],
@@ -195,7 +198,8 @@ export function updatePanel(ui, s) {
   updateRunTools(ui, s.runs, s.runFilter, lost);
   const onLane = (number, lane, hidden) => ui.onLaneToggle(number, lane, hidden);
   updateRunList(ui.runs, s.runs, (number, hidden) => ui.onRunToggle(number, hidden), lost, onLane);
-  updateViewOptions(ui, s.smoothing, s.ignoreOutliers, lost, s.lastSteps, s.xAxis);
+  const sweep = { count: s.lanes, all: s.allLanes };
+  updateViewOptions(ui, s.smoothing, s.ignoreOutliers, lost, s.lastSteps, s.xAxis, sweep);
   updateZoomChip(ui, zoomChip(s.stepRange, s.pendingZoom), lost);
 
   ui.bar.style.width = `${(100 * progressFraction(s.step, s.maxSteps, s.status)).toFixed(2)}%`;

@@ -12,10 +12,12 @@
 // .jhw-run-name, .jhw-run-status, .jhw-run-steps, .jhw-run-time, .jhw-run-values, and under
 // vmap .jhw-run-lanes .jhw-lane[data-lane][data-hidden] > .jhw-lane-toggle; the tools
 // .jhw-run-tools with .jhw-run-filter[data-invalid], .jhw-runs-show-all, .jhw-runs-hide-all;
-// .jhw-smoothing (a range input), .jhw-smoothing-value, .jhw-outliers, .jhw-last-steps;
+// .jhw-smoothing (a range input), .jhw-smoothing-value, .jhw-outliers, .jhw-all-lanes (shown
+// for a sweep past LOOK.lead_lanes lanes), .jhw-last-steps;
 // .jhw-run-name in the header (the latest run's name).
 
 import { checkbox, element, showText } from "../base/dom.js";
+import { LOOK } from "../base/look.js";
 import {
   formatCount,
   formatDuration,
@@ -65,6 +67,12 @@ export function buildViewOptions() {
   smoothLabel.append(document.createTextNode("smooth"), smoothing, smoothingValue);
   const [outliersLabel, outliers] = checkbox("jhw-outliers", "ignore outliers");
   outliersLabel.title = "Fit each y axis to its points but those far outside their bulk (a spike)";
+  // A sweep past LOOK.lead_lanes lanes: its band, median and named lanes lead, the rest faint.
+  const [allLanesLabel, allLanes] = checkbox("jhw-all-lanes", "all lanes");
+  allLanesLabel.title =
+    "Draw every lane's line at full strength (off: the band, its median and the lanes named " +
+    "best, median, worst lead; the others faint)";
+  allLanesLabel.hidden = true;
   const lastLabel = element("label", "jhw-last-label");
   lastLabel.title = "Show only the last N steps (empty: every step)";
   const lastSteps = element("input", "jhw-last-steps");
@@ -84,7 +92,7 @@ export function buildViewOptions() {
   xAxisLabel.append(document.createTextNode("x"), xAxis);
   return {
     smoothLabel, smoothing, smoothingValue, outliersLabel, outliers, lastLabel, lastSteps,
-    xAxisLabel, xAxis,
+    xAxisLabel, xAxis, allLanesLabel, allLanes,
   };
 }
 
@@ -97,10 +105,18 @@ export function lastStepsValue(text) {
   return Number.isFinite(n) && n > 0 ? n : 0;
 }
 
-/** Applies the smoothing weight, the outliers flag and the last N steps to the options' DOM
- * (the slider is left alone while it is dragged: `data-editing`, set by its input events; the
- * steps field while it has the focus). */
-export function updateViewOptions(ui, weight, ignoreOutliers, lost, lastSteps = 0, xAxis = "step") {
+/** Applies the smoothing weight, the outliers flag, the last N steps and the "all lanes"
+ * toggle (`lanes`: the latest run's lane count and the flag; shown past `LOOK.lead_lanes`) to
+ * the options' DOM (the slider is left alone while it is dragged: `data-editing`, set by its
+ * input events; the steps field while it has the focus). */
+export function updateViewOptions(
+  ui, weight, ignoreOutliers, lost, lastSteps = 0, xAxis = "step", lanes = { count: 0, all: false },
+) {
+  if (ui.allLanes) {
+    ui.allLanesLabel.hidden = !(Number(lanes.count) > LOOK.lead_lanes);
+    ui.allLanes.checked = Boolean(lanes.all);
+    ui.allLanes.disabled = lost;
+  }
   if (document.activeElement !== ui.lastSteps) {
     ui.lastSteps.value = Number(lastSteps) > 0 ? String(lastSteps) : "";
   }

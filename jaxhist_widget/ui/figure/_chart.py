@@ -24,7 +24,6 @@ import ipywidgets
 import numpy as np
 
 from ..look import (
-    AWAY_OPACITY,
     BOTTOM_PX,
     LEFT_PX,
     LINE_WIDTH,
@@ -181,7 +180,7 @@ class LiveFigure(FigureAxes):
         for r in runs:
             n = max(1, len(r.lane_names))
             off = {k for k, lane in enumerate(r.lane_ids) if lane in r.hidden_lanes}
-            fade = [AWAY_OPACITY if lane in r.away else 1.0 for lane in r.lane_ids] + [1.0] * n
+            fade = r.fades() + [1.0] * n
             for i, (colors, style) in enumerate(looks[r.number]):
                 for mark, alpha in [(r.marks[i], faint)] + [
                     (m, 1.0) for m in r.smoothed[i : i + 1]
@@ -334,7 +333,13 @@ class LiveFigure(FigureAxes):
         lines, the raw lines, the smoothed ones over them, then the extras over everything
         (a hidden run's extras are not listed: they have no `visible` of their own)."""
         runs = self._runs.values()
-        extras = [(e.above, m) for r in runs if not r.hidden for e in r.extras for m in e.marks]
+        extras = [
+            (e.above or m in getattr(e, "over", ()), m)  # (a sweep's band's median: over)
+            for r in runs
+            if not r.hidden
+            for e in r.extras
+            for m in e.marks
+        ]
         marks = (
             [m for above, m in extras if not above]
             + [m for r in runs for m in r.marks]

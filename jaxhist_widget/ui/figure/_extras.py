@@ -28,12 +28,16 @@ import ipywidgets
 import numpy as np
 
 from ..look import BAND_OPACITY, LegendLine
-from ..reduce import BandSeries, HistogramBuckets, encode_png, values_extent
+from ..reduce import BandSeries, HistogramBuckets, encode_png, finite_tail, values_extent
 from ._run_marks import step_array
 
 __all__ = ["BandExtra", "HeatmapExtra", "PathEnds", "extra_colors", "make_extra", "notes_html"]
 
 _NO_EXTENT = (math.inf, -math.inf, math.inf)
+#: A sweep's band's median line: its label among a chart's lines and its legend entry.
+MEDIAN_OF_LANES = "lanes' median"
+#: Its width: over the lanes' lines, some drawn faint, it leads.
+MEDIAN_WIDTH = 2.5
 
 
 def make_extra(source: Any, label: str, run: int, color: str, x0: int) -> Any:
@@ -50,7 +54,10 @@ def make_extra(source: Any, label: str, run: int, color: str, x0: int) -> Any:
 
 
 class BandExtra:
-    """The min–max and quartile bands of one vector of one run, under its median line."""
+    """The min–max and quartile bands of one vector of one run, under its median line; or of a
+    field over a sweep's lanes (a band that keeps its median: `..reduce.BandSeries`), with that
+    median drawn as a line over them, its legend entries the same on every chart (``lanes
+    min–max``), so the grid's row names them once."""
 
     above = False
     label = ""  # the line it is drawn with (set by `make_extra`)
@@ -82,6 +89,19 @@ class BandExtra:
                     **points,
                 )
             )
+        if self.band.has_median:  # a sweep's: the lanes' median per step, over the band
+            points = {"x": old[2].x, "y": old[2].y} if len(old) > 2 else {}
+            self.marks.append(
+                bqplot.Lines(
+                    scales={"x": x_scale, "y": y_scale},
+                    labels=[f"{self.name} · {MEDIAN_OF_LANES} · run {self.run}"],
+                    colors=[self.color],
+                    stroke_width=MEDIAN_WIDTH,
+                    display_legend=False,
+                    preserve_domain={"x": True, "y": True},
+                    **points,
+                )
+            )
         self._drawn = None
         return old
 
@@ -92,6 +112,17 @@ class BandExtra:
             return self.band.extent
         x, y = self.band.polygons(self.x0)[0]  # the outer band holds the inner one
         return values_extent(y[(x >= steps[0]) & (x <= steps[1])])
+
+    @property
+    def over(self) -> list[bqplot.Mark]:
+        """Its marks drawn over the lines: a sweep's median (it leads, with the lanes named)."""
+        return self.marks[2:]
+
+    @property
+    def sweep(self) -> bool:
+        """Whether it is a sweep's band over every lane (with its median line), not a
+        vector's."""
+        return self.band.has_median
 
     def edges(self, steps: tuple[int, int] | None = None) -> np.ndarray:
         """The values of its outer (min–max) band's edges as drawn, of the steps ``steps``
@@ -104,12 +135,20 @@ class BandExtra:
         if key == self._drawn or not self.marks:
             return
         self._drawn = key
-        for mark, (x, y) in zip(self.marks, self.band.polygons(self.x0), strict=True):
+        for mark, (x, y) in zip(self.marks, self.band.polygons(self.x0), strict=False):
             x = self.x_map(x) if self.x_map is not None else x
             if log:  # values <= 0 have no place on a log axis: the band runs to its bottom
                 y = np.maximum(y, y_limits[0])
             with mark.hold_sync():
                 mark.x, mark.y = step_array(x), y
+        if len(self.marks) > 2:
+            x, y = self.band.median_points(self.x0)
+            x = self.x_map(x) if self.x_map is not None else x
+            if log:  # a gap where the axis cannot place it
+                y = np.where(y > 0, y, np.nan)
+            x, y = finite_tail(x, y)
+            with self.marks[2].hold_sync():
+                self.marks[2].x, self.marks[2].y = step_array(x), y
 
     def set_colors(self, colors: Sequence[str]) -> None:
         """Fill in ``colors[0]``, its median line's colour."""
@@ -117,22 +156,22 @@ class BandExtra:
             self.color = colors[0]
             for mark in self.marks:
                 with mark.hold_sync():
-                    mark.colors, mark.fill_colors = [self.color], [self.color]
+                    mark.colors = [self.color]
+                    if mark.fill != "none":
+                        mark.fill_colors = [self.color]
 
     def legend(self) -> list[LegendLine]:
-        # A band over a sweep's lanes leaves a lane out where it is NaN or ±inf: it says so.
-        out = self.band.left_out
-        left = f" ({out:,} diverged lane{'s' * (out != 1)} left out)" if out else ""
-        return [
-            LegendLine(
-                f"{self.name} {which}{left * (which == 'min–max')}",
-                self.run,
-                self.color,
-                "band",
-                fill / BAND_OPACITY[1],
-            )
+        # A sweep's band reads the same on every chart ("lanes min–max"): named once, in the
+        # grid's row (the lanes it leaves out where they are NaN or ±inf are the diverged
+        # ones the header counts and the flags mark).
+        name = "lanes" if self.band.has_median else self.name
+        bands = [
+            LegendLine(f"{name} {which}", self.run, self.color, "band", fill / BAND_OPACITY[1])
             for which, fill in zip(("25–75 %", "min–max"), BAND_OPACITY[::-1], strict=True)
         ]
+        if not self.band.has_median:
+            return bands
+        return [LegendLine(MEDIAN_OF_LANES, self.run, self.color, "solid", 1.0), *bands]
 
     def close(self) -> None:
         for mark in self.marks:

@@ -284,12 +284,14 @@ class ChartGrid(GridScales):
         roles: Sequence[str],
         ids: Sequence[int] = (),
         hidden: Collection[int] = (),
+        faint: bool = False,
     ) -> None:
         """Name run ``number``'s drawn lanes anew (they were chosen anew, or some hidden),
         each drawn for ``roles`` ("" for none: ``lane 17 (best)``), with their lane indices
-        ``ids`` and the ``hidden`` ones (the legend's toggles), on every chart."""
+        ``ids`` and the ``hidden`` ones (the legend's toggles), those drawn for no role
+        ``faint`` (a sweep past `..series.LEAD_LANES`), on every chart."""
         for chart in self._all():
-            rename_lanes(chart, number, names, roles, ids, hidden)
+            rename_lanes(chart, number, names, roles, ids, hidden, faint)
         self._update_legend()
 
     def set_flags(self, number: int, flags: Sequence[np.ndarray]) -> None:

@@ -22,7 +22,15 @@ from typing import Any
 import bqplot
 import numpy as np
 
-from ..look import LEGEND_LANES, LINE_STYLES, PALETTE, LegendLine, lane_colors
+from ..look import (
+    AWAY_OPACITY,
+    LEGEND_LANES,
+    LINE_STYLES,
+    OTHER_OPACITY,
+    PALETTE,
+    LegendLine,
+    lane_colors,
+)
 
 __all__ = [
     "RunMarks",
@@ -55,6 +63,9 @@ class RunMarks:
     lane_ids: list[int] = field(default_factory=list)  # the run's lane index of each drawn lane
     hidden_lanes: set[int] = field(default_factory=set)  # lane indices hidden one by one
     away: set[int] = field(default_factory=set)  # lane indices that ran away: drawn faint
+    #: A sweep past `..series.LEAD_LANES`: its lanes drawn for no role are faint (the band, its
+    #: median and the lanes named lead), unless ``all_lanes``.
+    faint_others: bool = False
     marks: list[bqplot.Lines] = field(default_factory=list)
     smoothed: list[bqplot.Lines] = field(default_factory=list)  # one per mark while smoothing
     extras: list[Any] = field(default_factory=list)  # bands, heatmaps, path ends (`._extras`)
@@ -92,6 +103,17 @@ class RunMarks:
         """The drawn lanes' names as shown: ``lane 17 (best)`` for a lane drawn for a role."""
         roles = self.lane_roles + [""] * (len(self.lane_names) - len(self.lane_roles))
         return [f"{n} ({r})" if r else n for n, r in zip(self.lane_names, roles, strict=False)]
+
+    def fades(self) -> list[float]:
+        """Each drawn lane's opacity (before a smoothed twin's fading): a lane that ran away
+        faint (`..look.AWAY_OPACITY`), one drawn for no role fainter while `faint_others`;
+        1 else."""
+        roles = self.lane_roles + [""] * (len(self.lane_ids) - len(self.lane_roles))
+        out = []
+        for lane, role in zip(self.lane_ids, roles, strict=False):
+            fade = AWAY_OPACITY if lane in self.away else 1.0
+            out.append(fade * (OTHER_OPACITY if self.faint_others and not role else 1.0))
+        return out
 
     def labels(self, i: int, suffix: str = "") -> list[str]:
         """The hover labels of mark ``i``'s lines: field, lane, run."""
@@ -152,7 +174,8 @@ def chart_legend(runs: Sequence[RunMarks]) -> tuple[list[LegendLine], list[str],
             continue
         for e in r.extras:
             labels = {line.label for line in lines}
-            if e.label in r.fields and e.label not in labels:
+            # (a vector's median is named over its band; a sweep's lanes by the lane entries)
+            if e.label in r.fields and e.label not in labels and not getattr(e, "sweep", False):
                 mark = r.marks[r.fields.index(e.label)]
                 color = mark.colors[0] if len(mark.colors) == 1 else "currentColor"
                 lines.append(LegendLine(e.label, None, color, mark.line_style, 1.0))

@@ -47,15 +47,18 @@ def rename_lanes(
     roles: Sequence[str],
     ids: Sequence[int] = (),
     hidden: Collection[int] = (),
+    faint: bool = False,
 ) -> None:
     """Name run ``number``'s drawn lanes ``names`` on ``chart`` (a `LiveFigure`), each drawn for
     ``roles`` ("" for none), with their lane indices ``ids`` and the ``hidden`` ones (the
-    legend's toggles): its hover labels, colours and legend follow."""
+    legend's toggles), those drawn for no role ``faint`` (`RunMarks.faint_others`): its hover
+    labels, colours, opacities and legend follow."""
     r = chart._runs.get(number)
     if r is None or not r.marks:
         return
     r.lane_names, r.lane_roles = list(names), list(roles)
     r.lane_ids, r.hidden_lanes = list(ids), set(hidden)
+    r.faint_others = faint
     for i, mark in enumerate(r.marks):
         mark.labels = r.labels(i)
     for i, mark in enumerate(r.smoothed):

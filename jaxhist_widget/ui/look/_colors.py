@@ -20,9 +20,11 @@ __all__ = [
     "BAND_OPACITY",
     "DASHES",
     "LANE_RAMP",
+    "LEAD_LANES",
     "LEGEND_LANES",
     "LINE_STYLES",
     "LINE_WIDTH",
+    "OTHER_OPACITY",
     "PALETTE",
     "RAW_OPACITY",
     "STAR",
@@ -58,6 +60,12 @@ RAW_OPACITY: float = LOOK["opacity"]["raw_under_smoothed"]
 #: Opacity of a sweep's lane that ran away (`..reduce.bulk_range`): it leaves the chart's y range,
 #: across it as often as not (a diverging lane's values change sign), so it stays behind the rest.
 AWAY_OPACITY: float = LOOK["opacity"]["ran_away"]
+#: Opacity of a sweep's lane past `..series.LEAD_LANES` lanes that is drawn for no role (a lane of
+#: the stride): the band, its median and the lanes named best, median, worst lead.
+OTHER_OPACITY: float = LOOK["opacity"]["other_lanes"]
+#: Past this many lanes a sweep is read by its band over every lane, the band's median and the
+#: lanes named for a role; its other lines are faint (the panel's "all lanes" toggle shows then).
+LEAD_LANES: int = LOOK["lead_lanes"]
 #: Fill opacity of a vector's bands: the outer (min–max) one and the inner (quartiles) one.
 BAND_OPACITY: tuple[float, float] = (LOOK["opacity"]["band_outer"], LOOK["opacity"]["band_inner"])
 #: Width of a drawn line, in pixels.

@@ -187,6 +187,9 @@ class LivePanel(anywidget.AnyWidget):
     step_range = traitlets.List(traitlets.Int()).tag(sync=True)
     #: Whether each chart's y range leaves out the extreme few percent of its points.
     ignore_outliers = traitlets.Bool(False).tag(sync=True)
+    #: Whether a sweep past 16 lanes draws every lane at full strength (else the lanes drawn for
+    #: no role are faint: the band, its median and the lanes named lead).
+    all_lanes = traitlets.Bool(False).tag(sync=True)
     #: One more on each Stop click (a counter, so two clicks are two changes).
     stop_clicks = traitlets.Int(0).tag(sync=True)
     #: One more on each Clear click.
@@ -278,7 +281,8 @@ class LivePanel(anywidget.AnyWidget):
             return {"stop_clicks": self.stop_clicks + 1}
         if name == "clear":
             return {"clear_clicks": self.clear_clicks + 1}
-        if name in ("log_y", "log_x", "keep_runs", "ignore_outliers") and isinstance(value, bool):
+        flags = ("log_y", "log_x", "keep_runs", "ignore_outliers", "all_lanes")
+        if name in flags and isinstance(value, bool):
             return {name: value}
         if name == "x_axis" and value in X_AXES:
             return {"x_axis": value}

@@ -61,9 +61,10 @@ class DrawnLine:
 
 @dataclasses.dataclass(frozen=True)
 class DrawnBand:
-    """A band a chart draws under a run's lines: a vector's quantiles, or past `MAX_LANES` a
-    field's quantiles over every lane. Each polygon is closed: its lower edge forward, its
-    upper edge back (clipped to the axis's bottom on a log axis), as its mark holds it.
+    """A band a chart draws under a run's lines: a vector's quantiles, or past `LEAD_LANES` a
+    field's quantiles over every lane (and their median, a line over the band). Each polygon
+    is closed: its lower edge forward, its upper edge back (clipped to the axis's bottom on a
+    log axis), as its mark holds it.
 
     Attributes
     ----------
@@ -74,7 +75,10 @@ class DrawnBand:
     color
         Its fill colour (its line's).
     left_out
-        Lanes left out of it at the last step (NaN or ±inf: diverged), said in the legend.
+        Lanes left out of it at the last step (NaN or ±inf: diverged).
+    median
+        ``(x, y)`` of a sweep's band's median per step, drawn as a line over it (None for a
+        vector's band, whose median is a line of its own).
     """
 
     run: int
@@ -83,6 +87,7 @@ class DrawnBand:
     inner: tuple[np.ndarray, np.ndarray]
     color: str
     left_out: int = 0
+    median: tuple[np.ndarray, np.ndarray] | None = None
 
 
 @dataclasses.dataclass(frozen=True)

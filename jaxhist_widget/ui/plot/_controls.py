@@ -36,6 +36,7 @@ __all__ = [
     "ControlOptions",
     "Controls",
     "add_run",
+    "all_lanes",
     "ignore_outliers",
     "keep_runs",
     "last_steps",
@@ -100,6 +101,12 @@ ignore_outliers = option(
     "ignore_outliers",
     lambda v: check_flag("ignore_outliers", v),
     "Whether the y ranges leave out the points far outside their bulk (synced with the toggle).",
+)
+all_lanes = option(
+    "all_lanes",
+    lambda v: check_flag("all_lanes", v),
+    """Whether a sweep past 16 lanes draws every lane at full strength, not only the band, its
+        median and the lanes named for a role (the others faint); synced with the toggle.""",
 )
 last_steps = option(
     "last_steps",
@@ -216,6 +223,7 @@ class ControlOptions:
     keep_runs = keep_runs
     smoothing = smoothing
     ignore_outliers = ignore_outliers
+    all_lanes = all_lanes
     last_steps = last_steps
     step_range = step_range
     run_filter = run_filter
@@ -259,6 +267,7 @@ class Controls:
             (self._on_keep_runs, "keep_runs"),
             (self._on_smoothing, "smoothing"),
             (self._on_ignore_outliers, "ignore_outliers"),
+            (self._on_all_lanes, "all_lanes"),
             (self._on_last_steps, "last_steps"),
             (self._on_step_range, "step_range"),
             (self._on_hidden_runs, "hidden_runs"),
@@ -361,6 +370,10 @@ class Controls:
 
     def _on_ignore_outliers(self, change: dict[str, Any]) -> None:
         self.updates.set_ignore_outliers(bool(change["new"]))
+        self._picture()
+
+    def _on_all_lanes(self, change: dict[str, Any]) -> None:
+        self.updates.set_all_lanes(bool(change["new"]))
         self._picture()
 
     def _on_last_steps(self, change: dict[str, Any]) -> None:

@@ -100,6 +100,11 @@ class LivePlot(controls.ControlOptions, Sink):
         most `MAX_LANES`; by default all up to it, else a stride and the best, median, worst
         and a diverged lane by the goal (re-chosen as rows arrive: `..series.ROLES`) over every
         lane's band. Those lanes are named for their role at any lane count.
+    all_lanes
+        Past 16 lanes (`..series.LEAD_LANES`) a sweep is read by the band of every lane's
+        quartiles and min–max, its median (a line over it) and the lanes named best, median,
+        worst and diverged: the other lanes' lines are drawn faint. True draws them all at full
+        strength; a panel toggle too ("all lanes", shown for such a sweep).
     continue_steps
         Draw each run from the step where the previous one ended (a loop resumed from its last
         carry, e.g. in chunks of ``max_steps``), so the step axis counts the whole optimisation;
@@ -182,6 +187,7 @@ class LivePlot(controls.ControlOptions, Sink):
         params_field: str | None = None,
         params_best: str | None = None,
         lanes: Sequence[int | str] | None = None,
+        all_lanes: bool = False,
         continue_steps: bool = False,
         store: str | os.PathLike[str] | Store | None = None,
         tensorboard: str | os.PathLike[str] | TensorBoard | None = None,
@@ -228,6 +234,7 @@ class LivePlot(controls.ControlOptions, Sink):
         self._outputs.link_figures()
         steps = list(o.step_range) if o.step_range is not None else []
         self.panel.write(smoothing=o.smoothing, ignore_outliers=o.ignore_outliers, log_x=o.log_x)
+        self.panel.write(all_lanes=o.all_lanes)
         self.panel.write(params_field=o.params_field or "", params_best=o.params_best or "")
         self.panel.write(
             last_steps=o.last_steps, step_range=steps, x_axis=o.x_axis, run_filter=o.run_filter

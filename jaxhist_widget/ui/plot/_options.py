@@ -49,6 +49,7 @@ OPTIONS = (
     "params_field",
     "params_best",
     "lanes",
+    "all_lanes",
     "continue_steps",
     "store",
     "tensorboard",
@@ -113,6 +114,8 @@ class Options:
     #: by the field's name, `..series.best_of`).
     params_best: str | None
     continue_steps: bool
+    #: Draw a sweep's every lane at full strength, not only those named for a role.
+    all_lanes: bool
     charts: str
     smoothing: float
     ignore_outliers: bool
@@ -144,6 +147,7 @@ def checked(unknown: dict[str, Any], **options: Any) -> Options:
         continue_steps=o["continue_steps"],
         smoothing=smoothing,
         ignore_outliers=check_flag("ignore_outliers", o["ignore_outliers"]),
+        all_lanes=check_flag("all_lanes", o["all_lanes"]),
         log_x=check_flag("log_x", o["log_x"]),
         last_steps=check_last_steps(o["last_steps"]),
         step_range=check_step_range(o["step_range"]),

@@ -95,9 +95,12 @@ def _chart(fig: Any, most: int) -> ChartPicture:
     for r in shown:
         for extra in r.extras:
             if isinstance(extra, BandExtra):
-                for mark, fill in zip(extra.marks, BAND_OPACITY, strict=True):
+                for mark, fill in zip(extra.marks, BAND_OPACITY, strict=False):
                     x, y = np.asarray(mark.x, float), np.asarray(mark.y, float)
                     lines.append(StaticLine(x, y, extra.color, "solid", 1.0, mark.labels[0], fill))
+                for mark in extra.marks[2:]:  # a sweep's band's median, over its lines
+                    x, y = np.asarray(mark.x, float), np.asarray(mark.y, float)
+                    over.append(StaticLine(x, y, extra.color, "solid", 1.0, mark.labels[0]))
             elif isinstance(extra, HeatmapExtra) and extra.png:
                 images.append(StaticImage(extra.png, extra.x_limits, extra.y_limits))
             elif isinstance(extra, DivergedEnds) and len(extra.points):  # as drawn live
@@ -260,9 +263,10 @@ def _drawn_chart(key: str, fig: Any, index: dict[int, int], legend: list[str]) -
         for extra in r.extras:
             run = index.get(r.number, -1)
             if isinstance(extra, BandExtra) and all(m in shown for m in extra.marks):
-                outer, inner = ((_floats(m.x), _floats(m.y)) for m in extra.marks)
+                outer, inner, *median = ((_floats(m.x), _floats(m.y)) for m in extra.marks)
                 left = int(extra.band.left_out)
-                bands.append(DrawnBand(run, extra.label, outer, inner, extra.color, left))
+                middle = median[0] if median else None
+                bands.append(DrawnBand(run, extra.label, outer, inner, extra.color, left, middle))
             elif isinstance(extra, DivergedEnds):
                 flags += [np.c_[_floats(m.x), _floats(m.y)] for m in extra.marks if m in shown]
             elif isinstance(extra, ParamMarks):

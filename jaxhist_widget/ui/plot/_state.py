@@ -124,6 +124,8 @@ class PlotState:
         self.hidden: set[int] = set()  # run numbers hidden from the run list
         self.run_filter: re.Pattern[str] | None = None  # the names shown match it (None: all)
         self.hidden_lanes: dict[int, set[int]] = {}  # run number -> its lanes hidden
+        #: Draw a sweep's every lane at full strength (``all_lanes``), not only those named.
+        self.all_lanes = False
         self.window = StepWindow()  # the "last N steps" and the zoom
 
     @property

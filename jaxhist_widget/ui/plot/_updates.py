@@ -22,7 +22,7 @@ from ..._host import Run
 from ..figure import ChartGrid, Lines, show_params
 from ..look import format_value
 from ..panel import LivePanel, run_step
-from ..series import Goal, RunDrawing, hide_lanes, ranked_fields, window_lines
+from ..series import LEAD_LANES, Goal, RunDrawing, hide_lanes, ranked_fields, window_lines
 from ._ahead import Ahead
 from ._state import PlotState, x_clocks
 from ._throttle import Throttle
@@ -68,8 +68,8 @@ class Updates(ShownUpdates):
         self._attached = attached
         self.throttle = Throttle(self.flush, key)
         self.ahead = Ahead(self._ingest_live, lock, self.rows, key)
-        # run number -> the `RunDrawing.lanes_version` and hidden lanes named in the legend
-        self._named: dict[int, tuple[int, frozenset[int]]] = {}
+        # run number -> the `RunDrawing.lanes_version`, hidden lanes and faint lanes named
+        self._named: dict[int, tuple[int, frozenset[int], bool]] = {}
 
     # --------------------------------------------------------------------- runs
     def start(self, run: Run, keep_runs: bool) -> None:
@@ -193,14 +193,17 @@ class Updates(ShownUpdates):
 
     def _name_lanes(self, d: RunDrawing) -> None:
         """Name ``d``'s drawn lanes in the legend when they were chosen anew (or first: named
-        before drawn) or hidden one by one."""
+        before drawn) or hidden one by one; past `..series.LEAD_LANES` those drawn for no role
+        are faint (unless ``all_lanes``)."""
         hidden = frozenset(self.state.hidden_lanes.get(d.number, ()))
-        key = (d.lanes_version, hidden)
+        faint = bool(d.run.lanes and d.run.lanes > LEAD_LANES and d.lane_roles)
+        faint = faint and not self.state.all_lanes
+        key = (d.lanes_version, hidden, faint)
         if d.run.lanes is None or self._named.get(d.number) == key:
             return
         self._named[d.number] = key
         names, roles = d.lane_names(self.state.lane_names(d.run))
-        self.fig.set_lane_names(d.number, names, roles, d.drawn_lanes, hidden)
+        self.fig.set_lane_names(d.number, names, roles, d.drawn_lanes, hidden, faint)
 
     def _shown(self, d: RunDrawing, lines: Lines) -> Lines:
         """``lines`` of run ``d`` with their extents those of the lanes shown (its lanes hidden

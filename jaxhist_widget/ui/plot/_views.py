@@ -129,6 +129,16 @@ class ShownUpdates:
             self.redraw()
             self.sync_panel()
 
+    def set_all_lanes(self, on: bool) -> None:
+        """Draw a sweep's every lane at full strength (``on``), or, past `..series.LEAD_LANES`
+        lanes, those drawn for no role faint."""
+        with self.lock:
+            if on != self.state.all_lanes:
+                self.state.all_lanes = on
+                for d in self.state.drawn:
+                    if d.started:
+                        self._name_lanes(d)
+
     def set_params(self, field: str | None, best: str | None) -> None:
         """The plot's one goal: rank every "best" (the lanes named, the hyperparameter charts)
         by plotted field ``field`` (None: a loss-like one, `..series.default_field`), a lane's

@@ -29,17 +29,21 @@ _SORT_MOST = 1000
 
 
 class BandSeries:
-    """The band of one vector leaf of one lane as it grows.
+    """The band of one vector leaf of one lane as it grows (or of a field over a sweep's lanes).
 
     Parameters
     ----------
     budget
         Points one band polygon may have (each of its two edges gets half).
+    median
+        Keep its median per step too, as a line (`median_points`): a sweep's band, whose
+        median is no series of its own (a vector's is: its ``median`` spec).
     """
 
-    def __init__(self, budget: int) -> None:
+    def __init__(self, budget: int, median: bool = False) -> None:
         edge = max(5, budget // 2)
         self._edges = [MinMaxBuckets(edge) for _ in BAND_PERCENTILES]
+        self._median = MinMaxBuckets(edge) if median else None
         self._lo, self._hi, self._lo_pos = math.inf, -math.inf, math.inf
         #: Lanes (of a band over a sweep's lanes) left out of it at a step for a NaN or ±inf
         #: value there: a diverged lane. Set by its owner; its legend entry says how many.
@@ -72,11 +76,26 @@ class BandSeries:
         for edge, values in zip(self._edges[1:-1], edges[1:-1], strict=True):
             edge.extend(values)
         _, hi = self._edges[-1].extend(edges[-1])
+        if self._median is not None:  # (of the finite values: a diverged lane left out)
+            self._median.extend(q[2])
         self._lo, self._hi = min(self._lo, lo), max(self._hi, hi)
         positive = q[(q > 0) & np.isfinite(q)]
         if positive.size:
             self._lo_pos = min(self._lo_pos, float(positive.min()))
         return np.where(np.isfinite(components).all(axis=1), q[2], np.nan)
+
+    @property
+    def has_median(self) -> bool:
+        """Whether it keeps its median per step as a line (``median=True``)."""
+        return self._median is not None
+
+    def median_points(self, x0: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """Its median per step as a line's points (steps from ``x0``; NaN at a step of no
+        finite value); empty without ``median=True``."""
+        if self._median is None:
+            return np.zeros(0, np.int64), np.zeros(0)
+        x, y = self._median.points()
+        return x + x0, y
 
     def polygons(self, x0: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
         """The outer (min–max) and the inner (quartiles) band as closed polygons: int64 steps

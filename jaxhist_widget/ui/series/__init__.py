@@ -29,7 +29,7 @@ from ._choice import (
 )
 from ._drawing import RunDrawing
 from ._goal import Goal, best_of, default_field
-from ._lanes import MAX_LANES, ROLES, LaneNames, check_lane_labels
+from ._lanes import LEAD_LANES, MAX_LANES, ROLES, LaneNames, check_lane_labels
 from ._params import (
     BEST,
     LABEL_PARAM,
@@ -71,6 +71,7 @@ __all__ = [
     "DEFAULT_POINTS",
     "EMA_FORGOTTEN",
     "LABEL_PARAM",
+    "LEAD_LANES",
     "MARK_POINTS",
     "MAX_FILTER",
     "MAX_LANES",

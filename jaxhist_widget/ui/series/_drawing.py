@@ -26,7 +26,7 @@ from ..reduce import (
 )
 from ._choice import PlotChoice
 from ._goal import Goal
-from ._lanes import MAX_LANES, pick_lanes, ranked_lanes
+from ._lanes import LEAD_LANES, MAX_LANES, pick_lanes, ranked_lanes
 from ._plan import Spec
 from ._plan import plan as make_plan
 from ._points import band_points, line_points
@@ -89,7 +89,8 @@ class RunDrawing:
     lane_roles: dict[int, str] = field(default_factory=dict, init=False)
     #: Bumped whenever `drawn_lanes` or `lane_roles` change (the figure renames its lanes).
     lanes_version: int = field(default=0, init=False)
-    #: ``spec -> BandSeries``: past `MAX_LANES`, a field's spread over every lane, per step.
+    #: ``spec -> BandSeries``: past `LEAD_LANES` (or ``lanes=`` drawing some), a field's spread
+    #: over every lane per step, and its median.
     lane_bands: dict[int, BandSeries] = field(default_factory=dict, init=False)
     #: ``spec -> LaneSpread``: with `lane_bands`, each lane's extent (`._sweep.Spread`).
     lane_spreads: dict[int, LaneSpread] = field(default_factory=dict, init=False)
@@ -164,8 +165,10 @@ class RunDrawing:
                 self.extras[i] = BandSeries(budget)
             elif spec.under == "heatmap":
                 self.extras[i] = HistogramBuckets()
-            elif total > self._lanes and spec.xy is None:  # the lanes not drawn: a band
-                self.lane_bands[i] = BandSeries(band_points(max_points))
+            elif (total > self._lanes or total > LEAD_LANES) and spec.xy is None:
+                # every lane's band and its median: past LEAD_LANES what the sweep is read by,
+                # past MAX_LANES the lanes not drawn too
+                self.lane_bands[i] = BandSeries(band_points(max_points), median=True)
                 self.lane_spreads[i] = LaneSpread(total)
         if self._stride:
             self._rank()

@@ -15,6 +15,9 @@ role, chosen anew at each update from every lane's last row by the plot's goal
 - ``diverged``: the first lane (by index) whose last value is NaN or ±inf, if any, so that a
   diverged line (flagged at its end) is drawn whatever the stride hits.
 
+Past `LEAD_LANES` lanes the band of every lane and its median lead, with the lanes named for a
+role; the plot draws the others faint.
+
 The stride is fixed when the run's first rows arrive, so only these few lanes come and go as the
 values move: one gather of every lane's last row and an argpartition per update.
 """
@@ -28,10 +31,12 @@ from typing import Any
 import numpy as np
 
 from ..._host import Run
+from ..look import LEAD_LANES as LOOK_LEAD_LANES
 from ..look import format_value, shown_text
 from ._params import numeric_labels
 
 __all__ = [
+    "LEAD_LANES",
     "MAX_LANES",
     "ROLES",
     "LaneNames",
@@ -42,6 +47,10 @@ __all__ = [
 
 #: Lanes drawn per field under vmap (all lanes are recorded; `history` has them all).
 MAX_LANES = 64
+#: Past this many lanes (`..look.LEAD_LANES`, the page's too) a sweep is read by its band over
+#: every lane, the band's median and the lanes named for a role; its other lines are drawn
+#: faint (``all_lanes=True``: as the rest).
+LEAD_LANES = LOOK_LEAD_LANES
 #: Why a lane is drawn past `MAX_LANES` besides the stride, in the order its label says them.
 ROLES = ("best", "median", "worst", "diverged")
 

@@ -257,7 +257,8 @@ def test_64_lane_sweep_legend_is_a_lane_scale():
     live = LivePlot(lane_labels=names)
     curves = np.stack([falling(100, decades=3, start=1 + k) for k in range(64)])
     feed(live, {"grad_norm": curves, "loss": curves**2}, lanes=64)
-    grad, loss = all_marks(live)  # one chart each
+    # one chart each (under their lines, the band of every lane; over them, its median)
+    grad, loss = [m for m in all_marks(live) if m.fill == "none" and "median" not in m.labels[0]]
     for mark in (loss, grad):
         assert len(mark.colors) == 64 and len(set(mark.colors)) == 64  # no repeats every 10
         # No bqplot tooltip over the panel's hover read-out, which reads the figure's lines.
@@ -266,12 +267,14 @@ def test_64_lane_sweep_legend_is_a_lane_scale():
     assert grad.labels[5] == f"grad_norm · {names[5]} · run 1"  # the hover read-out
     html = live.legend.value
     # a chart per field, titled with it: the legend names the goal, the lanes named for it
-    # (best, median, worst: each in its colour) and the lanes' scale
-    assert html.count('class="jhw-legend-item"') == 4 and "best = lowest loss: " in html
+    # (best, median, worst: each in its colour), the lanes' band and median, once for both
+    # charts, and the lanes' scale
+    assert html.count('class="jhw-legend-item"') == 4 + 3 and "best = lowest loss: " in html
+    assert html.count("lanes min–max") == 1
     shared = LivePlot(lane_labels=names, charts="shared")
     feed(shared, {"grad_norm": curves, "loss": curves**2}, lanes=64)
     # dash styles named, with the goal and its lanes
-    assert shared.legend.value.count('class="jhw-legend-item"') == 2 + 4
+    assert shared.legend.value.count('class="jhw-legend-item"') == 2 + 4 + 3
     assert html.count('jhw-legend-lane"') == 0  # no per-lane entries above LEGEND_LANES
     assert html.count("jhw-legend-lanes") == 1 and names[0] in html and names[-1] in html
 

@@ -199,13 +199,14 @@ def test_many_lanes_show_the_color_ramp() -> None:
     live = jhw.LivePlot()
     feed(live, {"loss": np.ones((20, 5))}, lanes=20)
     _, root = picture(live)
-    assert len(paths(root)) == 20
+    assert len(paths(root)) == 20 + 1  # and past 16 lanes, their median
     legend = [
         "".join(t.text for t in g.iter(f"{SVG}text"))
         for g in root.iter(f"{SVG}g")
         if g.get("class") == "jhw-legend-item"
     ]
-    assert legend == ["lane 0 … lane 19"]  # the chart's title names the field
+    # the chart's title names the field; the lanes' band and median (all alike: none named)
+    assert legend == ["lanes' median", "lanes 25–75 %", "lanes min–max", "lane 0 … lane 19"]
 
 
 def test_empty_plot_placeholder() -> None:

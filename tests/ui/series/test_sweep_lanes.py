@@ -129,16 +129,16 @@ def test_a_diverged_line_is_flagged_at_its_last_finite_point_live_and_in_the_pic
     # each flag at its lane's last finite row: step and value (one flag each, shown)
     ends = {(float(len(curves[k]) - 6), float(curves[k, -6])) for k in bad}
     assert len(chart.flags) == len(bad) and set(map(tuple, chart.flags.tolist())) == ends
-    # the band leaves the diverged lanes out where they are NaN/inf, and says how many
+    # the band leaves the diverged lanes out where they are NaN/inf (the header counts them)
     diverged = int((~np.isfinite(curves[:, -1])).sum())
-    note = f"loss min–max ({diverged:,} diverged lanes left out)"
-    assert note in live.legend.value
+    assert "lanes min–max" in live.legend.value
+    assert [band.left_out for band in chart.bands] == [diverged]
     _, root = picture(live)
     (group,) = [g for g in root.iter(f"{SVG}g") if g.get("class") == "jhw-diverged"]
     shown = {(float(p.get("data-x")), float(p.get("data-y"))) for p in group}
     assert shown == {(x, float(f"{y:g}")) for x, y in ends}
     texts = " ".join("".join(t.itertext()) for t in root.iter(f"{SVG}text"))
-    assert note in texts and "diverged: last finite value" in texts
+    assert "lanes min–max" in texts and "diverged: last finite value" in texts
 
 
 def test_the_users_lanes_are_never_overridden():
