@@ -47,11 +47,12 @@ export function paramReadout(lanes, title, index, x, last, best) {
  * The tools of hyperparameter chart `title` (its corner, beside "log"), from `lanes` (the
  * `param_lanes` trait): the `fields` its select offers (the sweep's plotted fields), the one
  * it ranks (`field`), and its best toggle (`best` "min" or "max", the `text` and `tip` it
- * shows, the `next` value a click asks for); null for a chart that is no hyperparameter chart.
+ * shows, the `next` value a click asks for); null for a chart that is no hyperparameter chart,
+ * or one of the charts after the first (`tools` false: the goal is the plot's, one select).
  */
 export function paramTools(lanes, title) {
   const entry = lanes && lanes[title];
-  if (!entry || typeof entry.field !== "string") return null;
+  if (!entry || typeof entry.field !== "string" || entry.tools === false) return null;
   const fields = Array.isArray(entry.fields) && entry.fields.length ? entry.fields : [entry.field];
   const best = entry.best === "max" ? "max" : "min";
   const [word, other] = best === "max" ? ["highest", "lowest"] : ["lowest", "highest"];

@@ -48,6 +48,9 @@ test("a hyperparameter chart's tools: the fields it may rank and its best toggle
   assert.equal(paramTools(lanes, "acc vs lr").next, "max");
   assert.equal(paramTools(lanes, "loss"), null); // no hyperparameter chart
   assert.deepEqual(paramTools({ t: { field: "loss" } }, "t").fields, ["loss"]);
+  // the goal is the plot's: its select and toggle on the first hyperparameter chart only
+  assert.equal(paramTools({ t: { field: "loss", tools: false } }, "t"), null);
+  assert.notEqual(paramTools({ t: { field: "loss", tools: true } }, "t"), null);
 });
 
 test("every lane's line, as the kernel sends it, read back one lane at a time", () => {

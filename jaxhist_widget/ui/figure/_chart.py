@@ -70,6 +70,9 @@ class LiveFigure(FigureAxes):
         self._runs: dict[int, RunMarks] = {}  # by run number, oldest first
         self.smoothing = False  # whether each line has a smoothed twin (`set_smoothing`)
         self.ignore_outliers = False  # the y range leaves out points far from the bulk
+        #: Be on a log y axis while the values span `..reduce.LOG_DECADES` decades on a
+        #: linear one (back under two), until the user toggles it (``LivePlot(log_y=None)``).
+        self.auto_log = False
         self.legend_changed = False  # since the grid last read it (a sweep's runaway count)
         self._width: float | None = None  # of the figure in a view, once one reported it
         # Charts of one grid share their step scale (one message per update, not one each).
@@ -298,12 +301,19 @@ class LiveFigure(FigureAxes):
         extents (a sweep's lanes that did not run away, arrows where lines leave: `._sweep`;
         then, ignoring outliers, the drawn points' but those far outside their bulk: those
         lanes' lines less a spike), then the ticks and whether to offer a log axis
-        (`log_hint`)."""
+        (`log_hint`); one that follows its values (`auto_log`) is on a log axis while they
+        span decades."""
         runs = self._shown_runs()
         bounds = steps if steps is not None else self.step_range()
         point = any(r.marks and not r.last_step and r.x0 == bounds[0] for r in runs)
         self._set_x_limits(*bounds, exact=exact, settled=settled, point=point)
         shown = steps if self.x_time == "step" else None  # (a time axis shows every row)
+        if self.auto_log:  # the axis the values ask for, read on a linear one
+            linear = fitted_extent(runs, shown, False, robust=self.ignore_outliers)[0]
+            # (back to linear only under two decades: no flapping at the line)
+            log = decades(linear) >= (LOG_DECADES - 1 if self.log else LOG_DECADES)
+            if log != self.log:
+                self.set_log(log)
         fit = fitted_extent(runs, shown, self.log, robust=self.ignore_outliers)
         self._extent, left, away = fit
         if away:  # a lane that ran away is drawn faint

@@ -82,9 +82,12 @@ class ChartGrid(GridScales):
         The charts, by key (a field's label, a vector leaf's name, or ``""`` when shared).
     """
 
-    def __init__(self, log_y: bool, charts: str = "per_field") -> None:
+    def __init__(self, log_y: bool | None, charts: str = "per_field") -> None:
         self.mode = check_charts(charts)
-        self.log = log_y
+        self.log = bool(log_y)
+        #: Each chart goes to a log y axis of itself once its values span decades
+        #: (``log_y=None``), until a log toggle is used (`GridScales.set_log`).
+        self.auto_log = log_y is None
         self.charts: dict[str, LiveFigure] = {}
         self._x_scale = bqplot.LinearScale(min=0.0, max=1.0)  # every chart's steps
         self._x_log = bqplot.LogScale(min=1.0, max=10.0)  # the same, on a log step axis
@@ -366,6 +369,7 @@ class ChartGrid(GridScales):
             )
             self._fit_x(chart)
         chart.smoothing, chart.ignore_outliers = self.smoothing, self.ignore_outliers
+        chart.auto_log = self.auto_log
         for number, x0 in self._runs.items():
             chart.add_run(number, x0, *self._looks[number])
         return chart

@@ -31,6 +31,7 @@ class GridScales(GridTime):
 
     charts: dict[str, Any]
     log: bool
+    auto_log: bool
     ignore_outliers: bool
     window: Any
     zoomed: bool
@@ -53,9 +54,11 @@ class GridScales(GridTime):
             chart.ignore_outliers = self.ignore_outliers
 
     def set_log(self, log: bool) -> None:
-        """Switch every chart's y axis (and the charts made later) to a log (or linear) scale."""
-        self.log = log
+        """Switch every chart's y axis (and the charts made later) to a log (or linear) scale:
+        the user's choice, which no chart's values change any more (`LiveFigure.auto_log`)."""
+        self.log, self.auto_log = log, False
         for chart in self._all():
+            chart.auto_log = False
             if chart.log != log:
                 chart.set_log(log)
         self._show()
@@ -72,6 +75,7 @@ class GridScales(GridTime):
         keys = set(keys)
         for key, chart in self.charts.items():
             if chart.log != (key in keys):
+                chart.auto_log = False  # (the user's choice: its values change it no more)
                 chart.set_log(key in keys)
         self._show()
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from ..look import (
     DASHES,
+    HEAT_RAMP,
     LANE_RAMP,
     LEGEND_LANES,
     STAR,
@@ -127,6 +128,11 @@ def _swatch(color: str, line_style: str, opacity: float) -> str:
         return (
             f'<svg width="22" height="10" style="vertical-align:middle" aria-hidden="true">'
             f'<polygon points="{points}" fill="{color}" fill-opacity="{opacity:.2f}"/></svg>'
+        )
+    if color == "heat":  # a grid's colour scale (`..look.HEAT_RAMP`), low to high
+        return (
+            f'<span style="display:inline-block;width:22px;height:8px;vertical-align:middle;'
+            f'background:linear-gradient(to right, {", ".join(HEAT_RAMP)})"></span>'
         )
     if line_style == "band":
         return (

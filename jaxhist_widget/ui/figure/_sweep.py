@@ -2,7 +2,11 @@
 the lanes drawn for a role are chosen anew (`rename_lanes`), a flag at the end of each line
 that ends at NaN or ±inf (`DivergedEnds`), the y range of the lanes that did not run away
 (`fitted_extent`) and an arrow where a line leaves that range (`RunawayMarks`; the two are
-chart extras as `._extras`'s are).
+chart extras as `._extras`'s are). `LaneProbe`: a lane of a sweep past its drawn-lane limit (no
+line of its own, only inside the band) drawn over the step charts while its point in a
+hyperparameter chart is pointed at (`show_lane_probe`; the page asks with the ``lane_probe``
+control), named as a drawn lane's line (``loss · lr=0.1 · run 1``) for the page's highlight to
+light it; hidden when none is, never in the static picture (a pointer's) nor in the legend.
 
 The lanes, the flags' points and each lane's extent are the series' (`jaxhist_widget.ui.series`);
 which lanes run away is `..reduce.bulk_range`'s. This only draws.
@@ -17,24 +21,26 @@ from typing import Any
 import bqplot
 import numpy as np
 
-from ..look import BADGE_COLORS, LegendLine
+from ..look import BADGE_COLORS, LINE_WIDTH, LegendLine
 from ..reduce import bulk_range, robust_extent
 from ._extras import BandExtra
-from ._run_marks import joint_extent
+from ._run_marks import joint_extent, set_points
 
 __all__ = [
     "DIVERGED_COLOR",
     "DivergedEnds",
+    "LaneProbe",
     "RunawayMarks",
     "fitted_extent",
     "flag_ends",
     "mark_runaways",
     "rename_lanes",
+    "show_lane_probe",
 ]
 
 #: A diverged line's end flag: the colour of the panel's *diverged* badge.
 DIVERGED_COLOR = BADGE_COLORS["diverged"][0]
-_NO_EXTENT = (np.inf, -np.inf, np.inf)
+_NO_EXTENT = (math.inf, -math.inf, math.inf)
 #: How far inside the plot an arrow sits, as a fraction of the y axis (~8 px of a chart's 250):
 #: marks are clipped to the plot, and an arrow on its edge would show half of itself.
 ARROW_INSET = 0.03
@@ -321,3 +327,97 @@ def inset(y_limits: tuple[float, float], log: bool) -> tuple[float, float]:
         return 10 ** (b - d), 10 ** (a + d)
     d = ARROW_INSET * (hi - lo)
     return hi - d, lo + d
+
+
+# A lane pointed at in the hyperparameter chart, past a sweep's drawn-lane limit: `LaneProbe`.
+class LaneProbe:
+    """The pointed-at lane's lines on one step chart (one per series of its run there), over every
+    other mark; hidden while none is."""
+
+    above = True
+    label = ""
+
+    def __init__(self, color: str) -> None:
+        self.color = color
+        self.marks: list[bqplot.Lines] = []
+        #: What it draws: per series its label, steps and values; [] hidden.
+        self.lines: list[tuple[str, np.ndarray, np.ndarray]] = []
+        self.log_x = self.log_y = False
+
+    def make(self, x_scale: bqplot.Scale, y_scale: bqplot.Scale) -> list[bqplot.Mark]:
+        old = self.marks
+        self.marks = [
+            bqplot.Lines(
+                scales={"x": x_scale, "y": y_scale},
+                x=np.zeros(0),
+                y=np.zeros(0),
+                colors=[self.color],
+                stroke_width=LINE_WIDTH,
+                display_legend=False,
+                visible=False,
+                preserve_domain={"x": True, "y": True},
+            )
+        ]
+        self.log_x = type(x_scale).__name__ == "LogScale"
+        self._put()
+        return old
+
+    def set(self, lines: Sequence[tuple[str, np.ndarray, np.ndarray]], log_y: bool) -> None:
+        """Draw ``lines`` (per series: its label, steps, values), or hide ([])."""
+        self.lines, self.log_y = list(lines), log_y
+        self._put()
+
+    def _put(self) -> None:
+        if not self.marks:
+            return
+        (mark,) = self.marks
+        if not self.lines:
+            if mark.visible:
+                mark.visible = False
+            return
+        labels = [label for label, _, _ in self.lines]
+        xs = [np.asarray(x) for _, x, _ in self.lines]
+        ys = [np.asarray(y, np.float64) for _, _, y in self.lines]
+        with mark.hold_sync():
+            mark.labels = labels
+            set_points(mark, xs, ys, True, log_x=self.log_x, log_y=self.log_y)
+            mark.visible = True
+
+    def extent(self, steps: tuple[int, int] | None = None) -> tuple[float, float, float]:
+        return _NO_EXTENT  # a pointer's: the axes stay the plot's
+
+    def draw(self, y_limits: tuple[float, float], log: bool) -> None:
+        if log != self.log_y and self.lines:  # the y axis went log (or back): placed anew
+            self.log_y = log
+            self._put()
+
+    def set_colors(self, colors: Sequence[str]) -> None:
+        pass  # the run's colour
+
+    def legend(self) -> list[LegendLine]:
+        return []
+
+    def close(self) -> None:
+        for mark in self.marks:
+            mark.close()
+
+
+def show_lane_probe(
+    grid: Any, number: int | None, lines: Sequence[tuple[int, str, np.ndarray, np.ndarray]]
+) -> None:
+    """Draw ``lines`` of run ``number`` (per series, in `ChartGrid.add_marks` order: its index,
+    label, steps and values) on the charts of that series, each over every other mark; every
+    other chart's probe hidden (all of them when ``lines`` is empty)."""
+    by_series = {i: (label, x, y) for i, label, x, y in lines}
+    wanted: dict[str, list[tuple[str, np.ndarray, np.ndarray]]] = {}
+    for key, idx in grid._groups.get(number, []) if lines else []:
+        wanted[key] = [by_series[i] for i in idx if i in by_series]
+    for key, chart in grid.charts.items():
+        for n, r in chart._runs.items():
+            probe = next((e for e in r.extras if isinstance(e, LaneProbe)), None)
+            show = wanted.get(key, []) if n == number else []
+            if probe is None and show:
+                probe = LaneProbe(r.color)
+                chart.add_extra(n, probe)
+            if probe is not None and (show or probe.lines):
+                probe.set(show, chart.log)

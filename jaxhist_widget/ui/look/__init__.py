@@ -14,6 +14,7 @@ from ._colors import (
     AWAY_OPACITY,
     BAND_OPACITY,
     DASHES,
+    HEAT_RAMP,
     LANE_RAMP,
     LEAD_LANES,
     LEGEND_LANES,
@@ -28,6 +29,7 @@ from ._colors import (
     lane_colors,
     legend_labels,
     next_color,
+    ramp_rgb,
 )
 from ._numbers import d3_format, format_count, format_duration, format_value, si_label
 from ._sizes import (
@@ -67,6 +69,7 @@ __all__ = [
     "CHART_MIN_PX",
     "COMPILING_TEXT",
     "DASHES",
+    "HEAT_RAMP",
     "LANE_RAMP",
     "LEAD_LANES",
     "LEFT_PX",
@@ -100,6 +103,7 @@ __all__ = [
     "lane_summary",
     "legend_labels",
     "next_color",
+    "ramp_rgb",
     "shown_status",
     "shown_text",
     "si_label",

@@ -19,6 +19,7 @@ __all__ = [
     "AWAY_OPACITY",
     "BAND_OPACITY",
     "DASHES",
+    "HEAT_RAMP",
     "LANE_RAMP",
     "LEAD_LANES",
     "LEGEND_LANES",
@@ -33,6 +34,7 @@ __all__ = [
     "lane_colors",
     "legend_labels",
     "next_color",
+    "ramp_rgb",
 ]
 
 #: Categorical colors for up to ``len(PALETTE)`` fields or lanes, in this order. Every one has a
@@ -55,6 +57,9 @@ LEGEND_LANES = len(PALETTE)
 #: A five-pointed star in a 22 x 10 legend swatch, as SVG polygon points: the plot's goal
 #: (``best = lowest loss``), in the colour of the lane it names best.
 STAR = "11,0 12.2,3.6 16,3.6 13,5.9 14.1,9.5 11,7.3 7.9,9.5 9,5.9 6,3.6 9.8,3.6"
+#: The sequential colour scale of a hyperparameter grid's cells (low values first): perceptually
+#: even, readable for the colour-blind, in light and dark themes (viridis' stops).
+HEAT_RAMP: tuple[str, ...] = tuple(LOOK["heat_ramp"])
 #: Opacity of a raw line under its smoothed one (TensorBoard keeps it faint too).
 RAW_OPACITY: float = LOOK["opacity"]["raw_under_smoothed"]
 #: Opacity of a sweep's lane that ran away (`..reduce.bulk_range`): it leaves the chart's y range,
@@ -80,9 +85,12 @@ class LegendLine:
     #: The run's number (named in the entry when several runs are drawn), or None for a series
     #: that the entry names whichever run draws it (a vector's component lines, a median).
     run: int | None
-    color: str  #: ``currentColor`` under vmap, where the lanes' colors tell them apart
+    #: ``currentColor`` under vmap, where the lanes' colors tell them apart; ``"heat"``: the
+    #: colour scale of a grid's cells (`HEAT_RAMP`)
+    color: str
     #: one of `LINE_STYLES`, or ``"band"`` (a filled area: a band, a heatmap), ``"flag"`` (a
-    #: diverged line's end), ``"arrow-up"`` / ``"arrow-down"`` (where lines leave the y range)
+    #: diverged line's end), ``"arrow-up"`` / ``"arrow-down"`` (where lines leave the y range),
+    #: ``"goal"`` (a star: the best lane)
     style: str
     opacity: float
 
@@ -116,14 +124,21 @@ def _lane_colors(n: int) -> tuple[str, ...]:
     # (every update of a sweep restyles its lines: the same few counts, computed once)
     if n <= len(PALETTE):
         return tuple(PALETTE[:n])
-    ramp = np.array([[int(c[i : i + 2], 16) for i in (1, 3, 5)] for c in LANE_RAMP], float)
-    out = []
-    for k in range(n):
-        t = k / (n - 1) * (len(ramp) - 1)
-        j = min(int(t), len(ramp) - 2)
-        rgb = ramp[j] + (t - j) * (ramp[j + 1] - ramp[j])
-        out.append("#" + "".join(f"{round(v):02x}" for v in rgb))
-    return tuple(out)
+    rgb = ramp_rgb(np.linspace(0.0, 1.0, n), LANE_RAMP)
+    return tuple("#" + "".join(f"{round(v):02x}" for v in row) for row in rgb)
+
+
+def ramp_rgb(t: np.ndarray, ramp: Sequence[str] = HEAT_RAMP) -> np.ndarray:
+    """The colours at ``t`` (0 .. 1) along ``ramp`` (hex colours, evenly spaced), linear
+    between its stops: float ``(len(t), 3)`` in 0 .. 255.
+
+    >>> ramp_rgb(np.array([0.0, 1.0]), ["#000000", "#ff0000"]).tolist()
+    [[0.0, 0.0, 0.0], [255.0, 0.0, 0.0]]
+    """
+    stops = np.array([[int(c[i : i + 2], 16) for i in (1, 3, 5)] for c in ramp], float)
+    at = np.clip(np.asarray(t, float), 0.0, 1.0) * (len(stops) - 1)
+    j = np.minimum(at.astype(int), len(stops) - 2)
+    return stops[j] + (at - j)[:, None] * (stops[j + 1] - stops[j])
 
 
 def next_color(used: Iterable[str]) -> str:

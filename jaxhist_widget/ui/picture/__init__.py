@@ -9,7 +9,7 @@ numpy only, no widgets, and nothing of the live figure: both draw with the look 
 from __future__ import annotations
 
 from ._budget import PICTURE_LINES, PICTURE_POINTS, within_budget
-from ._drawn import DrawnBand, DrawnChart, DrawnLine, PlotDrawing
+from ._drawn import DrawnBand, DrawnChart, DrawnGrid, DrawnLine, PlotDrawing
 from ._files import PNG_HINT, png_from_svg, save_svg
 from ._picture import ChartPicture, Picture, StaticImage, StaticLine
 from ._run_list import run_texts
@@ -23,6 +23,7 @@ __all__ = [
     "ChartPicture",
     "DrawnBand",
     "DrawnChart",
+    "DrawnGrid",
     "DrawnLine",
     "Picture",
     "PlotDrawing",

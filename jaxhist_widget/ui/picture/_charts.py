@@ -21,6 +21,7 @@ from ..look import (
     DASHES,
     LINE_WIDTH,
     RIGHT_MARGIN_PX,
+    STAR,
     TITLED_TOP_PX,
     chart_columns,
     shown_text,
@@ -136,18 +137,25 @@ def _axes(out: list[str], p: ChartPicture, fx: Any, fy: Any, box: tuple[float, .
             text = own[k] if own is not None else _label(p.x_format, t)
             out.append(_grid(px, y1, px, y0))
             out.append(svg_text(px, y0 + 16, text, anchor="middle", cls="x"))
-    for t in p.y_ticks:
+    own_y = p.y_tick_labels if len(p.y_tick_labels) == len(p.y_ticks) else None
+    for k, t in enumerate(p.y_ticks):
         py = float(fy(t))
         if math.isfinite(py) and y1 - 0.5 <= py <= y0 + 0.5:
             out.append(_grid(x0, py, x1, py))
-            out.append(
-                svg_text(x0 - 6, py + 4, _label(p.y_format, t, p.log_y), anchor="end", cls="y")
-            )
+            text = own_y[k] if own_y is not None else _label(p.y_format, t, p.log_y)
+            out.append(svg_text(x0 - 6, py + 4, text, anchor="end", cls="y"))
     out.append(
         f'<path d="M{x0},{y1}V{y0}H{x1}" fill="none" stroke="{_AXIS}"/>'
         + svg_text((x0 + x1) / 2, y0 + 34, p.x_label, anchor="middle", cls="x-label")
-        + "</g>"
     )
+    if p.y_label:  # (turned, left of the tick labels, as bqplot draws it)
+        ym = (y0 + y1) / 2
+        out.append(
+            f'<g transform="rotate(-90 {x0 - p.left + 12:.1f} {ym:.1f})">'
+            + svg_text(x0 - p.left + 12, ym, p.y_label, anchor="middle", cls="y-label")
+            + "</g>"
+        )
+    out.append("</g>")
 
 
 def _grid(a: float, b: float, c: float, d: float) -> str:
@@ -215,6 +223,22 @@ def _dots(line: StaticLine, fx: Any, fy: Any) -> str:
         return (
             f'<g class="jhw-diverged" fill="{line.color}" stroke="#fff" stroke-width="1">'
             f"{crosses}</g>"
+        )
+    if line.dots == "star":  # the best lane (a grid's cell), as the widget's star
+        stars = "".join(
+            f'<path data-x="{a:g}" data-y="{b:g}" transform="translate({x - 11:.2f} {y - 5:.2f})"'
+            f' d="M{STAR.replace(" ", "L")}Z"/>'
+            for a, b, x, y in zip(
+                np.asarray(line.x, float).tolist(),
+                np.asarray(line.y, float).tolist(),
+                fx(line.x).tolist(),
+                fy(line.y).tolist(),
+                strict=True,
+            )
+            if math.isfinite(x) and math.isfinite(y)
+        )
+        return (
+            f'<g class="jhw-best" fill="{line.color}" stroke="#fff" stroke-width="0.5">{stars}</g>'
         )
     if line.dots in ("up", "down"):
         sign = -1 if line.dots == "up" else 1  # the tip towards the edge the lines leave by

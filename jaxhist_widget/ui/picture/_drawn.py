@@ -12,7 +12,7 @@ import dataclasses
 
 import numpy as np
 
-__all__ = ["DrawnBand", "DrawnChart", "DrawnLine", "PlotDrawing"]
+__all__ = ["DrawnBand", "DrawnChart", "DrawnGrid", "DrawnLine", "PlotDrawing"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,7 +26,8 @@ class DrawnLine:
         (on a hyperparameter chart: -1 and the chart's title).
     field
         The series' label (``"loss"``, ``"w[0]"``, ``"w median"``; a path's y series; on a
-        hyperparameter chart ``"loss last"``, ``"loss best"``: the lanes' values against it).
+        hyperparameter chart ``"loss last"``, ``"loss best"``: the lanes' values against it,
+        and ``"best lane"``: its star, role ``"best"``).
     lane
         The vmap lane (its index in the run), None for an unbatched run.
     role
@@ -44,6 +45,9 @@ class DrawnLine:
         smoothed twin, a lane that ran away).
     smoothed
         Whether this is the smoothed twin drawn over the raw line (``smoothing=``).
+    joined
+        Whether its points are joined by a line; False: points alone (a hyperparameter chart
+        whose lanes share a parameter's value, swept in another; its best lane's star).
     """
 
     run: int
@@ -57,6 +61,43 @@ class DrawnLine:
     color: str
     opacity: float
     smoothed: bool = False
+    joined: bool = True
+
+
+@dataclasses.dataclass(frozen=True)
+class DrawnGrid:
+    """A hyperparameter chart of a sweep of two parameters over a grid, as a heatmap: a cell
+    per pair of their values, coloured by the goal's field's last value.
+
+    Attributes
+    ----------
+    params
+        The two parameters: the columns', then the rows'.
+    field
+        The field the cells' colour is the last value of (the plot's goal).
+    columns, rows
+        Each column's value of the first parameter (left to right), each row's of the second
+        (bottom to top).
+    values
+        ``(rows, columns)``: each cell's last finite value (NaN: none).
+    diverged
+        ``(rows, columns)``: whether the cell's lane went NaN or ±inf (a cross on it).
+    best
+        ``(row, column)`` of the cell the goal names best (a star on it), or None.
+    log_color, color_range
+        Whether the colour scale is logarithmic (the values span decades), and the values at
+        its two ends.
+    """
+
+    params: tuple[str, str]
+    field: str
+    columns: np.ndarray
+    rows: np.ndarray
+    values: np.ndarray
+    diverged: np.ndarray
+    best: tuple[int, int] | None
+    log_color: bool
+    color_range: tuple[float, float]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,6 +159,8 @@ class DrawnChart:
         Its axes' tick values, with ``x_format`` and ``y_format``, their d3-format specifiers.
     legend
         The entries it names under itself, as they read (``"loss best (lowest)"``).
+    grid
+        A hyperparameter grid's heatmap (`DrawnGrid`), or None.
     """
 
     title: str
@@ -133,6 +176,7 @@ class DrawnChart:
     x_format: str = ""
     y_format: str = ""
     legend: tuple[str, ...] = ()
+    grid: DrawnGrid | None = None
 
     def line(
         self,

@@ -12,6 +12,7 @@ from xml.sax.saxutils import escape
 
 from ..look import (
     DASHES,
+    HEAT_RAMP,
     LANE_RAMP,
     LEGEND_LANES,
     STAR,
@@ -81,14 +82,15 @@ def draw_legend(
 def _swatch(x: float, row: float, color: str, style: str, opacity: float) -> str:
     """An entry's mark, drawn as its line: a dash-styled line, a band's filled bar, a
     diverged line's cross, an arrow where lines leave the y range, the lanes' colour ramp."""
-    if color == "ramp":  # the lanes' color scale, as a gradient bar
+    if color in ("ramp", "heat"):  # the lanes' (a grid's) colour scale, as a gradient bar
+        scale = LANE_RAMP if color == "ramp" else HEAT_RAMP
         stops = "".join(
-            f'<stop offset="{k / (len(LANE_RAMP) - 1):.2f}" stop-color="{c}"/>'
-            for k, c in enumerate(LANE_RAMP)
+            f'<stop offset="{k / (len(scale) - 1):.2f}" stop-color="{c}"/>'
+            for k, c in enumerate(scale)
         )
         return (
-            f'<defs><linearGradient id="jhw-ramp">{stops}</linearGradient></defs>'
-            f'<rect x="{x:.1f}" y="{row - 8}" width="22" height="8" fill="url(#jhw-ramp)"/>'
+            f'<defs><linearGradient id="jhw-{color}">{stops}</linearGradient></defs>'
+            f'<rect x="{x:.1f}" y="{row - 8}" width="22" height="8" fill="url(#jhw-{color})"/>'
         )
     if style == "flag":  # a diverged line's end: a cross, as on the chart
         return f'<path d="M{x + 9:.1f} {row - 10}h4v3h3v4h-3v3h-4v-3h-3v-4h3z" fill="{color}"/>'

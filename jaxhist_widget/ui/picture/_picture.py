@@ -31,7 +31,8 @@ class StaticLine:
     label: str  #: the hover label: ``"loss · run 1"``, ``"loss · lane 0 · run 1"``
     fill: float = 0.0  #: a band: the fill opacity of the closed polygon (0: a line)
     #: Points, no line: a path's ends (``"ring"``, ``"dot"``), a diverged line's end (``"flag"``),
-    #: where a sweep's lines leave the y range (``"up"``, ``"down"``: arrows at its edge)
+    #: where a sweep's lines leave the y range (``"up"``, ``"down"``: arrows at its edge), the
+    #: best lane's point (``"star"``), a hyperparameter chart's lanes sharing values (``"dot"``)
     dots: str = ""
 
 
@@ -57,6 +58,8 @@ class ChartPicture:
     x_tick_labels: tuple[str, ...] = ()
     y_ticks: tuple[float, ...] = ()
     y_format: str = ",~g"
+    #: The y ticks' own labels (a hyperparameter grid's rows: its values), else ().
+    y_tick_labels: tuple[str, ...] = ()
     left: int = LEFT_PX  #: the figure's left margin (fits the widest y label)
     top: int = TOP_PX  #: the figure's top margin (a titled chart's holds its title)
     log_y: bool = False  #: whether its y axis is logarithmic (each chart has its own toggle)
@@ -65,6 +68,7 @@ class ChartPicture:
     images: tuple[StaticImage, ...] = ()  #: under the lines
     x_limits: tuple[float, float] | None = None  #: its own x axis (a path), else the steps'
     x_label: str = "step"
+    y_label: str = ""  #: the y axis's label (a hyperparameter grid's rows' parameter), or none
     left_out: int = 0  #: older lines the copy left out (`._budget`: it draws the latest)
     #: The entries it names under itself (a vector's components, median, band), not in the
     #: picture's legend rows (`Picture.legend`: what the charts share).

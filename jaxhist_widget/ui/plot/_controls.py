@@ -76,7 +76,12 @@ def _step_range(value: Any) -> list[int]:
 
 
 # The options a `LivePlot` shares with its panel's controls, as its properties.
-log_y = option("log_y", bool, "Whether the y axis is logarithmic (synced with the panel's toggle).")
+log_y = option(
+    "log_y",
+    lambda v: check_flag("log_y", v),
+    """Whether every chart's y axis is logarithmic (synced with the panel's toggle; set, it
+        ends each chart's going to a log axis of itself, as the constructor's None does).""",
+)
 log_x = option(
     "log_x",
     lambda v: check_flag("log_x", v),

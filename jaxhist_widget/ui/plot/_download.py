@@ -28,7 +28,7 @@ from ..._host import Run
 from ..figure import ChartGrid
 from ..look import shown_text
 from ..panel import LivePanel
-from ..series import Spec, component_label
+from ..series import ParamGrid, Spec, component_label
 from ._state import PlotState
 
 __all__ = ["FORMATS", "MAX_DOWNLOAD_BYTES", "Downloads", "TooLarge", "chart_csv", "file_stem"]
@@ -219,12 +219,12 @@ class Downloads:
             names = self.state.lane_names(d.run)
         out = io.StringIO()
         writer = csv.writer(out)
-        writer.writerow(["run", "lane", "name", p.param, f"{p.field} last", f"{p.field} best"])
-        last, best = _cells(p.last), _cells(p.best)
-        lanes, xs = p.lanes.tolist(), p.x.tolist()
-        writer.writerows(
-            (d.name, k, names[k], x, a, b) for k, x, a, b in zip(lanes, xs, last, best, strict=True)
-        )
+        params = list(p.params) if isinstance(p, ParamGrid) else [p.param]
+        values = [p.a, p.b] if isinstance(p, ParamGrid) else [p.x]
+        writer.writerow(["run", "lane", "name", *params, f"{p.field} last", f"{p.field} best"])
+        last, best, lanes = _cells(p.last), _cells(p.best), p.lanes.tolist()
+        columns = zip(lanes, *(v.tolist() for v in values), last, best, strict=True)
+        writer.writerows((d.name, row[0], names[row[0]], *row[1:]) for row in columns)
         return out.getvalue().encode("utf-8")
 
     def chart_runs(self, chart: str) -> list[tuple[str, Run, list[Spec]]]:

@@ -58,8 +58,12 @@ class LivePlot(controls.ControlOptions, Sink):
         norm), ``"x[3]"`` (one flat component; ``"W[1,2]"`` of a matrix). A name a run's
         record does not have is said in a note under the charts (the run is not an error).
     log_y
-        Start with a logarithmic y axis on every chart (the panel's "log y" toggle sets every
-        chart; each chart also has its own "log" toggle in its top left corner).
+        None (default): each chart starts on a linear y axis and goes to a logarithmic one
+        once its positive values span three decades or more (a loss falling from 2 to 1e-6;
+        the hyperparameter chart too), until its own "log" toggle or the panel's "log y" is
+        used. True / False: every chart on a log / linear axis from the start. The panel's
+        "log y" toggle sets every chart; each chart also has its own "log" toggle in its top
+        left corner.
     keep_runs
         Keep previous runs on the plot and in `runs` (a toggle), each in its own colour, listed
         in the panel (a show/hide toggle each, show all / hide all, a filter: ``run_filter``);
@@ -178,7 +182,7 @@ class LivePlot(controls.ControlOptions, Sink):
         self,
         *,
         fields: str | Sequence[str] | None = None,
-        log_y: bool = False,
+        log_y: bool | None = None,
         keep_runs: bool = False,
         title: str | None = None,
         max_points: int | None = None,
@@ -215,7 +219,8 @@ class LivePlot(controls.ControlOptions, Sink):
         )
         self._fig = ChartGrid(log_y=o.log_y, charts=o.charts)
         #: The panel: status, progress, rate, latest values, the run list and the controls.
-        self.panel = LivePanel(lock=self._lock, title=o.title, log_y=o.log_y, keep_runs=o.keep_runs)
+        log_y = bool(o.log_y)
+        self.panel = LivePanel(lock=self._lock, title=o.title, log_y=log_y, keep_runs=o.keep_runs)
         self._updates = Updates(
             self._state, self._fig, self.panel, self._lock, lambda: self.attached, key=self
         )

@@ -101,7 +101,9 @@ class Options:
     """`LivePlot`'s options, checked (``store`` aside: the plot opens it)."""
 
     choice: PlotChoice
-    log_y: bool
+    #: Every chart on a log y axis (True) or a linear one (False); None: each chart on a log
+    #: one once its values span `..reduce.LOG_DECADES` decades.
+    log_y: bool | None
     keep_runs: bool
     title: str
     max_points: int | None
@@ -140,7 +142,7 @@ def checked(unknown: dict[str, Any], **options: Any) -> Options:
     smoothing = check_weight(o["smoothing"])
     return Options(
         choice=choice,
-        log_y=bool(o["log_y"]),
+        log_y=None if o["log_y"] is None else check_flag("log_y", o["log_y"]),
         keep_runs=bool(o["keep_runs"]),
         title=shown_text(o["title"] or ""),  # any str, drawn as shown
         max_points=o["max_points"],

@@ -16,11 +16,14 @@ from typing import Any
 import numpy as np
 
 from ..figure import (
+    BEST_COLOR,
     DIVERGED_COLOR,
     BandExtra,
     DivergedEnds,
+    GridMarks,
     HeatmapExtra,
     LaneProbe,
+    ParamGridFigure,
     ParamMarks,
     PathEnds,
     RunawayMarks,
@@ -32,6 +35,7 @@ from ..picture import (
     ChartPicture,
     DrawnBand,
     DrawnChart,
+    DrawnGrid,
     DrawnLine,
     Picture,
     PlotDrawing,
@@ -110,11 +114,20 @@ def _chart(fig: Any, most: int) -> ChartPicture:
                 )
                 over.append(flags)
             elif isinstance(extra, ParamMarks):  # a sweep's lanes against a parameter
-                for mark in extra.marks:
+                for mark in extra.marks[:2]:
                     x, y = np.asarray(mark.x, float), np.asarray(mark.y, float)
                     alpha = float(mark.opacities[0]) if len(mark.opacities) else 1.0
-                    label = mark.labels[0]
-                    over.append(StaticLine(x, y, extra.color, mark.line_style, alpha, label))
+                    label, dots = mark.labels[0], "" if mark.stroke_width > 0 else "dot"
+                    line = StaticLine(x, y, extra.color, mark.line_style, alpha, label, dots=dots)
+                    over.append(line)
+                over += _stars(extra.marks[2])
+            elif isinstance(extra, GridMarks) and extra.png:  # a grid's cells, as drawn live
+                rows, cols = extra.values.shape
+                images.append(StaticImage(extra.png, (-0.5, cols - 0.5), (-0.5, rows - 0.5)))
+                r, c = np.nonzero(extra.gone)
+                cx, cy = c.astype(float), r.astype(float)
+                flags = StaticLine(cx, cy, DIVERGED_COLOR, "solid", 1.0, "", dots="flag")
+                over += [flags, *_stars(extra.marks[2])]
             elif isinstance(extra, RunawayMarks):  # at the edges, as drawn live
                 edges = inset((float(fig.y_scale.min), float(fig.y_scale.max)), fig.log)
                 for xs, edge, kind in zip(
@@ -150,6 +163,7 @@ def _chart(fig: Any, most: int) -> ChartPicture:
         x_tick_labels=_tick_labels(fig.x_axis),
         y_ticks=tuple(float(t) for t in fig.y_axis.tick_values),
         y_format=str(fig.y_axis.tick_format),
+        y_tick_labels=_tick_labels(fig.y_axis) if isinstance(fig, ParamGridFigure) else (),
         left=int(fig.figure.fig_margin.get("left", LEFT_PX)),
         top=int(fig.figure.fig_margin.get("top", TOP_PX)),
         log_y=bool(fig.log),
@@ -158,8 +172,16 @@ def _chart(fig: Any, most: int) -> ChartPicture:
         images=tuple(images),
         x_limits=(float(fig.x_scale.min), float(fig.x_scale.max)),
         x_label=str(fig.x_axis.label or ""),
+        y_label=str(fig.y_axis.label or ""),
         left_out=left_out,
     )
+
+
+def _stars(star: Any) -> list[StaticLine]:
+    """The best lane's star (a `bqplot.Label` of the hyperparameter charts) as the picture
+    draws it: [] while it marks none."""
+    x, y = np.asarray(star.x, float), np.asarray(star.y, float)
+    return [StaticLine(x, y, BEST_COLOR, "solid", 1.0, "best", dots="star")] if len(x) else []
 
 
 def _tick_labels(axis: Any) -> tuple[str, ...]:
@@ -250,6 +272,7 @@ def drawing_of(grid: Any, numbers: list[int]) -> PlotDrawing:
 
 def _drawn_chart(key: str, fig: Any, index: dict[int, int], legend: list[str]) -> DrawnChart:
     shown = set(fig.figure.marks)
+    grid: DrawnGrid | None = None
     lines: list[DrawnLine] = []
     bands: list[DrawnBand] = []
     flags = [np.zeros((0, 2))]
@@ -270,13 +293,32 @@ def _drawn_chart(key: str, fig: Any, index: dict[int, int], legend: list[str]) -
             elif isinstance(extra, DivergedEnds):
                 flags += [np.c_[_floats(m.x), _floats(m.y)] for m in extra.marks if m in shown]
             elif isinstance(extra, ParamMarks):
-                for mark in (m for m in extra.marks if m in shown):
+                for mark in (m for m in extra.marks[:2] if m in shown):
                     alpha = float(mark.opacities[0]) if len(mark.opacities) else 1.0
-                    label = str(mark.labels[0])
+                    label, joined = str(mark.labels[0]), mark.stroke_width > 0
                     xy = (_floats(mark.x), _floats(mark.y))
-                    lines.append(
-                        DrawnLine(run, r.name, label, None, "", label, *xy, extra.color, alpha)
+                    drawn = DrawnLine(run, r.name, label, None, "", label, *xy, extra.color, alpha)
+                    lines.append(dataclasses.replace(drawn, joined=joined))
+                star = extra.marks[2]
+                if star in shown and len(star.x):
+                    xy = (_floats(star.x), _floats(star.y))
+                    star_line = DrawnLine(
+                        run, r.name, "best lane", None, "best", "best", *xy, BEST_COLOR, 1.0
                     )
+                    lines.append(dataclasses.replace(star_line, joined=False))
+            elif isinstance(extra, GridMarks) and extra.points is not None:
+                a, b = extra.points.params
+                grid = DrawnGrid(
+                    params=(str(a), str(b)),
+                    field=str(extra.points.field),
+                    columns=extra.columns.copy(),
+                    rows=extra.rows.copy(),
+                    values=extra.values.copy(),
+                    diverged=extra.gone.copy(),
+                    best=extra.best,
+                    log_color=extra.log_color,
+                    color_range=extra.color_range,
+                )
             elif isinstance(extra, LaneProbe):
                 on = any(m in shown and m.visible for m in extra.marks)
                 for label, x, y in extra.lines if on else []:
@@ -284,6 +326,7 @@ def _drawn_chart(key: str, fig: Any, index: dict[int, int], legend: list[str]) -
                     probe = DrawnLine(run, r.name, "", None, "probe", label, *xy, extra.color, 1)
                     lines.append(probe)
     return DrawnChart(
+        grid=grid,
         title=key,
         lines=tuple(lines),
         bands=tuple(bands),

@@ -22,6 +22,7 @@ from ..panel import RateWindow, panel_state, run_entry
 from ..series import (
     Goal,
     LaneNames,
+    ParamGrid,
     ParamPoints,
     PlotChoice,
     RunDrawing,
@@ -259,7 +260,7 @@ class PlotState:
         for d in self.drawn:
             d.set_goal(goal)
 
-    def param_points(self) -> tuple[RunDrawing | None, list[ParamPoints]]:
+    def param_points(self) -> tuple[RunDrawing | None, list[ParamPoints | ParamGrid]]:
         """The hyperparameter charts' points (`..series.param_points`, by the `goal`): of the
         latest shown sweep whose lane count the lanes' values have, and that run."""
         for d in reversed(self.drawn):

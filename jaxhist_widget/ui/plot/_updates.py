@@ -22,7 +22,15 @@ from ..._host import Run
 from ..figure import ChartGrid, Lines, show_params
 from ..look import format_value
 from ..panel import LivePanel, run_step
-from ..series import LEAD_LANES, Goal, RunDrawing, hide_lanes, ranked_fields, window_lines
+from ..series import (
+    LEAD_LANES,
+    Goal,
+    ParamGrid,
+    RunDrawing,
+    hide_lanes,
+    ranked_fields,
+    window_lines,
+)
 from ._ahead import Ahead
 from ._state import PlotState, x_clocks
 from ._throttle import Throttle
@@ -252,15 +260,17 @@ class Updates(ShownUpdates):
         if d is not None:
             every = self.state.lane_names(d.run)
             fields = ranked_fields(d)
-            for p in points:
+            for k, p in enumerate(points):
                 ids = p.lanes.tolist()
                 lanes[p.title] = {
                     "run": d.name,
                     "number": d.number,
-                    "param": p.param,
+                    "param": " × ".join(p.params) if isinstance(p, ParamGrid) else p.param,
                     "field": p.field,
                     "fields": fields,  # what the chart's field select offers
                     "best": p.best_is,
+                    # (the goal is the plot's: its select and toggle on the first chart only)
+                    "tools": k == 0,
                     "names": [every[k] for k in ids],
                     "lanes": ids,  # each point's lane index (a lane no line: `show_lane_probe`)
                 }

@@ -33,6 +33,7 @@ from ._lanes import LEAD_LANES, MAX_LANES, ROLES, LaneNames, check_lane_labels
 from ._params import (
     BEST,
     LABEL_PARAM,
+    ParamGrid,
     ParamPoints,
     check_lane_values,
     check_params_best,
@@ -80,6 +81,7 @@ __all__ = [
     "VECTOR_MODES",
     "Goal",
     "LaneNames",
+    "ParamGrid",
     "ParamPoints",
     "PathEntry",
     "Plan",

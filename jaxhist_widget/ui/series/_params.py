@@ -21,10 +21,12 @@ from ..look import format_value
 __all__ = [
     "BEST",
     "LABEL_PARAM",
+    "ParamGrid",
     "ParamPoints",
     "check_lane_values",
     "check_params_best",
     "check_params_field",
+    "is_grid",
     "numeric_labels",
     "param_points",
     "params_field_note",
@@ -190,6 +192,12 @@ class ParamPoints:
     gone: np.ndarray
     best_is: str = "min"  #: ``"min"`` or ``"max"`` (`BEST`)
     lo: np.ndarray | None = None  #: each lane's smallest finite value (None: ``best``)
+    #: Whether its points are joined by a line: the one parameter swept, each lane's value its
+    #: own (a line through lanes that share a value, or that differ in another parameter too,
+    #: is a sawtooth that means nothing).
+    joined: bool = True
+    #: The point of the lane the goal names best (`._goal.Goal`: marked), or None.
+    best_at: int | None = None
 
     @property
     def title(self) -> str:
@@ -197,10 +205,58 @@ class ParamPoints:
         return f"{self.field} vs {self.param}"
 
 
-def param_points(d: Any, values: Mapping[str, np.ndarray]) -> list[ParamPoints]:
-    """Per parameter of ``values`` (one value per lane of the `RunDrawing` ``d``), the lanes'
-    last and best value of the field of ``d``'s goal (`._goal.Goal`: its best the lowest or
-    the highest): [] when ``d`` is no sweep of that many lanes, or plots no such field."""
+@dataclass(frozen=True)
+class ParamGrid:
+    """A sweep of two parameters over a grid (every pair of their values, one lane each): the
+    lanes' last and best value of ``field`` per cell (`cells`), as one heatmap chart. Per lane
+    (in lane order): its values ``a`` and ``b`` of ``params``, ``last``, ``best`` (as
+    `ParamPoints`), and whether it ``gone`` (NaN or ±inf: diverged); ``best_at``: the lane the
+    goal names best."""
+
+    params: tuple[str, str]
+    field: str
+    a: np.ndarray
+    b: np.ndarray
+    last: np.ndarray
+    best: np.ndarray
+    lanes: np.ndarray
+    gone: np.ndarray
+    best_is: str = "min"
+    best_at: int | None = None
+
+    @property
+    def title(self) -> str:
+        """The chart's title (its key in the grid): ``loss vs lr × wd``."""
+        return f"{self.field} vs {self.params[0]} × {self.params[1]}"
+
+    def cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The grid: the first parameter's values (columns, ascending), the second's (rows),
+        and each cell's lane (an index into the per-lane arrays): ``(rows, columns)``."""
+        xs, col = np.unique(self.a, return_inverse=True)
+        ys, row = np.unique(self.b, return_inverse=True)
+        at = np.empty((len(ys), len(xs)), np.int64)
+        at[row, col] = np.arange(len(self.a))
+        return xs, ys, at
+
+
+def is_grid(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two parameters' values per lane form a grid: every pair of their values once.
+
+    >>> lr, wd = np.repeat([1e-3, 1e-2], 3), np.tile([0.0, 0.1, 0.2], 2)
+    >>> is_grid(lr, wd), is_grid(lr, wd[::-1] * 0 + 1), is_grid(lr[:5], wd[:5])
+    (True, False, False)
+    """
+    pairs = {(x, y) for x, y in zip(a.tolist(), b.tolist(), strict=True)}
+    return len(pairs) == len(a) == len(set(a.tolist())) * len(set(b.tolist()))
+
+
+def param_points(d: Any, values: Mapping[str, np.ndarray]) -> list[ParamPoints | ParamGrid]:
+    """The hyperparameter charts of the `RunDrawing` ``d``, each lane's last and best value of
+    the field of ``d``'s goal (`._goal.Goal`: its best the lowest or the highest) against
+    ``values`` (one value per lane, by parameter): one `ParamGrid` for two parameters that
+    form a grid, else a `ParamPoints` per parameter (joined by a line only for one parameter
+    whose lanes' values are their own); [] when ``d`` is no sweep of that many lanes, or plots
+    no such field."""
     if d.run.lanes is None or not values or not d.specs:
         return []
     lanes = len(d.run.counts)
@@ -211,16 +267,38 @@ def param_points(d: Any, values: Mapping[str, np.ndarray]) -> list[ParamPoints]:
     if ranked is None or spread is None:
         return []
     i, best = ranked
+    label = d.specs[i].label
     ids = np.asarray(spread.ids, np.int64)
-    out = []
+    extreme = spread.hi if best == "max" else spread.lo
+    tops = np.where(np.isfinite(extreme), extreme, np.nan)
+    named = _best_lane(d, spread, best)
+    if len(values) == 2:
+        (a, col_a), (b, col_b) = values.items()
+        if is_grid(col_a[ids], col_b[ids]):
+            at = int(np.flatnonzero(ids == named)[0]) if named in ids else None
+            cells = (col_a[ids], col_b[ids], spread.last, tops, ids, spread.gone)
+            return [ParamGrid((a, b), label, *cells, best, at)]  # type: ignore[arg-type]
+    out: list[ParamPoints | ParamGrid] = []
     for name, column in values.items():
         order = np.argsort(column[ids], kind="stable")
         lane = ids[order]
-        extreme = (spread.hi if best == "max" else spread.lo)[order]
-        tops = np.where(np.isfinite(extreme), extreme, np.nan)
         tail = (spread.hi[order], spread.lo_pos[order], spread.gone[order])
-        label = d.specs[i].label
-        last = spread.last[order]
-        lo = spread.lo[order]
-        out.append(ParamPoints(name, label, column[lane], last, tops, lane, *tail, best, lo))
+        # (with another parameter swept too, its neighbours in this one differ in that one)
+        joined = len(values) == 1 and len(set(column[lane].tolist())) == len(lane)
+        at = int(np.flatnonzero(lane == named)[0]) if named in lane else None
+        head = (name, label, column[lane], spread.last[order], tops[order], lane)
+        out.append(ParamPoints(*head, *tail, best, spread.lo[order], joined, at))
     return out
+
+
+def _best_lane(d: Any, spread: Any, best: str) -> int | None:
+    """The lane the plot names best (its role: `._lanes.ranked_lanes`), else (``lanes=`` names
+    the lanes drawn) the best last value of ``spread``'s lanes that did not go NaN or ±inf."""
+    named = [k for k, role in d.lane_roles.items() if "best" in role.split(", ")]
+    if named:
+        return int(named[0])
+    ok = np.isfinite(spread.last) & ~spread.gone
+    if not ok.any():
+        return None
+    values = np.where(ok, spread.last if best == "min" else -spread.last, np.inf)
+    return int(spread.ids[int(np.argmin(values))])

@@ -42,6 +42,8 @@ def roles(live: jhw.LivePlot) -> dict[str, int]:
     named: dict[str, set[int]] = {}
     for chart in live.drawing().charts.values():
         for ln in chart.lines:
+            if ln.lane is None:  # (a hyperparameter chart's star: the same lane, elsewhere)
+                continue
             for role in filter(None, ln.role.split(", ")):
                 named.setdefault(role, set()).add(ln.lane)
     assert all(len(lanes) == 1 for lanes in named.values()), named

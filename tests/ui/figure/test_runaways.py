@@ -55,7 +55,7 @@ def arrows(figure, marker: str = "triangle-up") -> np.ndarray:
 @pytest.mark.parametrize(("lanes", "away"), [(4096, 205), (48, 5)])
 def test_the_y_range_fits_the_lanes_that_did_not_run_away(lanes: int, away: int) -> None:
     values = sweep(lanes, away)
-    live = jhw.LivePlot()
+    live = jhw.LivePlot(log_y=False)  # (the fence on a linear axis)
     feed(live, {"loss": values}, lanes=lanes, max_steps=STEPS)
     lo, hi = limits(live.figure)
     bulk = np.concatenate(values[: lanes - away])
@@ -72,7 +72,7 @@ def test_the_y_range_fits_the_lanes_that_did_not_run_away(lanes: int, away: int)
 
 
 def test_the_static_picture_shows_the_bulk_the_arrows_and_the_count() -> None:
-    live = jhw.LivePlot()
+    live = jhw.LivePlot(log_y=False)
     feed(live, {"loss": sweep(4096, 205)}, lanes=4096, max_steps=STEPS)
     _, root = picture(live)
     labels = [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "y"]
@@ -107,7 +107,7 @@ def test_a_lane_that_spiked_and_came_back_is_no_runaway() -> None:
     values = sweep(64, 0)
     values[7] = values[7].copy()
     values[7][20] = 1e4
-    live = jhw.LivePlot(ignore_outliers=False)
+    live = jhw.LivePlot(ignore_outliers=False, log_y=False)
     feed(live, {"loss": values}, lanes=64, max_steps=STEPS)
     assert limits(live.figure)[1] >= 1e4
     assert "ran away" not in live.legend.value
@@ -117,7 +117,7 @@ def test_a_lane_that_spiked_and_came_back_is_no_runaway() -> None:
 
 
 def test_a_zoom_and_a_hidden_lane_keep_fitting_the_bulk() -> None:
-    live = jhw.LivePlot()
+    live = jhw.LivePlot(log_y=False)
     feed(live, {"loss": sweep(48, 5)}, lanes=48, max_steps=STEPS)
     # (its lanes' line, not the band's polygons nor its median)
     (line,) = [m for m in live.figure.marks if type(m).__name__ == "Lines" and len(m.labels) > 1]
@@ -140,7 +140,7 @@ def test_a_few_lanes_are_all_fitted() -> None:
     # Ten lanes are no bulk to leave one out of (each a colour of its own, named in the
     # legend, read one by one): the axis fits all of them.
     values = sweep(10, 1)
-    live = jhw.LivePlot(ignore_outliers=False)  # (the fence's subject, not outliers)
+    live = jhw.LivePlot(ignore_outliers=False, log_y=False)  # (the fence's subject, not outliers)
     feed(live, {"loss": values}, lanes=10, max_steps=STEPS)
     top = max(v[np.isfinite(v)].max() for v in values)
     assert limits(live.figure)[1] >= top and not math.isinf(top)

@@ -286,7 +286,7 @@ def test_without_keep_runs_only_latest_is_held():
 
 
 def test_log_y_toggle_swaps_scale():
-    live = LivePlot()
+    live = LivePlot(log_y=False)
     with live:
         halve(1000.0)
     (mark,) = live.figure.marks

@@ -34,7 +34,7 @@ def drawn_points(live: jhw.LivePlot) -> list[int]:
 
 @pytest.mark.parametrize("lanes", [64, MAX_LANES + 36])  # every lane drawn; ranked lanes
 def test_each_line_of_a_sweep_gets_max_points(lanes):
-    live = jhw.LivePlot(max_points=4000)
+    live = jhw.LivePlot(max_points=4000, log_y=False)
     loss = sweep(live, lanes)
     lanes = [line.lane for line in live.drawing().chart().lines]  # the drawn lanes, in order
     assert drawn_points(live) == [STEPS + 1] * len(lanes)  # every row of every line

@@ -76,7 +76,7 @@ def test_small_vectors_are_one_line_per_component_by_default_not_their_norm() ->
 
 
 def test_a_large_vector_is_a_median_over_a_quartile_and_a_min_max_band() -> None:
-    live = jhw.LivePlot()
+    live = jhw.LivePlot(log_y=False)
     losses = class_losses(50)
     losses[123, 7] = 9.0  # one class's spike
     feed(live, {"class_loss": losses}, shapes=[(50,)], max_steps=1000)
@@ -130,7 +130,7 @@ def test_under_vmap_a_large_vector_is_a_median_line_per_lane_and_few_components_
 
 
 def test_a_heatmap_is_an_image_under_the_median_and_follows_the_log_toggle() -> None:
-    live = jhw.LivePlot(vectors={"class_loss": "heatmap"})
+    live = jhw.LivePlot(vectors={"class_loss": "heatmap"}, log_y=False)
     feed(live, {"class_loss": class_losses(50), "loss": STEPS}, shapes=[(50,), ()])
     figure = chart(live, "class_loss")
     image, median = figure.marks
