@@ -68,6 +68,48 @@ export function nearestOnLines(lineSets, clientX, clientY, radius) {
   };
 }
 
+/**
+ * Where no drawn point is near the pointer, the step nearest to it anywhere in the chart
+ * (TensorBoard's snapping): over every line of `lineSets`, the point nearest to the pointer's
+ * x (a bisection per line), the nearest step first and, at it, the line nearest the pointer's
+ * y. Returns what `nearestOnLines` returns, or null where no line has a drawn point.
+ */
+export function nearestStep(lineSets, clientX, clientY) {
+  let best = null;
+  for (const set of lineSets) {
+    const p = set.toLocal(clientX, clientY);
+    const x = set.xData(p.x);
+    for (const line of set.lines) {
+      const values = line.values;
+      if (!values || values.length === 0) continue;
+      const i = bisectX(values, x);
+      for (const j of [i - 1, i]) {
+        if (j < 0 || j >= values.length) continue;
+        const v = values[j];
+        if (v.y === null || v.y === undefined) continue;
+        const px = set.xPx(v.x);
+        const py = set.yPx(v.y);
+        if (!Number.isFinite(px) || !Number.isFinite(py)) continue;
+        const dx = Math.abs(px - p.x);
+        const dy = Math.abs(py - p.y);
+        // (steps a pixel apart are one: a sweep's lanes decimated to their own buckets)
+        const nearer = best === null || dx < best.dx - 1 || (dx <= best.dx + 1 && dy < best.dy);
+        if (nearer) best = { dx, dy, set, line, index: j, px, py };
+      }
+    }
+  }
+  if (best === null) return null;
+  const point = best.line.values[best.index];
+  return {
+    name: best.line.name,
+    color: best.line.color,
+    index: best.index,
+    x: point.x,
+    y: point.y,
+    at: best.set.toClient(best.px, best.py),
+  };
+}
+
 /** The read-out's lines for the point (`x`, `y`) of the line named `name` ("field · lane ·
  * run", as the figure labels its lines): the name, the step and the value. */
 export function readoutLines(name, x, y, axis = null) {

@@ -6,6 +6,7 @@ import {
   bisectX,
   nearestOnLines,
   nearestPoint,
+  nearestStep,
   readoutLines,
   readoutPlacement,
   seriesAtStep,
@@ -142,3 +143,24 @@ test("seriesAtStep: every line's point at the step, none for a line that ended b
   const dists = seriesAtStep([set], 6, 12, { x: 160, y: 150 }).map((s) => s.dist);
   assert.deepEqual(dists, [90, 210]);
 });
+
+test("nearestStep: away from every vertex, the step nearest the pointer anywhere", () => {
+  const low = { name: "loss · run 1", color: "red", values: [0, 4, 8].map((x) => ({ x, y: 1 })) };
+  const high = { name: "loss · run 2", color: "blue", values: [0, 4, 8].map((x) => ({ x, y: 9 })) };
+  const sets = [frame([low, high])];
+  // (31, 40) in line pixels: far from every vertex (none within 12 px), step 4 is the nearest
+  // step (x px 40, 9 px away); at it, run 2's point (y px 10) is 30 px off, run 1's (y px 90)
+  // 50 px: run 2.
+  assert.equal(nearestOnLines(sets, 131, 240, 12), null);
+  const hit = nearestStep(sets, 131, 240);
+  assert.equal(hit.name, "loss · run 2");
+  assert.deepEqual([hit.x, hit.y, hit.index], [4, 9, 1]);
+  assert.deepEqual(hit.at, { x: 140, y: 210 });
+  // nearer the bottom, the lower line
+  assert.equal(nearestStep(sets, 131, 285).name, "loss · run 1");
+  // a line of no drawn point (NaN, a log axis's value <= 0) is passed over
+  const gap = { name: "gap · run 3", color: "", values: [{ x: 4, y: NaN }] };
+  assert.equal(nearestStep([frame([gap])], 131, 240), null);
+  assert.equal(nearestStep([], 0, 0), null);
+});
+

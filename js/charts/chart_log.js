@@ -1,6 +1,8 @@
 // Each chart's own tools in its top left corner (hover.js places them once it found the LivePlot
 // box): a titled chart's "log" toggle, every chart's download menu
-// (js/charts/chart_download.js), and a hyperparameter chart's field select and best toggle.
+// (js/charts/chart_download.js), a hyperparameter chart's field select and best toggle, then
+// the chart's title: in the same row, after them, so no control is ever over it (bqplot's own,
+// centred over the plot, is hidden: `.jhw-tools-titled`).
 
 import { bqplot } from "./bqplot_adapter.js";
 import { attachDownloads } from "./chart_download.js";
@@ -53,12 +55,18 @@ export function attachChartLogToggles(model, box) {
       if (!tool || tool.root.parentNode !== view.el) {
         if (tool) tool.root.remove();
         tool = { root: element("div", "jhw-chart-tools"), log: null, params: null, title: "" };
-        tool.root.append(downloads.control(() => figure.get("title") || ""));
+        tool.heading = element("span", "jhw-chart-title");
+        tool.root.append(downloads.control(() => figure.get("title") || ""), tool.heading);
         if (getComputedStyle(view.el).position === "static") view.el.style.position = "relative";
         view.el.append(tool.root);
+        view.el.classList.add("jhw-tools-titled");
+        tool.el = view.el;
         tools.set(figure, tool);
       }
       tool.title = figure.get("title") || "";
+      tool.heading.textContent = tool.title;
+      tool.heading.title = tool.title; // (the whole of a title cut short in a narrow chart)
+      tool.heading.hidden = !tool.title;
       if (tool.title && !tool.log) {
         tool.log = logToggle(() => tool.title);
         tool.root.prepend(tool.log);
@@ -70,7 +78,7 @@ export function attachChartLogToggles(model, box) {
       const ranks = paramTools(model.get("param_lanes"), tool.title) !== null;
       if (ranks && !tool.params) {
         tool.params = paramControls(() => tool.title);
-        tool.root.append(tool.params.root);
+        tool.heading.before(tool.params.root);
       } else if (!ranks && tool.params) {
         tool.params.root.remove();
         tool.params = null;
@@ -79,6 +87,7 @@ export function attachChartLogToggles(model, box) {
     for (const [figure, tool] of tools) {
       if (!current.has(figure)) {
         tool.root.remove();
+        tool.el.classList.remove("jhw-tools-titled");
         tools.delete(figure);
       }
     }
@@ -157,7 +166,10 @@ export function attachChartLogToggles(model, box) {
     model.off("change:log_hints", show);
     model.off("change:param_lanes", onFigures);
     for (const figure of watched) figure.off("change:title", onFigures);
-    for (const tool of tools.values()) tool.root.remove();
+    for (const tool of tools.values()) {
+      tool.root.remove();
+      tool.el.classList.remove("jhw-tools-titled"); // (bqplot's own title shows again)
+    }
     downloads.dispose();
   };
 }

@@ -5,7 +5,7 @@
 
 import { BqplotMismatch, bqplot } from "./bqplot_adapter.js";
 import { attachChartLogToggles } from "./chart_log.js";
-import { nearestOnLines, seriesAtStep } from "../base/geometry.js";
+import { nearestOnLines, nearestStep, seriesAtStep } from "../base/geometry.js";
 import { highlightRun } from "./highlight.js";
 import { paramReadout, readLaneLines } from "../base/params.js";
 import { sendControl } from "../panel/kernel.js";
@@ -200,7 +200,9 @@ export function attachHover(model, el, onBox = null) {
         return;
       }
       const sets = view ? await bqplot.lineSets(view) : [];
-      const hit = pointer && nearestOnLines(sets, pointer.x, pointer.y, HOVER_RADIUS_PX);
+      // a drawn point near the pointer, else (over the plot) the step nearest it anywhere
+      const hit = pointer && (nearestOnLines(sets, pointer.x, pointer.y, HOVER_RADIUS_PX)
+        || (overPlot(sets, pointer) && nearestStep(sets, pointer.x, pointer.y)));
       if (!hit) {
         hide();
         return;
@@ -224,6 +226,14 @@ export function attachHover(model, el, onBox = null) {
     } finally {
       busy = false;
     }
+  }
+
+  // Whether the client point `at` is over the plot area of a chart's lines (not its axes,
+  // its title or its legend).
+  function overPlot(sets, at) {
+    if (!sets.length) return false;
+    const { left, right, top, bottom } = sets[0].axis().area;
+    return at.x >= left && at.x <= right && at.y >= top && at.y <= bottom;
   }
 
   // The point of a hyperparameter chart under the pointer: its lane read out and lit.
@@ -314,6 +324,11 @@ export function attachHover(model, el, onBox = null) {
   model.on("change:figure", onFigure);
   model.on("change:figures", onFigure);
   onFigure();
+  // What the x axis counts, or its scale, changed: a read-out of the old axis is gone (its step
+  // or its time read on another axis); the pointer's next move (or the refresh) reads anew.
+  const AXIS_TRAITS = ["x_axis", "log_x", "step_range", "last_steps"];
+  const onAxis = () => hide();
+  for (const name of AXIS_TRAITS) model.on(`change:${name}`, onAxis);
 
   function fail(error) {
     reportMismatch(error);
@@ -324,6 +339,7 @@ export function attachHover(model, el, onBox = null) {
     disposed = true;
     model.off("change:figure", onFigure);
     model.off("change:figures", onFigure);
+    for (const name of AXIS_TRAITS) model.off(`change:${name}`, onAxis);
     clearTimeout(waitBox);
     clearInterval(refresh);
     if (frame) cancelAnimationFrame(frame);

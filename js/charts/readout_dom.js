@@ -53,8 +53,10 @@ export function hideReadout(ui) {
   delete ui.tip.dataset.run;
 }
 
-function tableRows(rows, smoothing) {
-  const heads = ["", smoothing ? "smoothed" : "value", ...(smoothing ? ["raw"] : []), "step"];
+function tableRows(rows, smoothing, time = false) {
+  // (on a time axis its column holds each row's time, not a step)
+  const where = time ? "time" : "step";
+  const heads = ["", smoothing ? "smoothed" : "value", ...(smoothing ? ["raw"] : []), where];
   const header = element("tr", "jhw-hover-cols");
   header.append(...heads.map((text) => element("th", "", text)));
   const body = rows.map((row) => {
@@ -94,7 +96,7 @@ export function showReadout(ui, box, chartEl, hit, series, sort, pinned, axis = 
   tip.dataset.run = current ? current.run : "";
   const many = rows.length > 1;
   if (many) {
-    const items = tableRows(rows, smoothing);
+    const items = tableRows(rows, smoothing, Boolean(axis && axis.mode && axis.mode !== "step"));
     if (more) {
       const tr = element("tr", "jhw-hover-more");
       const td = element("td", "", more);

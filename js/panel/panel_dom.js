@@ -82,11 +82,23 @@ export function buildPanel() {
   const [keepLabel, keep] = checkbox("jhw-keep", "keep runs");
   keepLabel.title = "Keep previous runs on the plot, each in a colour of its own";
   Object.assign(ui, { logY, logX, keep }, buildViewOptions(), buildZoomChip());
-  const controls = element("div", "jhw-row");
-  controls.append(ui.stop, logLabel, logXLabel, keepLabel, ui.clear);
-  controls.append(
-    ui.smoothLabel, ui.outliersLabel, ui.allLanesLabel, ui.lastLabel, ui.xAxisLabel, ui.zoom,
+  // The view options flow in the row where it is wide; in a narrow output (panel.css's
+  // container query) they fold behind "view", so the controls take one row, not five.
+  ui.more = element("button", "jhw-more", "view ▾");
+  ui.more.type = "button";
+  ui.more.title = "More view options: log x, smoothing, outliers, the last steps, the x axis";
+  ui.more.setAttribute("aria-expanded", "false");
+  ui.more.addEventListener("click", () => {
+    const open = ui.root.dataset.more !== "open";
+    ui.root.dataset.more = open ? "open" : "closed";
+    ui.more.setAttribute("aria-expanded", String(open));
+  });
+  const options = element("div", "jhw-view-options");
+  options.append(
+    logXLabel, ui.smoothLabel, ui.outliersLabel, ui.allLanesLabel, ui.lastLabel, ui.xAxisLabel,
   );
+  const controls = element("div", "jhw-row jhw-controls");
+  controls.append(ui.stop, logLabel, keepLabel, ui.clear, ui.more, options, ui.zoom);
 
   ui.root.append(head, ui.fields, ui.runTools, ui.runs, ui.error, controls);
   return ui;

@@ -27,7 +27,7 @@ import bqplot
 import ipywidgets
 import numpy as np
 
-from ..look import BAND_OPACITY, LegendLine
+from ..look import BAND_OPACITY, LegendLine, notes_line
 from ..reduce import BandSeries, HistogramBuckets, encode_png, finite_tail, values_extent
 from ._run_marks import step_array
 
@@ -322,19 +322,28 @@ def extra_colors(extra: Any, r: Any, looks: list[tuple[list[str], str]]) -> list
     return [c for colors, _ in looks for c in colors[: max(1, len(r.lane_names))]]
 
 
-def notes_html(notes: Sequence[str], prefix: str = "Note: ") -> str:
-    """The notes on what is not drawn as asked, one line each, under the legend."""
+def notes_html(notes: Sequence[str], prefix: str = "Note: ", fold: bool = True) -> str:
+    """The notes under the legend (what is not drawn as asked, a log axis offered): one short
+    line (`..look.notes_line`) that opens on a click to every note in full, one per line
+    (``fold``); else every note in full."""
     if not notes:
         return ""
     items = "".join(
         f'<div class="jhw-note" style="white-space:normal">{prefix}{html.escape(note)}</div>'
         for note in notes
     )
-    return (
-        '<div class="jhw-notes" style="padding:0 8px 4px 8px;'
-        "font-size:var(--jp-ui-font-size1, 12px);"
-        'color:var(--jp-ui-font-color2, #616161)">' + items + "</div>"
+    style = (
+        'style="padding:0 8px 4px 8px;font-size:var(--jp-ui-font-size1, 12px);'
+        'color:var(--jp-ui-font-color2, #616161)"'
     )
+    if not fold:
+        return f'<div class="jhw-notes" {style}>{items}</div>'
+    line = html.escape(prefix + notes_line(notes))
+    summary = (
+        '<summary class="jhw-note-line" style="cursor:pointer;white-space:nowrap;'
+        f'overflow:hidden;text-overflow:ellipsis" title="the notes in full">{line}</summary>'
+    )
+    return f'<details class="jhw-notes" {style}>{summary}{items}</details>'
 
 
 _BLANK_PNG = encode_png(np.zeros((1, 1, 4), np.uint8))

@@ -417,7 +417,7 @@ class ChartGrid(GridScales):
         own, rest = shown_legends(self._all(), self.shown, self._order)
         self._cells.set_legends(self.shown, own)  # (none when no run is drawn)
         if not any(c._runs for c in self._all()):  # an empty plot: what to do, not a blank
-            self.legend.value = notes_html([EMPTY_HINT], prefix="")
+            self.legend.value = notes_html([EMPTY_HINT], prefix="", fold=False)
             return
         notes = notes_html(self.notes + self.hints)
         self.legend.value = legend_html(*self.legend_entries(rest)) + notes

@@ -164,6 +164,8 @@ class ParamMarks:
                 mark.marker = dots if mark is self.marks[0] or not p.joined else None
                 mark.stroke_width = LINE_WIDTH if p.joined else 0.0
         at = self._best()
+        if at is not None and log and not p.last[at] > 0:
+            at = None  # (where a log axis cannot place it: no star, an invalid SVG transform)
         star = self.marks[2]
         with star.hold_sync():
             star.x = np.array([p.x[at]], float) if at is not None else np.zeros(0)

@@ -23,6 +23,8 @@ __all__ = [
     "COMPILING_TEXT",
     "STATUS_LABELS",
     "lane_summary",
+    "notes_line",
+    "short_note",
     "shown_status",
     "shown_text",
     "status_word",
@@ -84,3 +86,35 @@ def shown_text(text: str) -> str:
     if not _UNSHOWABLE.search(text):
         return text
     return _UNSHOWABLE.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+#: Characters a note's short form keeps at most (one line of a 330 px chart's legend).
+NOTE_CHARS = 72
+_NOTE_CUT = re.compile(r": |; | \(")
+
+
+def short_note(note: str, most: int = NOTE_CHARS) -> str:
+    """A note's short form: its head, up to the first ``": "``, ``"; "`` or ``" ("`` after its
+    first 24 characters, at most ``most`` characters (cut with an ellipsis).
+
+    >>> short_note("64 of 4,096 lanes drawn as lines, over every lane's band: the best, ...")
+    "64 of 4,096 lanes drawn as lines, over every lane's band"
+    >>> short_note("fields: no field 'lsos' in this run's record; its leaves are 'loss'")
+    "fields: no field 'lsos' in this run's record"
+    """
+    cut = next((m.start() for m in _NOTE_CUT.finditer(note) if m.start() >= 24), len(note))
+    head = note[:cut]
+    return head if len(head) <= most else head[: most - 1].rstrip() + "…"
+
+
+def notes_line(notes: Sequence[str]) -> str:
+    """The one short line the notes under the charts read as by default (their details on
+    demand): the first note's short form, and how many more there are.
+
+    >>> notes_line(["a note of a greater length: its details", "another"]), notes_line([])
+    ('a note of a greater length (+1 more)', '')
+    """
+    if not notes:
+        return ""
+    more = len(notes) - 1
+    return short_note(notes[0]) + (f" (+{more} more)" if more else "")

@@ -19,6 +19,7 @@ from ..look import (
     PICTURE_WIDTH,
     format_count,
     lane_summary,
+    notes_line,
     shown_status,
     shown_text,
     status_word,
@@ -48,7 +49,7 @@ def render_svg(p: Picture, width: int = PICTURE_WIDTH) -> str:
     if p.title:
         y += 18
         out.append(_text(12, y, fit_text(p.title, width - 24, 9.5), size=15, weight="bold"))
-    y = _header(out, p, y + 24)
+    y = _header(out, p, y + 24, width)
     bottom, clips = draw_charts(out, p.charts, p.x_limits, y, width)
     y = _legend(out, p, bottom + 4, width)
     y = _notes(out, p.notes, y, width)
@@ -63,9 +64,10 @@ def render_svg(p: Picture, width: int = PICTURE_WIDTH) -> str:
     return head + "".join(out) + "</svg>"
 
 
-def _header(out: list[str], p: Picture, y: float) -> float:
+def _header(out: list[str], p: Picture, y: float, width: int) -> float:
     """The panel's facts: badge, the latest run's name, steps, time, rate; then the latest
-    values; then the run list (two runs or more)."""
+    values; then the run list (two runs or more). A line of facts or values that does not fit
+    ``width`` wraps between its parts (never a count cut: "205 diver…")."""
     s = p.state
     status, shown = str(s.get("status", "idle")), shown_status(s)
     label = status_word(s)
@@ -93,24 +95,36 @@ def _header(out: list[str], p: Picture, y: float) -> float:
             facts.append(f"{s['lanes']} lanes" + (f": {lanes}" if lanes else ""))
     elif status == "idle":
         facts.append("no run yet")
-    room = PICTURE_WIDTH - 32 - w  # (every line of the header fits the picture's width)
-    facts_text = fit_text("  ·  ".join(facts), room, _CHAR_PX)
-    out.append(_text(20 + w, y, facts_text, size=12, fill=_MUTED, cls="jhw-facts"))
-    values = "  ·  ".join(f"{k} {v}" for k, v in latest_values(s))
-    if values:
+    room = width - 32 - w  # (every line of the header fits the picture's width)
+    for k, line in enumerate(_wrapped(facts, room)):
+        y += 18 * (k > 0)
+        out.append(_text(20 + w, y, line, size=12, fill=_MUTED, cls="jhw-facts"))
+    values = [f"{k} {v}" for k, v in latest_values(s)]
+    for line in _wrapped(values, width - 24):
         y += 20
-        out.append(
-            _text(12, y, fit_text(values, PICTURE_WIDTH - 24, _CHAR_PX), size=12, cls="jhw-values")
-        )
+        out.append(_text(12, y, line, size=12, cls="jhw-values"))
     if s.get("error"):
         y += 18
         out.append(_text(12, y, first_line(s["error"])[:110], size=12, fill="#d32f2f"))
-    y = draw_run_list(out, runs, y, PICTURE_WIDTH, str(s.get("run_filter") or ""))
+    y = draw_run_list(out, runs, y, width, str(s.get("run_filter") or ""))
     if s.get("smoothing"):
         y += 18
         weight = f"smoothing {float(s['smoothing']):g} (raw lines faint)"
         out.append(_text(12, y, weight, size=11, fill=_MUTED, cls="jhw-smoothing"))
     return y + 4
+
+
+def _wrapped(parts: list[str], room: float, sep: str = "  ·  ") -> list[str]:
+    """``parts`` joined by ``sep`` into lines of at most ``room`` px (a part longer than a
+    line alone is cut to it)."""
+    lines: list[str] = []
+    for part in parts:
+        joined = f"{lines[-1]}{sep}{part}" if lines else part
+        if lines and len(joined) * _CHAR_PX <= room:
+            lines[-1] = joined
+        else:
+            lines.append(fit_text(part, room, _CHAR_PX))
+    return lines
 
 
 def _legend(out: list[str], p: Picture, y: float, width: int) -> float:
@@ -121,15 +135,10 @@ def _legend(out: list[str], p: Picture, y: float, width: int) -> float:
 
 
 def _notes(out: list[str], notes: tuple[str, ...], y: float, width: int) -> float:
-    """The notes under the legend, wrapped to the width, as the widget's legend row ends."""
-    per_line = max(20, int((width - 24) / _CHAR_PX))
-    for note in notes:
-        words, line = f"Note: {note}".split(), ""
-        for word in [*words, None]:
-            if word is not None and len(line) + len(word) + 1 <= per_line:
-                line = f"{line} {word}" if line else word
-                continue
-            y += 16
-            out.append(_text(12, y, line, size=12, fill=_MUTED, cls="jhw-note"))
-            line = word or ""
-    return y + (6 if notes else 0)
+    """The notes under the legend as the widget shows them by default: one short line
+    (`..look.notes_line`), fitted to the width."""
+    if not notes:
+        return y
+    line = fit_text(f"Note: {notes_line(notes)}", width - 24, _CHAR_PX)
+    out.append(_text(12, y + 16, line, size=12, fill=_MUTED, cls="jhw-note"))
+    return y + 22

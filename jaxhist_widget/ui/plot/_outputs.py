@@ -28,6 +28,7 @@ from xml.sax.saxutils import quoteattr
 
 import ipywidgets
 
+from ..look import CHART_MIN_PX, PICTURE_WIDTH
 from ..picture import render_svg, summary
 from ._snapshot import snapshot, synced_state
 
@@ -37,6 +38,7 @@ __all__ = [
     "in_kernel",
     "picture_bundle",
     "picture_svg",
+    "picture_width",
     "summary_line",
     "svg_data_uri",
 ]
@@ -54,13 +56,33 @@ def in_kernel() -> bool:
 
 
 def picture_bundle(fig: Any, panel: Any, lock: threading.RLock) -> dict[str, str]:
-    """The picture of what ``fig`` and ``panel`` show now: ``image/svg+xml``, ``text/plain``."""
+    """The picture of what ``fig`` and ``panel`` show now: ``image/svg+xml``, ``text/plain``;
+    as wide as the plot in its view (`picture_width`)."""
     with lock:  # the plot's update lock: a consistent copy of its lines and panel
         picture = snapshot(fig, panel)
+        width = picture_width(panel.plot_width)
     return {
-        "image/svg+xml": render_svg(picture),
+        "image/svg+xml": render_svg(picture, width),
         "text/plain": summary(picture.title, picture.state),
     }
+
+
+def picture_width(view: int) -> int:
+    """The picture's width: that of the plot in the view that reported one (``view``: the
+    panel's ``plot_width``), so the picture in its place is as wide as the widget it stands
+    for (an output narrower later scales it down: ``max-width: 100%``), between 320 and
+    `MOST_PICTURE_PX`; `..look.PICTURE_WIDTH` before any view did.
+
+    >>> picture_width(0), picture_width(1400), picture_width(100)
+    (720, 1400, 320)
+    """
+    if not view or view <= 0:
+        return PICTURE_WIDTH
+    return int(min(max(view, CHART_MIN_PX), MOST_PICTURE_PX))
+
+
+#: The widest picture drawn (a 4K output's width stays readable scaled down).
+MOST_PICTURE_PX = 2400
 
 
 def summary_line(panel: Any) -> str:

@@ -78,7 +78,7 @@ def snapshot(grid: Any, panel: Any) -> Picture:
         lane_names=tuple(names),
         lanes=lanes,
         hidden_lanes=frozenset(k for k, key in enumerate(keys) if key[2]),
-        notes=tuple(grid.notes + grid.hints),
+        notes=tuple(grid.notes),  # (not the log axes offered: the picture has no button)
     )
 
 

@@ -85,12 +85,10 @@ def pick_lanes(
             return tuple(range(total)), notes, True
         stride = np.linspace(0, total - 1, MAX_LANES - len(ROLES)).round().astype(np.int64)
         notes.append(
-            f"at most {MAX_LANES} of {total} lanes drawn as lines: the best, median and worst "
-            "lanes by the last finite value of the goal's field (the legend's best = ...), the "
-            "first diverged one "
-            "(NaN/±inf, flagged at its end), chosen anew as rows arrive, and an even stride of "
-            "the rest (lanes=[...] picks them, by index or label), over the band of every "
-            "lane's quartiles and min–max."
+            f"{MAX_LANES} of {total:,} lanes drawn as lines, over every lane's band: the best, "
+            "median and worst by the last value of the goal's field (the legend's best = ...) "
+            "and the first diverged one, chosen anew as rows arrive, and an even stride of the "
+            "rest; lanes=[...] picks them, by index or label."
         )
         return tuple(np.unique(stride).tolist()), notes, True
     if len(picked) < total:

@@ -113,7 +113,7 @@ def test_an_even_stride_of_lanes_is_drawn_over_a_band_of_every_lane():
     finite = np.concatenate([c[np.isfinite(c)] for c in lanes])
     y = band.outer[1]
     assert (y.min(), y.max()) == pytest.approx((finite.min(), finite.max()))  # every lane's
-    assert any("64 of 4096 lanes drawn" in n for n in drawing.notes)
+    assert any("64 of 4,096 lanes drawn" in n for n in drawing.notes)
     _, root = picture(live)
     bands = [p for p in root.iter(f"{SVG}path") if p.get("class") == "jhw-band"]
     assert len(bands) == 2  # quartiles and min–max, in the picture too
