@@ -35,7 +35,7 @@ from ..look import (
     LegendLine,
     field_colors,
 )
-from ..reduce import LOG_DECADES, decades
+from ..reduce import LOG_DECADES, bulk_decades, decades
 from ._axes import AXIS_TEXT, Extent, FigureAxes, Lines
 from ._extras import extra_colors
 from ._legend import legend_html
@@ -308,10 +308,10 @@ class LiveFigure(FigureAxes):
         point = any(r.marks and not r.last_step and r.x0 == bounds[0] for r in runs)
         self._set_x_limits(*bounds, exact=exact, settled=settled, point=point)
         shown = steps if self.x_time == "step" else None  # (a time axis shows every row)
-        if self.auto_log:  # the axis the values ask for, read on a linear one
-            linear = fitted_extent(runs, shown, False, robust=self.ignore_outliers)[0]
+        if self.auto_log:  # the axis the bulk of the values drawn asks for
             # (back to linear only under two decades: no flapping at the line)
-            log = decades(linear) >= (LOG_DECADES - 1 if self.log else LOG_DECADES)
+            spans = bulk_decades(self._values_drawn(runs))
+            log = spans >= (LOG_DECADES - 1 if self.log else LOG_DECADES)
             if log != self.log:
                 self.set_log(log)
         fit = fitted_extent(runs, shown, self.log, robust=self.ignore_outliers)
@@ -322,6 +322,11 @@ class LiveFigure(FigureAxes):
         self.legend_changed |= mark_runaways(self, left)
         self._draw_extras()
         self._update_ticks()
+
+    def _values_drawn(self, runs: list[RunMarks]) -> list[np.ndarray]:
+        """The values ``runs`` draw here (but lanes hidden or that ran away): what decides
+        whether a chart of `auto_log` is on a log axis."""
+        return [y for r in runs for y in r.shown_ys(without=r.away)]
 
     @property
     def log_hint(self) -> int:

@@ -102,6 +102,7 @@ class ParamMarks:
         self.points: Any = None  # the `..series.ParamPoints` drawn
         self.marks: list[bqplot.Mark] = []
         self.fitted = _NO_EXTENT  #: the y extent of the lanes that did not run away
+        self.kept = np.zeros(0)  #: their last and best values
         self._drawn: tuple | None = None
 
     def make(self, x_scale: bqplot.Scale, y_scale: bqplot.Scale) -> list[bqplot.Mark]:
@@ -138,6 +139,7 @@ class ParamMarks:
         keep = ~(bulk.above | bulk.below)  # (an accuracy's runaways go below)
         ys = np.concatenate([points.last[keep], points.best[keep]])
         self.fitted = values_extent(ys)
+        self.kept = ys  #: the values of the lanes that did not run away
         for mark, which in zip(self.marks[:2], ("last", "best"), strict=True):
             mark.labels = [self._label(which)]
 
@@ -249,6 +251,9 @@ class ParamFigure(PathFigure):
         if self.params.points is not None:  # the y range of its points on the axis in use
             self.params.set(self.params.points, self.log)
         super().update_scales(*args, **kwargs)
+
+    def _values_drawn(self, runs: list[Any]) -> list[np.ndarray]:
+        return [self.params.kept]  # (its lanes' points but the runaways': no line of a run)
 
     def _x_limits(
         self, first: float, last: float, exact: bool = False, settled: bool = False

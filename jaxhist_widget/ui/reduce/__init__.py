@@ -29,7 +29,7 @@ from ._outliers import OUTLIER_FENCE, OUTLIER_FRACTION, robust_extent
 from ._parallel import each
 from ._path import PathSeries
 from ._png import encode_png
-from ._spread import FENCE, LOG_DECADES, Bulk, LaneSpread, bulk_range, decades
+from ._spread import FENCE, LOG_DECADES, Bulk, LaneSpread, bulk_decades, bulk_range, decades
 
 __all__ = [
     "BAND_PERCENTILES",
@@ -49,6 +49,7 @@ __all__ = [
     "LaneSpread",
     "MinMaxBuckets",
     "PathSeries",
+    "bulk_decades",
     "bulk_range",
     "check_weight",
     "decades",

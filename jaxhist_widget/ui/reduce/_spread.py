@@ -14,11 +14,21 @@ that spiked once and came back is no runaway (leaving spikes out is "ignore outl
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["FENCE", "FENCE_BELOW", "LOG_DECADES", "Bulk", "LaneSpread", "bulk_range", "decades"]
+__all__ = [
+    "FENCE",
+    "FENCE_BELOW",
+    "LOG_DECADES",
+    "Bulk",
+    "LaneSpread",
+    "bulk_decades",
+    "bulk_range",
+    "decades",
+]
 
 #: How far past the bulk a lane must reach to run away: this many times the bulk's span (the
 #: upper quartile of the lanes' maxima less the lower quartile of their minima) above the upper
@@ -155,6 +165,27 @@ def decades(extent: tuple[float, float, float]) -> int:
     if not (lo >= 0 and hi > 0 and math.isfinite(lo_pos) and math.isfinite(hi)):
         return 0
     return math.floor(math.log10(hi / lo_pos) + 1e-9)
+
+
+def bulk_decades(ys: Iterable[np.ndarray], fraction: float = 0.05) -> int:
+    """How many whole decades the bulk of the values ``ys`` spans, from the ``fraction``
+    quantile of their positive finite values to their 99th percentile, where none is below
+    zero (a log axis could draw them all); else 0. A few small values (a ramp's first steps
+    from 0 to 6000) or large ones (a spike) are no bulk spanning decades; a loss falling from 1
+    to 1e-9 is.
+
+    >>> ramp, loss = np.arange(61.0) * 100, np.geomspace(1, 1e-9, 60)
+    >>> bulk_decades([ramp]), bulk_decades([loss]), bulk_decades([loss - 0.5])
+    (1, 8, 0)
+    """
+    parts = [np.asarray(y, np.float64).reshape(-1) for y in ys]
+    values = np.concatenate(parts) if parts else np.zeros(0)
+    values = values[np.isfinite(values)]
+    positive = values[values > 0]
+    if (values < 0).any() or positive.size < 2:
+        return 0
+    lo, hi = np.quantile(positive, [fraction, 0.99])
+    return max(0, math.floor(math.log10(float(hi) / float(lo)) + 1e-9))
 
 
 def _extent(

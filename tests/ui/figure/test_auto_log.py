@@ -15,7 +15,7 @@ import pytest
 import jaxhist_widget as jhw
 
 from ...helpers.loops import least_squares_sweep
-from ...helpers.synthetic import FakeLoop, layout
+from ...helpers.synthetic import FakeLoop, feed, layout
 
 RATES = np.logspace(-2, 0, 512).astype(np.float32)  # the largest diverge
 
@@ -72,3 +72,16 @@ def test_a_chart_goes_to_log_once_then_the_users_toggle_is_kept() -> None:
         assert not live.drawing().chart("loss").log_y
         loop.end()
     assert not live.drawing().chart("loss").log_y
+
+
+@pytest.mark.parametrize("ignore_outliers", [True, False])
+def test_a_few_values_far_from_the_bulk_keep_a_chart_linear(ignore_outliers: bool) -> None:
+    # A warm-up's learning rate, 0 for 100 steps then rising to 1e-3 (its first rises 3
+    # decades under its last, its 0s no place on a log axis), and a loss at 1 that spiked to
+    # 1e4 once: the bulk of each spans a decade at most. Before, both went log.
+    ramp = np.r_[np.zeros(100), np.linspace(1e-3 / 1000, 1e-3, 1000)]
+    spike = np.r_[np.full(50, 1.0), 1e4, np.full(50, 1.0)]
+    for name, values in (("lr", ramp), ("loss", spike)):
+        live = jhw.LivePlot(ignore_outliers=ignore_outliers)
+        feed(live, {name: values}, max_steps=2000)
+        assert live.drawing().log_charts == (), name
