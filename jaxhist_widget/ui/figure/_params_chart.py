@@ -509,4 +509,6 @@ def show_params(grid: Any, points: Sequence[Any]) -> bool:
         chart.set_points(p)
     if made or gone:
         grid._show()
+    else:  # (their legends name the best lane and the colour scale: they move with the rows)
+        grid._update_legend()
     return bool(made or gone)

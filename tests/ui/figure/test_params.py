@@ -21,7 +21,7 @@ import pytest
 import jaxhist_widget as jhw
 
 from ...helpers.static import SVG, picture
-from ...helpers.synthetic import feed
+from ...helpers.synthetic import FakeLoop, feed, layout
 from .test_runaways import STEPS, sweep
 
 LANES = 4096
@@ -106,3 +106,23 @@ def test_lane_values_are_checked() -> None:
     with pytest.warns(UserWarning, match="lane_labels"):
         feed(live, {"loss": sweep(4, 0)}, lanes=4, max_steps=STEPS)
     assert [f.title for f in live.figures] == ["loss"]
+
+
+def test_the_best_lane_named_under_the_chart_follows_the_rows() -> None:
+    # Mid-run the lead changes: the chart's legend names the best lane of the rows drawn now.
+    # Before, it kept naming the lane best when the chart was made.
+    live = jhw.LivePlot(lane_values={"lr": np.array([0.1, 0.2, 0.3])})
+
+    def legend() -> str:
+        (cell,) = [c for c in live.charts.children if c.children[0].title == "loss vs lr"]
+        return cell.children[1].value
+
+    with live:
+        loop = FakeLoop(layout(("loss",)), lanes=3)
+        loop.send(loss=[np.full(10, v) for v in (0.1, 0.5, 0.9)])
+        live.refresh()
+        assert "best: lr=0.1 " in legend()
+        loop.send(loss=[np.full(10, v) for v in (0.6, 0.5, 0.01)])
+        live.refresh()
+        assert "best: lr=0.3 " in legend()
+        loop.end()
