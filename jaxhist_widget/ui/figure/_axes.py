@@ -122,12 +122,16 @@ class FigureAxes:
         plot = None if self._width is None else self._width - margin["left"] - margin["right"]
         x_ticks, x_format, x_labels = self._x_ticks(x_lo, x_hi, plot)
         lo, hi = float(self.y_scale.min), float(self.y_scale.max)
-        y_ticks = ticks.log_ticks(lo, hi) if self.log else ticks.linear_ticks(lo, hi, 6)
-        y_format, width = ticks.tick_format(y_ticks, log=self.log)
+        y_ticks, y_format, y_labels = self._y_ticks(lo, hi)
+        width = (
+            max(map(len, y_labels.values()), default=1)
+            if y_labels
+            else ticks.tick_format(y_ticks, log=self.log)[1]
+        )
         for axis, values, fmt, log, own in (
             # (steps: SI prefixes, log or not; a time axis: its own labels)
             (self.x_axis, x_ticks, x_format, False, x_labels),
-            (self.y_axis, y_ticks, y_format, self.log, None),
+            (self.y_axis, y_ticks, y_format, self.log, y_labels),
         ):
             # The format first, in a message of its own: bqplot redraws new tick values a frame
             # later with the format its view has by then, but a new format at once; in one
@@ -145,6 +149,12 @@ class FigureAxes:
         new = {"left": ticks.left_margin(width), "right": ticks.right_margin(last)}
         if any(margin.get(k) != v for k, v in new.items()):
             self.figure.fig_margin = {**margin, **new}
+
+    def _y_ticks(self, lo: float, hi: float) -> tuple[list[float], str, dict[str, str] | None]:
+        """Tick values and format of the y axis over ``[lo, hi]``, and labels of its own (by
+        `..look.js_key`; None: the format's)."""
+        y_ticks = ticks.log_ticks(lo, hi) if self.log else ticks.linear_ticks(lo, hi, 6)
+        return y_ticks, ticks.tick_format(y_ticks, log=self.log)[0], None
 
     def _x_ticks(
         self, x_lo: float, x_hi: float, plot: float | None

@@ -454,17 +454,8 @@ class ParamGridFigure(ParamFigure):
     ) -> tuple[list[float], str, dict[str, str] | None]:
         return _category_ticks(self.params.columns, plot)
 
-    def _update_ticks(self) -> None:
-        super()._update_ticks()
-        height = CHART_HEIGHT_PX - 60
-        values, fmt, labels = _category_ticks(self.params.rows, height, chars=1)
-        with self.y_axis.hold_sync():
-            self.y_axis.tick_labels, self.y_axis.tick_format = labels or {}, fmt
-            self.y_axis.tick_values = np.array(values, float)
-        width = max((len(t) for t in (labels or {}).values()), default=1)
-        margin = self.figure.fig_margin
-        if margin.get("left") != ticks.left_margin(width):
-            self.figure.fig_margin = {**margin, "left": ticks.left_margin(width)}
+    def _y_ticks(self, lo: float, hi: float) -> tuple[list[float], str, dict[str, str] | None]:
+        return _category_ticks(self.params.rows, CHART_HEIGHT_PX - 60, chars=1)
 
 
 def _category_ticks(
