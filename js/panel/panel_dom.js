@@ -82,7 +82,7 @@ export function buildPanel() {
   const [keepLabel, keep] = checkbox("jhw-keep", "keep runs");
   keepLabel.title = "Keep previous runs on the plot, each in a colour of its own";
   Object.assign(ui, { logY, logX, keep }, buildViewOptions(), buildZoomChip());
-  // The view options flow in the row where it is wide; in a narrow output (panel.css's
+  // The view options flow in the row where it is wide; in an output under 520 px (panel.css's
   // container query) they fold behind "view", so the controls take one row, not five.
   ui.more = element("button", "jhw-more", "view ▾");
   ui.more.type = "button";
