@@ -263,7 +263,8 @@ def test_figure_ticks_and_legend_fit(
     page.locator(".jhw-liveplot").nth(1).scroll_into_view_if_needed()
     _, shown = hover_until_read_out(page, "grad_norm · lr=", 0.1, timeout=30)
     name, step, value = shown["lines"]
-    assert re.fullmatch(r"(grad_norm|loss) · lr=0\.\d{3} · run 1", name), name
+    # (a lane named for its role by the plot's goal: "lr=0.010 (worst)")
+    assert re.fullmatch(r"(grad_norm|loss) · lr=0\.\d{3}( \(\w+(, \w+)*\))? · run 1", name), name
     assert re.fullmatch(r"step \d+", step) and re.fullmatch(r"value \S+", value)
     measured = page.evaluate(SVG_CONTRAST_JS, ".jhw-hover > div")
     assert len(measured) == 3 and min(m["ratio"] for m in measured) >= MIN_CONTRAST

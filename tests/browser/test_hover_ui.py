@@ -112,9 +112,12 @@ def test_hover_reads_out_step_and_value_while_the_kernel_is_busy(
 
 
 @pytest.mark.parametrize("ui", ["lab", "notebook7"])
-def test_hover_far_from_any_line_shows_nothing(page: Page, notebook: Notebook, ui: UI) -> None:
-    """A finished run: pointer on a point, then in an empty corner of the plot (JupyterLab
-    and Notebook 7)."""
+def test_hover_far_from_any_line_snaps_to_the_nearest_step(
+    page: Page, notebook: Notebook, ui: UI
+) -> None:
+    """A finished run: pointer on a point, then in an empty corner of the plot, where the
+    read-out is of the step nearest to it (TensorBoard's snapping), then off the plot, where
+    there is none (JupyterLab and Notebook 7)."""
     cells = [
         "import jaxhist_widget as jhw\n"
         'live = jhw.LivePlot(title="halving")\n'
@@ -135,5 +138,9 @@ def test_hover_far_from_any_line_shows_nothing(page: Page, notebook: Notebook, u
     area = page.locator(".jhw-figure .plotarea_background").bounding_box()
     assert area is not None
     page.mouse.move(area["x"] + area["width"] - 20, area["y"] + 20)
+    page.wait_for_function(
+        f"() => (({READOUT_JS})() || {{lines: []}}).lines[1] === 'step 10'", timeout=30_000
+    )
+    page.mouse.move(area["x"] - 30, area["y"] + 20)  # over the y axis's labels: no plot
     page.wait_for_function(f"() => ({READOUT_JS})() === null", timeout=30_000)
     assert notebook.errors() == []

@@ -164,7 +164,7 @@ def check_live_plot(notebook: Notebook, ui: UI) -> Path:
     assert_final_panel(page, int(steps), "converged")
     # The latest values: the plotted fields, the loss equal to the one the cell printed.
     fields = page.locator(".jhw-field").evaluate_all("els => els.map(e => e.dataset.field)")
-    assert fields == ["grad_norm", "loss"]
+    assert fields == ["loss", "grad_norm"]  # (as `record` writes them, not sorted)
     shown = page.locator(".jhw-field[data-field=loss] .jhw-field-value")
     assert float(shown.get_attribute("data-value") or "nan") == pytest.approx(
         float(final_loss), rel=1e-5

@@ -12,16 +12,22 @@ the x axis changed and labelled seconds "step".
 
 from __future__ import annotations
 
+import os
+import shutil
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 from ..helpers.browser import SLOW_SETUP, Notebook
+from ..helpers.jupyter_browser import save_screenshot
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 
 pytestmark = pytest.mark.ui
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 WIDTHS = (400, 700, 1400)
 
@@ -141,10 +147,26 @@ def test_narrow_outputs_keep_what_matters_whole_and_titles_clear_of_controls(
 
 
 HOVER_CELLS = [
-    SLOW_SETUP,
-    'live = jhw.LivePlot(title="hover", keep_runs=True)\nlive',
-    "with live.named('a'):\n    descend(jnp.array([1.0, 2.0]), max_steps=12)\n"
-    "with live.named('b'):\n    descend(jnp.array([2.0, 1.0]), max_steps=12)\n",
+    SLOW_SETUP + "\n"
+    "def _tick(x):\n"
+    "    time.sleep(0.005)\n"
+    "    return x\n"
+    "\n"
+    "\n"
+    "@jax.jit\n"
+    "@jax.vmap\n"
+    "def two(x0):\n"
+    "    # Two lanes (their rows arrive together: one read-out row each, at every step).\n"
+    "    def body(c):\n"
+    "        k, x = c\n"
+    "        x = jax.pure_callback(_tick, jax.ShapeDtypeStruct((), jnp.float32), x,\n"
+    "                              vmap_method='broadcast_all')\n"
+    "        return k + 1, x * 0.8\n"
+    "\n"
+    "    return jhw.while_loop(lambda c: c[0] < 12, body, (0, x0), max_steps=12,\n"
+    "                          record=lambda c: {'loss': c[1]})\n",
+    'live = jhw.LivePlot(title="hover")\nlive',
+    "with live:\n    two(jnp.array([1.0, 2.0]))\n",
 ]
 
 # The loss chart's plot area (client pixels) and the read-out's headline and table.
@@ -184,7 +206,7 @@ def test_the_read_out_snaps_to_the_nearest_step_and_follows_the_x_axis(
     page.wait_for_function(f"() => ({READ_JS})() !== null", timeout=10_000)
     read = page.evaluate(READ_JS)
     assert read["step"].startswith("step "), read
-    assert read["heads"][-1] == "step"  # both runs at that step
+    assert read["heads"][-1] == "step"  # both lanes at that step
     # the x axis counts seconds now: the read-out of steps is gone at once
     page.select_option(".jhw-x-axis", "relative")
     page.wait_for_function(f"() => ({READ_JS})() === null", timeout=5_000)
@@ -200,3 +222,89 @@ def test_the_read_out_snaps_to_the_nearest_step_and_follows_the_x_axis(
     read = page.evaluate(READ_JS)
     assert not read["step"].startswith("step ") or "·" in read["step"], read  # a time
     assert read["heads"][-1] == "time", read  # not "step": its column holds seconds
+
+
+GRID_CELLS = [
+    "import jax\n"
+    "import jax.numpy as jnp\n"
+    "import numpy as np\n"
+    "import jaxhist_widget as jhw\n"
+    "\n"
+    "X = jax.random.normal(jax.random.key(0), (64, 8))\n"
+    "w_true = jnp.linspace(-1.0, 1.0, 8)\n"
+    "y = X @ w_true + 0.5 * jax.random.normal(jax.random.key(1), (64,))\n"
+    "X_val = jax.random.normal(jax.random.key(2), (64, 8))\n"
+    "y_val = X_val @ w_true\n"
+    "\n"
+    "\n"
+    "def train(lr, wd):\n"
+    "    def step(w, _):\n"
+    "        grad = jax.grad(lambda w: jnp.mean((X @ w - y) ** 2) + wd * jnp.sum(w**2))(w)\n"
+    "        w = w - lr * grad\n"
+    "        return w, {'train_loss': jnp.mean((X @ w - y) ** 2),\n"
+    "                   'val_loss': jnp.mean((X_val @ w - y_val) ** 2)}\n"
+    "\n"
+    "    return jhw.scan(step, jnp.zeros(8), None, length=300)\n"
+    "\n"
+    "\n"
+    "lr, wd = np.meshgrid(np.logspace(-3, 0, 8), [0, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1],\n"
+    "                     indexing='ij')\n"
+    "grid = {'lr': lr.ravel().astype(np.float32), 'wd': wd.ravel().astype(np.float32)}\n",
+    'live = jhw.LivePlot(title="learning rate x weight decay", lane_values=grid)\nlive',
+    "with live:\n    jax.jit(jax.vmap(train))(grid['lr'], grid['wd'])\n"
+    "print('BEST', *live.drawing().chart('val_loss vs lr × wd').grid.best)",
+]
+
+HEATMAP_JS = """
+() => {
+  const fig = [...document.querySelectorAll('.jhw-liveplot .jhw-figure.jhw-params')]
+    .find((f) => f.querySelector('text.mainheading')?.textContent === 'val_loss vs lr × wd');
+  if (!fig) return null;
+  const image = fig.querySelector('image');
+  const legend = fig.closest('.jhw-chart-cell')?.querySelector('.jhw-chart-legend');
+  const star = [...fig.querySelectorAll('text')].find((t) => t.textContent === '★');
+  const box = (e) => { const r = e.getBoundingClientRect();
+    return { left: r.left, right: r.right, top: r.top, bottom: r.bottom }; };
+  const ticks = (i) => [...fig.querySelectorAll('g.axis')][i]?.querySelectorAll('.tick text');
+  return {
+    image: !!image && !!(image.getAttribute('href') || image.getAttribute('xlink:href')),
+    imageBox: image ? box(image) : null,
+    starBox: star ? box(star) : null,
+    yTicks: [...(ticks(1) || [])].map((t) => t.textContent),
+    star: !!star,
+    crosses: fig.querySelectorAll('path.dot').length,
+    legend: legend ? legend.textContent : '',
+  };
+}
+"""
+
+
+@pytest.mark.parametrize("theme", ["JupyterLab Light", "JupyterLab Dark"])
+def test_a_grid_of_two_parameters_is_a_heatmap_its_best_cell_starred(
+    page: Page, notebook: Notebook, tmp_path: Path, theme: str
+) -> None:
+    notebook.open(GRID_CELLS, name="grid.ipynb", theme=theme, viewport=(1400, 1300))
+    notebook.idle(timeout=180)
+    ready = f"() => {{ const h = ({HEATMAP_JS})(); return !!h && h.image; }}"
+    page.wait_for_function(ready, timeout=60_000)
+    heatmap = page.evaluate(HEATMAP_JS)
+    assert heatmap["star"] and heatmap["crosses"] > 0, heatmap  # the largest rates diverged
+    # the star on the best cell (8 x 8), the rows labelled with their values
+    out = page.locator(".jp-Notebook .jp-Cell").nth(2).locator(".jp-OutputArea").inner_text()
+    row, col = (int(v) for v in out.split("BEST")[1].split()[:2])
+    image, star = heatmap["imageBox"], heatmap["starBox"]
+    x = image["left"] + (col + 0.5) / 8 * (image["right"] - image["left"])
+    y = image["bottom"] - (row + 0.5) / 8 * (image["bottom"] - image["top"])
+    middle = ((star["left"] + star["right"]) / 2, (star["top"] + star["bottom"]) / 2)
+    assert abs(middle[0] - x) < 8 and abs(middle[1] - y) < 8, (middle, x, y)
+    assert heatmap["yTicks"][:2] == ["0", "0.001"], heatmap["yTicks"]
+    assert "best: lr=" in heatmap["legend"] and ", wd=" in heatmap["legend"], heatmap
+    assert (
+        page.locator(".jhw-legend").first.inner_text().strip().startswith("best = lowest val_loss")
+    )
+    page.mouse.move(0, 0)
+    slug = "dark" if "Dark" in theme else "light"
+    shot = save_screenshot(page.locator(".jhw-liveplot").first, tmp_path, f"params-grid-{slug}")
+    if os.environ.get("JHW_UPDATE_SCREENSHOT") == "1":
+        shutil.copyfile(shot, DOCS / f"params-grid-{slug}.png")
+    assert notebook.errors() == []

@@ -151,7 +151,7 @@ def test_filter_show_all_hide_all_and_a_lane_legend_toggle(
     sweep = page.locator(".jhw-liveplot").nth(1)
     sweep.scroll_into_view_if_needed()
     entry = sweep.locator('.jhw-legend-lane[data-lane="1"]')
-    assert entry.text_content().strip() == "lr=0.2"
+    assert entry.text_content().strip() == "lr=0.2 (median)"  # (named for its role)
     entry.click()
     sweep.locator('.jhw-legend-lane[data-lane="1"][data-hidden="true"]').wait_for()
     wait_view(page, 1, {"lines": 2})

@@ -68,11 +68,15 @@ def test_a_4096_lane_sweep_draws_a_band_of_every_lane_and_a_stride_of_lines(
     bands = [line for line in chart["lines"] if line["fill"] != "none"]
     lines = [line for line in chart["lines"] if line["fill"] == "none"]
     drawn = int(plot["legend"].split(" of 4096 drawn)")[0].rsplit("(", 1)[1])
-    assert len(bands) == 2 and len(lines) == drawn and 60 <= drawn <= 64, (len(bands), len(lines))
-    assert "loss min–max" in plot["legend"]
+    # the lanes drawn and, over them, the lanes' median
+    assert len(bands) == 2 and len(lines) == drawn + 1 and 60 <= drawn <= 64, (
+        len(bands),
+        len(lines),
+    )
+    assert "lanes min–max" in plot["legend"] and "lanes' median" in plot["legend"]
     for role in ("(best)", "(median)", "(worst)", "(diverged)"):  # named in the legend
         assert role in plot["legend"], plot["legend"]
-    assert "diverged lanes left out" in plot["legend"] and chart["dots"]  # the ends flagged
+    assert "diverged: last finite value" in plot["legend"] and chart["dots"]  # the ends flagged
     out = page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-OutputArea").inner_text()
     diverged = int(out.split("DIVERGED")[1].split()[0])
     assert 0 < diverged < 4096
