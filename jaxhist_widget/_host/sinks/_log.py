@@ -116,7 +116,10 @@ def log(*, step: int | None = None, **values: Any) -> None:
         other than the first call's, or a value of a wider kind than the first call's (see
         ``values``); the message says what to log instead. Nothing of that call is kept.
     ValueError
-        For a shape other than the first call's, or an int its integer dtype cannot hold.
+        For a shape other than the first call's, or an integer (a Python int, or a numpy or
+        jax integer of a wider dtype) that the first call's integer dtype cannot hold: it
+        would wrap around (``np.int64(2**40)`` into int32 is 0). The run keeps its first
+        dtype; start the name at one that holds every value.
     Stopped
         Once the run was stopped: a sink's ``stop()``, the plot's Stop button, ■ / Ctrl-C (the
         first press). Every row logged so far is kept and the run reads ``stopped``; the

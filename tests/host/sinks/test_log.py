@@ -340,6 +340,51 @@ def test_a_value_whose_dtype_would_lose_it_is_refused_at_the_call():
 
 
 @pytest.mark.parametrize(
+    "first, wider, fits",
+    [
+        (jnp.int32(7), np.int64(2**40), np.int64(-(2**31))),  # would be 0
+        (jnp.int32(7), np.int64(3_000_000_000), np.int64(2**31 - 1)),  # would be -1294967296
+        (np.uint8(7), np.int64(-1), np.int64(255)),  # would be 255
+        (np.int8([1, 2]), np.array([5, 1000]), np.array([-128, 127])),  # would be -24
+        (np.int8(1), jnp.int32(1000), jnp.int32(-5)),  # a jax integer: fetched to be checked
+        (np.uint32(1), jnp.int32(-1), jnp.int32(2**31 - 1)),
+        (np.int32(1), 2**40, -(2**31)),  # a Python int, refused as before
+    ],
+)
+def test_an_integer_its_leaf_cannot_hold_is_refused_and_one_that_fits_is_taken(first, wider, fits):
+    # numpy casts an int64 array into an int32 column by wrapping it: 2**40 became 0 and the
+    # run read converged
+    with jhw.Recorder() as rec:
+        jhw.log(n=first)
+        with pytest.raises(ValueError, match=r"n = -?\d+ does not fit .*np\.int64\(n\)"):
+            jhw.log(n=wider)
+        jhw.log(n=fits)  # a value of the same wider dtype that the leaf holds exactly
+        jax.block_until_ready(fits)
+    (run,) = rec.runs
+    got = rec.history()["n"]
+    assert run.status == "converged" and run.counts == [2]
+    assert got.dtype == np.asarray(first).dtype
+    np.testing.assert_array_equal(got, np.stack([np.asarray(first), np.asarray(fits)]))
+
+
+def test_a_jax_integer_still_being_computed_is_checked_too():
+    a = jax.random.normal(jax.random.key(0), (256, 256)) / 16
+
+    @jax.jit
+    def slow(n):  # returns before the device has computed it
+        x = jax.lax.fori_loop(0, 50, lambda _, x: jnp.tanh(a @ x), jnp.ones((256, 64)))
+        return n * 10 + (x[0, 0] > 2).astype(jnp.int32)
+
+    n = jax.block_until_ready(slow(jnp.int32(1)))
+    with jhw.Recorder() as rec:
+        jhw.log(n=np.int8(1))
+        jhw.log(n=slow(jnp.int32(12)))  # 120 fits int8
+        with pytest.raises(ValueError, match="n = 1200 does not fit int8"):
+            jhw.log(n=slow(jnp.int32(120)))
+    assert int(n) == 10 and rec.history()["n"].tolist() == [1, 120]
+
+
+@pytest.mark.parametrize(
     "value, says",
     [({"a": 1.0}, r"jhw.log\(\*\*metrics\)"), (None, "None"), ("fast", "str"), ([1, None], "")],
 )
