@@ -181,6 +181,44 @@ def test_a_run_name_too_long_for_a_file_name_is_written_under_a_shorter_one(tmp_
     assert [r.name for r in jhw.load_runs(path)] == names
 
 
+def test_a_run_name_whose_whole_path_passes_the_os_limit_is_written_under_a_shorter_one(tmp_path):
+    # 25 `key=value/` parts of ~200 bytes: each part fits a file name, the joined path (~5 KB)
+    # does not fit a path (4096 bytes on Linux): no event file was written, only an Errno 36
+    # warning per chunk.
+    parts = [f"key{i}=" + "v" * 190 for i in range(25)]
+    names = ["/".join(parts), "/".join([*parts[:-1], "key24=w"])]  # alike but the last part
+    tb = jhw.TensorBoard(tmp_path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for name in names:
+            with tb.named(name):
+                jax.vmap(loop)(starts(2))  # a directory per lane below the run's
+    assert not [str(c.message) for c in caught if "jaxhist_widget" in str(c.message)]
+    dirs = tb.run_dirs
+    assert len(set(dirs)) == 2 and dirs[0].parent == dirs[1].parent
+    kept = dirs[0].relative_to(tmp_path).parts[:-1]
+    assert len(kept) >= 10 and list(kept) == parts[: len(kept)]  # TensorBoard groups by them
+    assert dirs[0].name.startswith(parts[len(kept)])
+    limit = os.pathconf(tmp_path, "PC_PATH_MAX")
+    for d, name in zip(dirs, names, strict=True):
+        for lane in range(2):
+            (event_file,) = (d / f"lane {lane}").iterdir()
+            assert len(os.fsencode(event_file)) < limit
+            events = read_events(d / f"lane {lane}")
+            assert len(events.scalars["f32"][0]) == 41  # every row
+            assert all(f"**{name}**, lane {lane} of 2" in text for _, text in events.texts)
+    runs = run_names(tmp_path)
+    assert sorted(runs) == sorted(
+        f"{d.relative_to(tmp_path)}/lane {k}" for d in dirs for k in (0, 1)
+    )
+
+
+def test_a_log_directory_too_deep_for_any_run_says_so(tmp_path):
+    deep = tmp_path.joinpath(*["d" * 200] * 19)  # 3,800 bytes: no room for a run's files
+    with pytest.raises(OSError, match="log directory with a shorter path"):
+        _tensorboard_files.claim(deep, "adam")
+
+
 def test_the_files_are_readable_while_the_run_goes_on(tmp_path):
     w = jnp.eye(256) * 0.999
 
