@@ -76,25 +76,33 @@ def test_values_of_any_dtype_and_shape_arrive_exactly_and_step_is_kept():
 
 
 def test_the_loop_does_not_wait_for_the_device():
+    # An order, not a time: each value is still being computed when its jhw.log call returns
+    # (a call that waited for it would return it computed). The step is made long enough here
+    # (~0.3 s) that the device cannot finish it meanwhile, on a CPU as on a chip, where a fixed
+    # step took 1.5 ms and compared with the loop's own time lost to noise.
     a = jax.random.normal(jax.random.key(0), (512, 512)) / 23
 
     @jax.jit
-    def heavy(x):  # pure XLA work: JAX returns before the device has done it
-        x = jax.lax.fori_loop(0, 300, lambda _, x: jnp.tanh(a @ x), x)
+    def heavy(x, n):  # pure XLA work: JAX returns before the device has done it
+        x = jax.lax.fori_loop(0, n, lambda _, x: jnp.tanh(a @ x), x)
         return x, jnp.sum(x)
 
-    x = jnp.ones((512, 64))
-    jax.block_until_ready(heavy(x))  # compiled
-    t = time.perf_counter()
-    jax.block_until_ready(heavy(x))
-    one_step = time.perf_counter() - t
-    with jhw.Recorder() as rec:
+    x, n = jnp.ones((512, 64)), 4
+    jax.block_until_ready(heavy(x, n))  # compiled
+    while True:  # n iterations to ~0.3 s of device time
         t = time.perf_counter()
-        for _ in range(3):
-            x, total = heavy(x)
-            jhw.log(total=total)  # not computed yet: kept, not waited for
+        jax.block_until_ready(heavy(x, n))
         took = time.perf_counter() - t
-    assert took < one_step, f"the loop waited: 3 steps took {took:.3f} s, one {one_step:.3f} s"
+        if took >= 0.25:
+            break
+        n = int(n * min(16.0, 0.3 / took)) + 1
+    computed = []
+    with jhw.Recorder() as rec:
+        for _ in range(3):
+            x, total = heavy(x, n)
+            jhw.log(total=total)  # not computed yet: kept, not waited for
+            computed.append(total.is_ready())
+    assert computed == [False] * 3, f"jhw.log waited for the step's value ({n} iterations)"
     assert rec.runs[-1].counts == [3]  # all in once the block ended
     np.testing.assert_array_equal(rec.history()["total"][-1], total)
 

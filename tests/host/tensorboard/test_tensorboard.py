@@ -29,6 +29,7 @@ from jaxhist_widget._host.tensorboard import _files as _tensorboard_files
 from jaxhist_widget._host.tensorboard._files import RunFiles
 from jaxhist_widget._wire import Layout
 
+from ...helpers.backends import ON_TPU
 from ...helpers.loops import failing_solve
 from ...helpers.stores import CHILD_ENV
 from ...helpers.tensorboard import read_events, run_names
@@ -261,7 +262,12 @@ def test_the_files_are_readable_while_the_run_goes_on(tmp_path):
     assert events.texts[-1] == (run.counts[0] - 1, f"**long**: stopped after {steps[-1]} steps")
 
 
-def test_a_run_whose_computation_raised_ends_failed_in_its_files(tmp_path, monkeypatch):
+def test_a_run_whose_host_step_raised_ends_in_its_files_as_its_sinks_saw_it(tmp_path, monkeypatch):
+    # What holds wherever it runs: the block is left with the files complete (their slow end
+    # waited for), the rows before the failure in them, and the run's end as the hub knows it.
+    # A CPU's runtime raises the host step's error: the block ends with it, the run failed. A
+    # TPU's only logs it and the program goes on, the callback's output undefined
+    # (`callback_errors_raise`): nothing failed that the host could see.
     real = RunFiles.end
 
     def slow_disk(self, run, wall_time):
@@ -269,13 +275,24 @@ def test_a_run_whose_computation_raised_ends_failed_in_its_files(tmp_path, monke
         real(self, run, wall_time)
 
     monkeypatch.setattr(RunFiles, "end", slow_disk)
-    tb = jhw.TensorBoard(tmp_path, name="boom")
-    with pytest.raises(Exception, match="host step failed"), tb:
-        failing_solve()(jnp.float32(0))
+    tb, rec = jhw.TensorBoard(tmp_path, name="boom"), jhw.Recorder()
+    raised = None
+    try:
+        with tb, rec:
+            # waited for: where dispatch is asynchronous a computation's error is raised
+            # where its result is used, as JAX does it
+            jax.block_until_ready(failing_solve()(jnp.float32(0)))
+    except Exception as e:
+        raised = e
+    (run,) = rec.runs
     events = read_events(tmp_path / "boom")  # complete once the block is left
     steps, values, _ = events.scalars["[1]"]
     assert values.tolist()[:3] == [0.0, 1.0, 2.0] and steps.tolist() == list(range(len(steps)))
-    assert events.texts[-1][1] == f"**boom**: failed after {steps[-1]} steps"
+    assert len(steps) == run.counts[0]  # every row the run kept
+    assert events.texts[-1][1] == f"**boom**: {run.status} after {steps[-1]} steps"
+    assert (run.status == "failed") == (raised is not None)
+    if not ON_TPU:
+        assert "host step failed" in str(raised)
 
 
 def test_writing_happens_on_the_worker_never_in_the_loops_call(tmp_path, monkeypatch):
