@@ -184,9 +184,9 @@ def timed(kind, rep):
         display(sink)
         costs = []
         real = sink._updates.push
-        def push_now(final, ended=None):
+        def push_now(ended=None):
             t = time.perf_counter()
-            real(final, ended)
+            real(ended)
             cost = time.perf_counter() - t
             runs = sink.runs
             step = max(runs[-1].counts) if runs and runs[-1].counts else 0

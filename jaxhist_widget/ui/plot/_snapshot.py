@@ -226,7 +226,7 @@ def refresh(plot: Any) -> None:
     >>> live.drawing().charts
     {}
     """
-    plot._updates.push(final=False)
+    plot._updates.push()
 
 
 def drawing_of(grid: Any, drawn: Sequence[RunDrawing]) -> PlotDrawing:
