@@ -76,7 +76,8 @@ def append(run, lanes: int, start: int, n: int, rng: np.random.Generator) -> Non
 
 
 def work(live: LivePlot) -> int:
-    return sum(s.work for d in live._state.drawn for s in d.series.values())
+    """Values reduced and buckets touched so far by ``live``'s updates (`PlotDrawing.work`)."""
+    return live.drawing().work
 
 
 def update_cost(n: int, repeat: int) -> tuple[float, float, float]:
@@ -90,14 +91,14 @@ def update_cost(n: int, repeat: int) -> tuple[float, float, float]:
         k = min(65_536, n - done)
         append(run, 1, done, k, rng)
         done += k
-        live._push(final=False)
+        live.refresh()
     times, works = [], []
     for _ in range(repeat):
         append(run, 1, done, 1000, rng)
         done += 1000
         w = work(live)
         t = time.perf_counter()
-        live._push(final=False)
+        live.refresh()
         times.append(time.perf_counter() - t)
         works.append(work(live) - w)
     y = run.lane_rows(0)[0].astype(np.float64)
@@ -122,7 +123,7 @@ def widest_message(lanes: int, rows: int) -> int:
     live = LivePlot(smoothing=SMOOTHING)
     live.on_start(run)
     append(run, lanes, 0, rows, rng)
-    live._push(final=False)
+    live.refresh()
     return max(message_bytes(m) for f in live.figures for m in f.marks)
 
 
@@ -183,12 +184,13 @@ def timed(kind, rep):
         display(sink)
         costs = []
         real = sink._updates.push
-        def push_now(final, ended=None):
+        def push_now(ended=None):
             t = time.perf_counter()
-            real(final, ended)
-            d = sink._state.drawn[-1] if sink._state.drawn else None
-            step = max(d.run.counts) if d is not None and d.run.counts else 0
-            costs.append((step, time.perf_counter() - t))
+            real(ended)
+            cost = time.perf_counter() - t
+            runs = sink.runs
+            step = max(runs[-1].counts) if runs and runs[-1].counts else 0
+            costs.append((step, cost))
         sink._updates.push = push_now
     else:
         sink, costs = jhw.Recorder(), []

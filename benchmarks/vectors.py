@@ -71,7 +71,8 @@ def append(run, lanes: int, start: int, n: int, rng: np.random.Generator) -> Non
 
 
 def work(live: LivePlot) -> int:
-    return sum(d.work for d in live._state.drawn)
+    """Values reduced and buckets touched so far by ``live``'s updates (`PlotDrawing.work`)."""
+    return live.drawing().work
 
 
 def largest_message(live: LivePlot) -> int:
@@ -99,14 +100,14 @@ def update_cost(case, n: int, lanes: int | None, repeat: int) -> tuple[float, fl
         k = min(65_536 // b, n - done)
         append(run, b, done, k, rng)
         done += k
-        live._push(final=False)
+        live.refresh()
     times, works = [], []
     for _ in range(repeat):
         append(run, b, done, 1000, rng)
         done += 1000
         w = work(live)
         t = time.perf_counter()
-        live._push(final=False)
+        live.refresh()
         times.append(time.perf_counter() - t)
         works.append(work(live) - w)
     assert live.panel.status == "running", live.panel.error

@@ -178,12 +178,17 @@ class PlotDrawing:
         The titles of the charts whose y axis is logarithmic.
     mode
         ``"per_field"`` or ``"shared"`` (``LivePlot(charts=...)``).
+    work
+        What drawing the runs drawn took so far: values reduced and buckets touched, every
+        series together (a count, not a time). Its growth from one `LivePlot.refresh` to the
+        next is what an update cost; it stays flat however long the run (`benchmarks/`).
     """
 
     charts: dict[str, DrawnChart]
     notes: tuple[str, ...]
     log_charts: tuple[str, ...]
     mode: str
+    work: int
 
     def chart(self, title: str | None = None) -> DrawnChart:
         """Chart ``title`` (None: the only one shown); a LookupError naming those shown."""

@@ -290,10 +290,6 @@ class LivePlot(controls.ControlOptions, Sink):
         self._updates.end(run)
         self._update_static()
 
-    def _push(self, final: bool, ended: Run | None = None) -> None:
-        # An update now, whatever the throttle says (``benchmarks/`` measure it).
-        self._updates.push(final, ended)
-
     # What the figure shows now, per chart (`PlotDrawing`); an update now, not throttled.
     drawing, refresh = snapshot.drawing, snapshot.refresh
 

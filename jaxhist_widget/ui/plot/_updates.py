@@ -96,7 +96,7 @@ class Updates(ShownUpdates):
             return
         with self.lock:
             if self.throttle.due(time.perf_counter()):
-                self.push(final=False)
+                self.push()
                 return
         self.ahead.queue()
 
@@ -113,21 +113,18 @@ class Updates(ShownUpdates):
         """A run ended: its last rows always show (never throttled)."""
         with self.lock:
             self.throttle.cancel()
-            self.push(final=True, ended=run)
+            self.push(ended=run)
 
     def flush(self) -> None:
         """The trailing flush: the rows held back, when due (an update may have raced it)."""
         with self.lock:
             if self.throttle.held and self.throttle.due(time.perf_counter()):
-                self.push(final=False)
+                self.push()
 
-    def push(self, final: bool, ended: Run | None = None) -> None:
-        """Send the current state of every run with new rows, and the panel.
-
-        ``final`` marks the update that ends a run; the panel does not read it (it asks the run
-        whether it ended, so a trailing flush after the end shows the same). It stays in this
-        signature because ``benchmarks/`` call it (`LivePlot._push`).
-        """
+    def push(self, ended: Run | None = None) -> None:
+        """Send the current state of every run with new rows, and the panel; ``ended``: the run
+        whose end this update shows (drawn although it ended). The panel asks each run whether
+        it ended, so a trailing flush after the end shows the same."""
         with self.lock, self.ahead.working() as came:
             start = self.throttle.started()
             current = self.state.latest.run if self.state.latest is not None else None
