@@ -3,8 +3,8 @@
 Host runtime. A sink is attached for the duration of a ``with`` block (or a `Sink.run` call);
 every `jaxhist_widget.while_loop` that *starts* while it is attached streams to it. Where a
 jitted call returns before its loop has run (a TPU, a GPU, several CPU devices), the block
-waits for the device as it ends, and as it starts (`_dispatched`): a loop called inside the
-block is the block's, wherever the device runs it. The traced
+waits for the device as it ends, and as it starts (`Programs.wait`): a loop called inside the
+block is the block's, wherever the device runs it, whether or not its result is kept. The traced
 program never holds a sink: it holds a run id, and the hub (`_hub.Hub`) maps the id to the
 sinks that were attached when that run started (so the jit cache cannot keep a stale sink).
 
@@ -23,9 +23,8 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from ..runtime import HUB, Run, call_name, check_name
+from ..runtime import HUB, Run, call_name, check_name, wait_for
 from . import _log
-from ._dispatched import wait_for, wait_for_device
 
 __all__ = ["Sink"]
 
@@ -139,7 +138,7 @@ class Sink:
         if not getattr(self, "_attach_depth", 0):
             return
         if not (HUB.worker.on_worker_thread() or HUB.interrupts.in_host_call()):
-            wait_for_device()
+            HUB.programs.wait()
 
     @contextlib.contextmanager
     def _naming(self, name: str | None, given: bool) -> Iterator[None]:
@@ -257,7 +256,7 @@ class Sink:
         # Loops dispatched before the block, still running on the device (dispatch may be
         # asynchronous), are not the block's: they open their runs before it attaches. Waited
         # for outside the shielded section, so that a press meanwhile raises as usual.
-        wait_for_device()
+        HUB.programs.wait()
         # In the main thread an interrupt (Ctrl-C, ■) during a run becomes a stop request;
         # elsewhere interrupts are left alone. A press while entering cannot leave the sink
         # half-entered: the section is shielded, and a press to raise undoes it first.
@@ -284,7 +283,7 @@ class Sink:
                 # Dispatch may be asynchronous (TPU, GPU, several CPU devices): the loops the
                 # block started may still run, or not have started, on the device. Their rows
                 # come while the sink is still attached and armed (a press stops them).
-                wait_for_device()
+                HUB.programs.wait()
                 HUB.drain(self)  # every row is in, and a slow sink has seen them
             finally:
                 try:
@@ -361,7 +360,7 @@ class Sink:
             HUB.drain(self)
             return result
 
-        wait_for_device()  # loops dispatched before are not this call's (see `__enter__`)
+        HUB.programs.wait()  # loops dispatched before are not this call's (see `__enter__`)
         self.attach()
         try:
             future = asyncio.get_running_loop().run_in_executor(None, work)
@@ -383,11 +382,11 @@ class Sink:
 
 def _block_until_ready(result: Any, poll: float = 0.01) -> None:
     """Wait for ``result`` and for the device work dispatched before it, so a runner returns
-    only when rows are in (see `wait_for_device`); raise the error of a computation that
+    only when rows are in (see `Programs.wait`); raise the error of a computation that
     failed, as ``jax.block_until_ready`` would (on an accelerator the call returned before)."""
     import jax
 
     arrays = [x for x in jax.tree_util.tree_leaves(result) if isinstance(x, jax.Array)]
     wait_for(arrays, poll)
-    wait_for_device(poll)
+    HUB.programs.wait(poll)
     jax.block_until_ready([x for x in arrays if not x.is_deleted()])
