@@ -1,7 +1,8 @@
 """Where dispatch is asynchronous (issue 56: 4 forced CPU devices here, as on a TPU or a GPU, a
 jitted call returns before its loop has run): a block waits for the loops called inside it
-whether or not their results are kept, a run whose program died ends ``failed``, and Python's
-exit waits for the rows on their way.
+whether or not their results are kept, a run whose program died ends ``failed``, a block opened
+in a sink's hook does not wait for the loop that runs the hook, and Python's exit waits for the
+rows on their way.
 
 The device count is fixed when JAX starts, so each case runs in a fresh Python process, with a
 timeout: a deadlock fails the test instead of hanging the suite.
@@ -120,6 +121,44 @@ with jhw.Recorder() as rec:
         assert "host step failed" in str(e), e
     else:
         raise AssertionError("the computation did not fail")
+print("OK")
+""",
+    # A block opened in a sink's hook (in the loop's host call, or on the worker once the
+    # sink's updates proved slow) waited for every program dispatched, the one running the
+    # hook included: it never returned.
+    "blocks_in_hooks": """
+small = jax.jit(lambda x: jhw.while_loop(lambda c: c[0] < 50, lambda c: (c[0] + 1, c[1] * 0.9),
+                                         (0, x), max_steps=50))
+small(jnp.float32(1.0))
+
+
+class Phases(jhw.Recorder):
+    def __init__(self, on_worker):
+        super().__init__()
+        self.on_worker, self.seen = on_worker, []
+
+    def on_rows(self, run, lanes):
+        if run is not self.runs[0] or self.seen:
+            return
+        if self.on_worker and not HUB.worker.on_worker_thread():
+            time.sleep(0.06)  # slow: its updates go to the worker from now on
+            return
+        with self.named("phase 2"):
+            pass
+        with jhw.Recorder() as inner:
+            small(jnp.float32(1.0))
+        runner = jhw.Recorder()
+        runner.run(small, jnp.float32(2.0))
+        self.seen = [inner.runs, runner.runs, threading.current_thread().name]
+
+
+for on_worker in (False, True):
+    with Phases(on_worker) as phases:
+        out = run(x0, 4_000)  # kept: the block waits for it as it always did
+    assert phases.runs[0].status == "converged" and phases.runs[0].counts == [4_001]
+    inner, ran, where = phases.seen
+    assert [(r.status, r.counts) for r in inner + ran] == [("converged", [51])] * 2, (inner, ran)
+    assert where.startswith("jaxhist-worker") == on_worker, where
 print("OK")
 """,
 }
