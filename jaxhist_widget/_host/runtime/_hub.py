@@ -300,6 +300,8 @@ class Hub:
         for sink in entry.sinks if resumed else ():
             self._calls.call(sink, "_resume", run)
         if resumed:
+            if self.programs.ended(entry.program):  # it was not: the host cannot tell
+                self.programs.mistaken(entry.program)
             self._orphans.watch(entry)
         run._ensure_lanes(chunk.lanes)
         touched, groups = lane_groups(chunk, run.id)

@@ -129,16 +129,25 @@ class Programs:
             with self._lock:
                 self._end(program)
 
+    def mistaken(self, program: Program | None) -> None:
+        """``program``'s run sent rows after its program was taken for ended (a program on one
+        CPU device whose first host call came on one of XLA's threads is not in the marks'
+        order): nothing is known of it from now on."""
+        if program is not None:
+            with self._lock:
+                self._end(program)
+                program.ended = program.queued = False
+
     def _end(self, program: Program) -> None:
         # Caller holds the lock.
         program.ended = True
-        if program.frame is not None:
+        if program.frame is not None and program.thread is not None:
             program.frame = None  # (not kept alive past the call)
-            calls = self._calls.get(program.thread or 0, [])
+            calls = self._calls.get(program.thread, [])
             if program in calls:
                 calls.remove(program)
             if not calls:
-                self._calls.pop(program.thread or 0, None)
+                self._calls.pop(program.thread, None)
 
     def look(self) -> None:
         """Without waiting: note the marks queued at the last look if they have run, and queue

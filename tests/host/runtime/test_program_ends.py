@@ -17,6 +17,7 @@ import jaxhist_widget as jhw
 from jaxhist_widget._host import HUB, Run
 
 from ...helpers.backends import callback_errors_raise
+from ...helpers.hub import LAYOUT, flush
 from ...helpers.loops import slow_counter
 
 #: How long after its program died a run must read ended (the watch looks every 0.25 s).
@@ -121,3 +122,27 @@ def test_a_run_whose_program_died_in_an_open_block_ends_before_the_block_does():
         assert rec.first_then == "failed", "the first run read running while the second ran"
     assert [r.status for r in rec.runs] == ["failed", "converged"]
     assert rec.ends == ["failed", "converged"]
+
+
+def test_a_run_taken_for_dead_that_sends_rows_after_all_is_not_given_up_again(monkeypatch):
+    # A program on one CPU device whose first host call came on one of XLA's threads looks
+    # asynchronous, but marks do not wait for it: taken for dead, it sends rows after all. It
+    # is taken up, and from then on nothing is known of its program (it was given up and taken
+    # up again at every look).
+    monkeypatch.setattr("jaxhist_widget._host.runtime._hub_orphans.LOOK_S", 0.02)
+    sink = EndLog()
+    with sink:
+        run_id = int(HUB.open_run(LAYOUT)[0])
+        with HUB.table() as table:
+            program = table.get(run_id).program
+        program.queued = True
+        HUB.programs._pass(program.seq)  # as if marks queued after it had run
+        deadline = time.monotonic() + PROMPT_S
+        while not sink.ends and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert sink.ends == ["failed"]  # taken for dead, its block still open
+        flush(run_id, 0, [0.0])  # alive after all: taken up
+        time.sleep(0.3)  # many looks
+        assert sink.ends == ["failed"] and sink.runs[-1].status == "running"
+        flush(run_id, 1, [1.0], status=1)
+    assert sink.ends == ["failed", "converged"]
