@@ -85,9 +85,8 @@ class Orphans:
 
     def _look_later(self, entry: Entry, chunks: int, quiet_since: float) -> None:
         look = functools.partial(self._look, entry, chunks, quiet_since)
-        # An unkeyed timer, so that draining the run does not wait for it; the look itself
-        # is a task of the run's key.
-        self._worker.later(LOOK_S, lambda: self._worker.submit(entry.run.id, look))
+        # A task of the run's key when due; draining the run does not wait for it before.
+        self._worker.later(LOOK_S, look, key=entry.run.id, drained=False)
 
     def _look(self, entry: Entry, chunks: int, quiet_since: float) -> None:
         with self._lock:

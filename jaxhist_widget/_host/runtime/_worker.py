@@ -63,12 +63,13 @@ def _hand_over(turn: threading.Event) -> None:
 class Timer:
     """A call scheduled with `Worker.later`; `cancel` before it runs drops it."""
 
-    __slots__ = ("_worker", "cancelled", "due", "fired", "fn", "key")
+    __slots__ = ("_worker", "cancelled", "drained", "due", "fired", "fn", "key")
 
     def __init__(
-        self, worker: Worker, due: float, fn: Callable[[], Any], key: Hashable | None
+        self, worker: Worker, due: float, fn: Callable[[], Any], key: Hashable | None, drained: bool
     ) -> None:
         self._worker, self.due, self.fn, self.key = worker, due, fn, key
+        self.drained = key is not None and drained  # a drain of its key waits for it
         self.cancelled = self.fired = False
 
     def cancel(self) -> None:
@@ -129,15 +130,17 @@ class Worker:
         with self._lock:
             self._enqueue(key, (fn, args))
 
-    def later(self, delay: float, fn: Callable[[], Any], key: Hashable | None = None) -> Timer:
+    def later(
+        self, delay: float, fn: Callable[[], Any], key: Hashable | None = None, drained: bool = True
+    ) -> Timer:
         """Run ``fn()`` in ``delay`` seconds, unless the timer is cancelled. With a ``key`` it
         runs as a task of that key (after the key's earlier tasks) and `drain` of the key waits
-        for it; without, it runs on its own."""
+        for it (unless not ``drained``: then only once it is due); without, it runs on its own."""
         self._after_fork()
-        timer = Timer(self, time.monotonic() + delay, fn, key)
+        timer = Timer(self, time.monotonic() + delay, fn, key, drained)
         with self._lock:
             heapq.heappush(self._timers, (timer.due, next(self._seq), timer))
-            if key is not None:
+            if timer.drained:
                 self._scheduled[key] += 1
             if self._timing is None:
                 self._timing = self._start(self._time, self._timers_name)
@@ -265,32 +268,35 @@ class Worker:
 
     def _serve(self, key: Hashable) -> None:
         # A worker thread: serve the key handed to it, then any key handed to it while idle.
-        while key is not _NO_KEY:
-            while True:
-                with self._lock:
-                    task = self._pass_on(key)
+        # A key done, it waits idle in the same hold of the lock: never a moment when work
+        # could find it neither serving nor idle (a thread more would start).
+        while True:
+            with self._lock:
+                task = self._pass_on(key)
                 if task is None:
-                    break
-                fn, args = task
-                self._enter(key)
-                try:
-                    fn(*args)
-                except BaseException as e:  # one failed task never stops the next
-                    report(e, getattr(fn, "__qualname__", "deferred work"))
-                finally:
-                    self._leave(key)
-            key = self._await_key()
+                    key = self._await_key()
+                    if key is _NO_KEY:
+                        return
+                    continue
+            fn, args = task
+            self._enter(key)
+            try:
+                fn(*args)
+            except BaseException as e:  # one failed task never stops the next
+                report(e, getattr(fn, "__qualname__", "deferred work"))
+            finally:
+                self._leave(key)
 
     def _await_key(self) -> Any:
-        """Wait idle to be handed a key (`_hand`); `_NO_KEY` after `IDLE_S`, the thread ends."""
-        with self._lock:
-            idle = _Idle(self._lock)
-            self._idle.append(idle)
-            idle.handed.wait_for(lambda: idle.key is not _NO_KEY, IDLE_S)
-            if idle.key is _NO_KEY:  # not handed one (`_hand` takes it off the list first)
-                self._idle.remove(idle)
-                self._threads.discard(threading.current_thread())
-            return idle.key
+        """Wait idle to be handed a key (`_hand`; caller holds the lock); `_NO_KEY` after
+        `IDLE_S`, and the thread ends."""
+        idle = _Idle(self._lock)
+        self._idle.append(idle)
+        idle.handed.wait_for(lambda: idle.key is not _NO_KEY, IDLE_S)
+        if idle.key is _NO_KEY:  # not handed one (`_hand` takes it off the list first)
+            self._idle.remove(idle)
+            self._threads.discard(threading.current_thread())
+        return idle.key
 
     def _time(self) -> None:
         # The timer thread: due timers become tasks of their keys; ends when none is left
@@ -307,7 +313,8 @@ class Worker:
                         self._enqueue(timer, (timer.fn, ()))
                     else:  # the key's work still: queued before it stops being scheduled
                         self._enqueue(timer.key, (timer.fn, ()))
-                        self._unschedule(timer.key)
+                        if timer.drained:
+                            self._unschedule(timer.key)
                 if self._timers:
                     self._timed.wait(self._timers[0][0] - now)
                 elif not self._timed.wait(IDLE_S) and not self._timers:
@@ -319,7 +326,7 @@ class Worker:
             if timer.cancelled or timer.fired:
                 return
             timer.cancelled = True
-            if timer.key is not None:
+            if timer.drained:
                 self._unschedule(timer.key)
 
     def _unschedule(self, key: Hashable) -> None:

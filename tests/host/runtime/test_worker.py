@@ -190,3 +190,19 @@ def test_a_failing_task_is_reported_and_the_key_goes_on(recwarn):
     worker.drain("k")
     assert seen == ["next"]
     assert any("ZeroDivisionError" in str(w.message) for w in recwarn)
+
+
+def test_a_timer_not_drained_runs_as_its_key_s_task_but_a_drain_does_not_wait_for_it():
+    # The hub's look at a quiet run: a task of the run's key when due, so that it never
+    # crosses the run's rows, while a block's end need not wait a look's period for it.
+    worker, seen, gate = Worker(), [], threading.Event()
+    worker.later(0.3, lambda: seen.append("look"), key="run", drained=False)
+    t = time.perf_counter()
+    worker.drain("run")
+    assert time.perf_counter() - t < 0.2 and seen == []
+    worker.submit("run", gate.wait, 5)
+    time.sleep(0.4)  # due: queued behind the key's task
+    assert seen == []
+    gate.set()
+    worker.drain("run")
+    assert seen == ["look"]
