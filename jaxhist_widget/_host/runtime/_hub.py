@@ -10,10 +10,13 @@ sink. The hub meets sinks only through `HubSink` (`_protocol`): it imports no si
 A run moves through an explicit state machine (`_hub_runs`), always under the hub's lock::
 
     OPEN --(every lane ended)--> ENDED
-    OPEN --(its blocks ended, no chunk will come)--> ABANDONED --(rows came after all)--> OPEN
+    OPEN --(its program ended first, or nobody waits)--> ABANDONED --(rows came after all)--> OPEN
+
+A run whose program ends without its last flush (a host callback of the user's raised) is given
+up as ``failed`` once the host knows that program has ended (`_programs`, `_hub_orphans`).
 
 Each run has one ordered channel, its worker key (its id): every notification of the run (its
-start, rows, resume, end, its abandonment, the orphan watch's) runs as a task of that key, on
+start, rows, resume, end, its abandonment, the watch's) runs as a task of that key, on
 the worker or in the thread that takes the key's turn (`Worker.holding`: the loop's host call),
 and re-checks the run's state there. So they never cross: a run given up as its rows come is
 told its end first, and taken up after; a run ends once in each state it reaches, with the
@@ -39,15 +42,16 @@ Lock order, the one place it is written (a lock may be taken while holding those
 
 The `jhw.log` run is an entry of the run table like any other (`RunTable.logging`), read and
 changed under the hub's lock. A `TensorBoard` sink's notes lock is taken in its hooks with
-nothing else held; only the worker's condition is taken inside it (it queues its writes). A
-`Store`'s state condition and its writer's connection lock, the worker's condition, a `Pace`'s
-lock, the error reporter's lock, a `jhw.log` run's batch lock, a plot's flusher lock and `Ahead`
-lock, auto mode's cell-plot lock (held while the plot is made and shown, on the worker: nothing
-of the runtime's is taken meanwhile; the plot then `join`s its run) and the plot's reduction
-helpers' pool lock are leaves: nothing is taken while one is held. No lock is held while a
-sink's hooks or user code run, or while waiting for the worker; a plot's update waits for its
-reduction helpers (`ui.reduce.each`) holding the plot's lock, and they take no lock. A run's
-channel is no lock: a hook may take any lock, and a thread waits for the channel holding none.
+nothing else held; only the worker's lock is taken inside it (it queues its writes). A
+`Store`'s state condition and its writer's connection lock, the worker's lock, `Programs`'
+lock, a `Pace`'s lock, the error reporter's lock, a `jhw.log` run's batch lock, a plot's
+flusher lock and `Ahead` lock, auto mode's cell-plot lock (held while the plot is made and
+shown, on the worker: nothing of the runtime's is taken meanwhile; the plot then `join`s its
+run) and the plot's reduction helpers' pool lock are leaves: nothing is taken while one is
+held. No lock is held while a sink's hooks or user code run, or while waiting for the worker;
+a plot's update waits for its reduction helpers (`ui.reduce.each`) holding the plot's lock,
+and they take no lock. A run's channel is no lock: a hook may take any lock, and a thread
+waits for the channel holding none.
 
 Exceptions never propagate into XLA (that would kill the computation and its device history):
 they are reported (`report`) once per sink, run and hook (`_hub_sinks`).
@@ -55,9 +59,11 @@ they are reported (`report`) once per sink, run and hook (`_hub_sinks`).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -71,12 +77,17 @@ from ._hub_orphans import Orphans
 from ._hub_runs import ABANDONED, ENDED, OPEN, Entry, RunTable
 from ._hub_sinks import SinkCalls
 from ._naming import run_name
+from ._programs import Programs
 from ._protocol import HubSink
 from ._report import report
 from ._run import STATUSES, Run, lane_index
 from ._worker import Worker
 
-__all__ = ["HUB", "Hub"]
+__all__ = ["EXIT_DRAIN_S", "HUB", "Hub"]
+
+#: As Python exits, how long the rows filed on the worker and the sinks' own work are waited
+#: for, all together (the loops still running on the device are waited for until they end).
+EXIT_DRAIN_S = 10.0
 
 _STOPPED = STATUSES.index("stopped")
 
@@ -93,13 +104,18 @@ class Hub:
         self._attached: list[HubSink] = []
         self._runs = RunTable()
         self.worker = Worker()
+        #: What the host knows of the programs that run loops (a block's wait for the device).
+        self.programs = Programs()
         self._calls = SinkCalls(self._lock, self.worker)
-        self._orphans = Orphans(self._lock, self._runs, self.worker, self._calls)
+        self._orphans = Orphans(self._lock, self._runs, self.worker, self._calls, self.programs)
         self.interrupts: InterruptBridge[HubSink] = InterruptBridge(self._press, self.worker)
+        self._ever_attached: weakref.WeakSet[HubSink] = weakref.WeakSet()  # (for the exit)
+        self._exit_steps: list[Callable[[], None]] = []
 
     # ------------------------------------------------------------------------ attaching
     def attach(self, sink: HubSink) -> None:
         with self._lock:
+            self._ever_attached.add(sink)
             if sink not in self._attached:
                 self._attached.append(sink)
 
@@ -151,7 +167,9 @@ class Hub:
                 if not sinks:
                     return np.array([self._runs.new_id(), NEVER], np.int32)
                 entry = self._register(layout, sinks)
+                entry.program = self.programs.opened()  # (this host call's thread)
             self._start(entry)
+            self._orphans.watch(entry)
             # Send the first row(s) at once so a watcher sees the run start (a loop run before
             # starts at the pace it ended with); adapt from there.
             return np.array([entry.run.id, entry.first_interval], np.int32)
@@ -225,6 +243,7 @@ class Hub:
                 entry = self._runs.get(chunk.run_id)
             if entry is None:
                 return answer(False, NEVER)
+            entry.chunks += 1
             interval = entry.pace.interval(layout, chunk.rows, arrived)
             # When its rows came: now, in this call (not when the worker files them later).
             entry.run._arrived(chunk_end(chunk), arrived)
@@ -281,7 +300,9 @@ class Hub:
         for sink in entry.sinks if resumed else ():
             self._calls.call(sink, "_resume", run)
         if resumed:
-            self._orphans.watch_later(entry, sum(run.counts))
+            if self.programs.ended(entry.program):  # it was not: the host cannot tell
+                self.programs.mistaken(entry.program)
+            self._orphans.watch(entry)
         run._ensure_lanes(chunk.lanes)
         touched, groups = lane_groups(chunk, run.id)
         for (start, n, at), group in groups:
@@ -299,19 +320,22 @@ class Hub:
                 return
             self._runs.move(entry, ENDED)
             entry.run._finish(codes)
+        self.programs.release(entry.program)
         for sink in entry.sinks:
             self._calls.notify_end(sink, entry.run)
 
     # ---------------------------------------------------------------- called by sinks
     def abandon_runs(self, sink: HubSink) -> None:
-        """End, as ``failed``, the open runs of ``sink`` that nobody attached waits for.
+        """End, as ``failed``, the open runs of ``sink`` whose program has ended, and those
+        nobody attached waits for whose program cannot be known.
 
-        Called when the last block that attached ``sink`` ends, once its rows are in. On the
-        CPU a call returns only after its loop closed, so a run still open then is most likely
-        one whose computation raised: no close will ever come. Its sinks learn that it ended and
-        the rows received so far stay readable. A run some other attached sink streams to is
-        left alone (another thread may still run it); should an abandoned run send rows after
-        all, it is taken up again (`_file`) and ends with its real status (`_hub_orphans`).
+        Called when the last block that attached ``sink`` ends, once the device has passed the
+        block's loops and their rows are in: a run still open then is one whose computation
+        raised (no close will ever come), unless another thread's call still runs it (it
+        streams on to its end). Its sinks learn that it ended and the rows received so far stay
+        readable. A run some other attached sink streams to is left alone unless its program is
+        known to have ended; should an abandoned run send rows after all, it is taken up again
+        (`_file`) and ends with its real status (`_hub_orphans`).
 
         It may well be alive: a ``KeyboardInterrupt`` can leave the block while the loop still
         runs (JAX's waits for a result, ``block_until_ready`` or a multi-process array's value,
@@ -325,7 +349,7 @@ class Hub:
             chosen = [e for e in self._runs.entries() if e.state == OPEN and sink in e.sinks]
         for e in chosen:
             with self.worker.holding(e.run.id):  # after its chunks so far, before any later
-                self._orphans.give_up(e)
+                self._orphans.settle(e)
 
     def take_exit(self, sink: HubSink) -> BaseException | None:
         """A `BaseException` (``SystemExit``, ``KeyboardInterrupt``) one of ``sink``'s hooks
@@ -340,6 +364,38 @@ class Hub:
         for rid in ids:
             self.worker.drain(rid)
         self.worker.drain(sink)
+
+    # ------------------------------------------------------------------- process exit
+    def at_exit(self, step: Callable[[], None]) -> None:
+        """Run ``step`` as Python exits, once the rows on their way are in (`finish`)."""
+        self._exit_steps.append(step)
+
+    def finish(self) -> None:
+        """As Python exits: wait for the loops still running on the device (a result dropped
+        unread, a run given up at its block's end), so that their rows come in, and for their
+        filing and the sinks' own work (`EXIT_DRAIN_S` at most), then run the exit steps (a
+        store files what it received).
+
+        It runs before JAX's own exit, which would end such a program midway. A loop that never
+        ends keeps Python from exiting: Ctrl-C ends the wait (the exit steps still run).
+        """
+        try:
+            if len(self._ever_attached):
+                self.programs.wait()
+                with self._lock:
+                    keys: list[Any] = [e.run.id for e in self._runs.entries()]
+                keys += list(self._ever_attached)
+                deadline = time.monotonic() + EXIT_DRAIN_S
+                for key in keys:
+                    if not self.worker.drain(key, max(0.0, deadline - time.monotonic())):
+                        break
+        except KeyboardInterrupt:
+            pass
+        except Exception as e:  # the exit steps run whatever happened
+            report(e, "Python's exit")
+        finally:
+            for step in self._exit_steps:
+                step()
 
     # ---------------------------------------------------------------------- interrupts
     def _press(self, abort: bool) -> bool:
@@ -357,3 +413,5 @@ class Hub:
 
 #: The process's hub.
 HUB = Hub()
+# After JAX's own exit handlers are registered (`_wire` imports JAX): this one runs first.
+atexit.register(HUB.finish)

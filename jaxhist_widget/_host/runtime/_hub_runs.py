@@ -2,7 +2,7 @@
 run id, and the state machine a run moves through::
 
     OPEN --(every lane ended)--> ENDED
-    OPEN --(its blocks ended, no chunk will come)--> ABANDONED --(rows came after all)--> OPEN
+    OPEN --(its program ended first, or nobody waits)--> ABANDONED --(rows came after all)--> OPEN
 
 `RunTable.move` is the one place a run changes state. The table has no lock of its own: the hub
 calls it with the hub's lock held (the lock order is in `_hub`).
@@ -16,6 +16,7 @@ import itertools
 from typing import Any
 
 from ._pace import Pace
+from ._programs import Program
 from ._protocol import HubSink
 from ._run import Run
 
@@ -44,6 +45,10 @@ class Entry:
     first_interval: int = 1
     #: Where the host makes its rows (`jhw.log`): that loop's state; None for a device loop.
     host: Any = None
+    #: A device loop's program, as its first host call saw it (`Programs.opened`).
+    program: Program | None = None
+    #: The flushes received so far (a run that sends none for a while is looked at).
+    chunks: int = 0
 
 
 class RunTable:

@@ -1,7 +1,7 @@
 """The sink API: what a user attaches to receive runs, and the runs made on the host.
 
 - ``_sink``: `Sink`, the base every receiver derives from: attaching (``with sink:``, `run`,
-  `run_async`), stop requests, a block's wait for the device (``_dispatched``);
+  `run_async`), stop requests, a block's wait for the device (the runtime's ``Programs``);
 - ``_recorder``: `Recorder`, the widget-free sink that keeps every run in memory;
 - ``_log``: `log` and `Stopped`, a Python loop's rows made on the host, one run per block;
   ``_log_values`` how a call's values are kept until they are sent.

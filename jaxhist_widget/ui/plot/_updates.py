@@ -33,6 +33,8 @@ __all__ = ["TIME_WINDOW_NOTE", "Updates"]
 TIME_WINDOW_NOTE = (
     "The zoom and the last N steps apply to the step axis: the time axis shows every row."
 )
+#: How often new rows waiting for the plot's lock look again whether an update holds it.
+BUSY_LOOK_S = 0.005
 #: The key of the plot's own notes among the runs' (`ChartGrid.set_notes`: run numbers >= 1).
 WINDOW_NOTE_KEY = 0
 #: The key of the note that ``params_field`` names no plotted field (`PlotState.params_notes`).
@@ -92,13 +94,26 @@ class Updates(ShownUpdates):
     def rows(self) -> None:
         """Rows arrived: update now, or reduce them on the worker (`._ahead`) and leave the
         update to the trailing flush; while the plot is busy, taken up as that ends."""
-        if self.ahead.note_if_busy():  # (the loop never waits for the plot's lock)
+        if not self._lock_unless_busy():
             return
-        with self.lock:
+        try:
             if self.throttle.due(time.perf_counter()):
                 self.push()
                 return
+        finally:
+            self.lock.release()
         self.ahead.queue()
+
+    def _lock_unless_busy(self) -> bool:
+        """Take the plot's lock for new rows, unless an update or a reduction holds the plot:
+        then the rows are noted, to be taken up as it ends, and False (the loop never waits for
+        one). A quick holder (a control, a run's start) is waited for, asking again every
+        `BUSY_LOOK_S` whether the plot became busy: an update may take the lock between one
+        look and the wait."""
+        while not self.ahead.note_if_busy():
+            if self.lock.acquire(timeout=BUSY_LOOK_S):
+                return True
+        return False
 
     def _ingest_live(self) -> None:
         """Reduce the rows that came (no widget is touched): `._ahead`, on the worker."""
