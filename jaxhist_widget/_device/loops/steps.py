@@ -115,15 +115,14 @@ def _step(loop: Loop, limit: jax.Array, s: State) -> State:
     # same row wherever it is written (the active lanes), and under vmap reading the body's
     # result after the kept carry has replaced it in place made XLA copy the carry every step
     # (the row write recomputed the body's last operations from the old carry), which cost
-    # more than the row write itself (docs/performance.md). A recorded leaf that is a fixed
-    # carry leaf itself (the default record keeps the whole carry) has row 0 in every row
-    # already: it is never written, so its buffer is never copied into every vmap lane either.
-    rows = loop.rows.take(carry)
-    written = [i for i, x in enumerate(rows) if not loop.carry.is_fixed(x)]
+    # more than the row write itself (docs/performance.md). One row per buffer (a buffer per
+    # dtype): the buffer of the fixed carry leaves recorded as they are (the default record
+    # keeps the whole carry) has row 0 in every row already and is never written.
+    written = loop.rows.written
     bufs = list(s.bufs)
-    new = lanes.write_rows([bufs[i] for i in written], s.n, [rows[i] for i in written], active)
-    for i, b in zip(written, new, strict=True):
-        bufs[i] = b
+    new = lanes.write_rows([bufs[g] for g in written], s.n, loop.rows.take(carry), active)
+    for g, b in zip(written, new, strict=True):
+        bufs[g] = b
     return s._replace(carry=carry, bufs=bufs, n=n, cont=cont)
 
 
