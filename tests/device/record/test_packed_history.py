@@ -68,14 +68,24 @@ def test_a_flush_carries_one_window_per_buffer():
     np.testing.assert_equal(rec.history(), hist.to_numpy())
 
 
-def test_kernels_do_not_grow_with_the_recorded_leaves():
+@pytest.mark.parametrize(
+    "body",
+    [_body, lambda c: (c[0] + 1, {k: v * 0.99 for k, v in c[1].items()})],
+    ids=["affine", "scaled"],
+)
+def test_kernels_do_not_grow_with_the_recorded_leaves(body):
     # A leaf more adds lax's own kernel for its update, and nothing of the loop's: no fill, no
-    # row write and no window per leaf. (With a buffer per leaf: three kernels more a leaf.)
+    # row write and no window per leaf (with a buffer per leaf: three kernels more a leaf), and
+    # no second copy of its update in the row's write (a step run inline on CPU, a cheap
+    # update, v * 0.99, was computed again there: a kernel and a copy more a leaf).
     def extra(n: int) -> int:
         x = _scalars(n)
-        loop = jax.jit(_loop).lower(x).compile().as_text()
-        bare = jax.jit(lambda x: lax.while_loop(lambda c: c[0] < STEPS, _body, (0, x)))
-        return _fusions(loop) - _fusions(bare.lower(x).compile().as_text())
+        cond = lambda c: c[0] < STEPS  # noqa: E731
+        loop = jax.jit(lambda x: jhw.while_loop(cond, body, (0, x), max_steps=STEPS + 2))
+        bare = jax.jit(lambda x: lax.while_loop(cond, body, (0, x)))
+        return _fusions(loop.lower(x).compile().as_text()) - _fusions(
+            bare.lower(x).compile().as_text()
+        )
 
     # (XLA splits a join of many operands once or twice, at a few dozen: then no more)
     assert extra(100) <= extra(40) + 1, (extra(40), extra(100))
