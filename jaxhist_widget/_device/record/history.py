@@ -47,7 +47,7 @@ class Shape(NamedTuple):
     rows: int  #: ``max_steps + 1``: a zero-size leaf's rows (it has no buffer to tell them)
 
 
-@jax.tree_util.register_pytree_node_class
+@jax.tree_util.register_pytree_with_keys_class
 class History:
     """The recorded rows of one `jaxhist_widget.while_loop` run.
 
@@ -134,13 +134,23 @@ class History:
         out._set(tuple(buffers), length, shape)
         return out
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickle and copy make it anew from its parts (it takes no attribute set on it)
+        return (History.packed, (self.buffers, self.length, self._shape))
+
     def tree_flatten(self) -> tuple[tuple[Any, ...], Shape]:
-        return (*self.buffers, self.length), self._shape
+        return (self.buffers, self.length), self._shape
+
+    def tree_flatten_with_keys(self) -> tuple[tuple[Any, ...], Shape]:
+        # paths read .buffers[i] and .length, as the attributes are named
+        keys = (jax.tree_util.GetAttrKey("buffers"), jax.tree_util.GetAttrKey("length"))
+        return tuple(zip(keys, (self.buffers, self.length), strict=True)), self._shape
 
     @classmethod
     def tree_unflatten(cls, shape: Shape, children: Sequence[Any]) -> History:
         # Any objects (tracers, shape structs, None, axis specs): nothing is computed here.
-        return cls.packed(children[:-1], children[-1], shape)
+        buffers, length = children
+        return cls.packed(buffers, length, shape)
 
     def __repr__(self) -> str:
         try:

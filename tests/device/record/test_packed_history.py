@@ -42,6 +42,8 @@ def test_a_record_of_many_scalars_is_one_buffer_per_dtype():
     # the step counter (int32) and the fifty float32 scalars: two buffers, and the length
     assert [b.shape for b in hist.buffers] == [(STEPS + 3, 1), (STEPS + 3, 50)]
     assert len(jax.tree_util.tree_leaves(hist)) == 3
+    paths = [jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_leaves_with_path(hist)]
+    assert paths == [".buffers[0]", ".buffers[1]", ".length"]
     rows = hist.to_numpy()
     for k in (0, 17, 49):
         want = [np.float32(k)]
@@ -205,3 +207,14 @@ def test_a_history_made_by_hand_packs_its_values_the_same_way():
     assert float(g) == pytest.approx(-2 * np.mean(np.arange(3.0) - 1))
     with pytest.raises(ValueError, match="row axis"):
         jhw.History({"x": jnp.ones(3)}, jnp.ones(2, jnp.int32))
+
+
+def test_a_history_pickles_and_copies():
+    import copy
+    import pickle
+
+    (_, _), hist = jax.jit(_loop)(_scalars(3))
+    for other in (pickle.loads(pickle.dumps(hist)), copy.deepcopy(hist), copy.copy(hist)):
+        np.testing.assert_equal(other.to_numpy(), hist.to_numpy())
+    with pytest.raises(AttributeError, match="immutable"):
+        hist.length = 0
