@@ -15,7 +15,7 @@ one process (medians; a ratio's spread is its lowest-highest over the rounds):
 - ``(s64) sweep``: the same over 64 lanes.
 
 On a CPU the MLP is 256-128-256 on a batch of 64 (500 steps) and the sweeps' A 64x16 (1024 and
-64 lanes): sizes a 2-core machine runs in seconds.
+64 lanes): sizes a 2-core machine runs in seconds. ``--quick``: tiny sizes, to check it runs.
 
 Variants: ``bare`` (``lax.while_loop``), ``no stream`` (``stream=False``: the device history
 only), ``nothing`` (streaming, nothing attached), ``Recorder`` (a `Recorder` attached, auto
@@ -202,7 +202,8 @@ def variants(problem, steps: int, size: str, lanes: int) -> dict:
             OPENING[0]: (jax.jit(jax.vmap(lambda r: loop(r, never, stream=False))), rates, None),
             OPENING[1]: (jax.jit(jax.vmap(lambda r: loop(r, never))), rates, None),
         }
-    body, init, record = problem(steps, size if problem is mlp else small)
+    # (a)'s A is 1000x100 on a CPU too (a step of ~10 us there): small only for --quick
+    body, init, record = problem(steps, size if problem is mlp else size == "tiny")
 
     def loop(c, cond=cond, **kw):
         return jhw.while_loop(cond, body, c, max_steps=steps, record=record, **kw)
