@@ -127,7 +127,9 @@ def while_loop(
     carry = prepare(cond_fun, body_fun, init_val)
     init = carry.init()
     user_record = (lambda c: c) if record is None else record
-    plan = rows.plan(lambda m: user_record(carry.full(m)), dtype, init, carry.counting)
+    plan = rows.plan(
+        lambda m: user_record(carry.full(m)), dtype, init, carry.counting, carry.is_fixed
+    )
     consts = (carry.body.consts, carry.cond_jaxpr.consts)
     loop = Loop(cond_fun, carry, plan, max_steps + 1, lanes.batched(init, consts))
     bufs = loop.rows.buffers(loop.max_rows)

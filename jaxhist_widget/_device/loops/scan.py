@@ -159,7 +159,7 @@ def scan(
             layout = dataclasses.replace(
                 layout, stand_ins=stand_ins.from_y(user_record, init, y_fill)
             )
-        answer = streaming.open_run(layout, plan.first)
+        answer = streaming.open_run(layout, plan.first_rows())
         flush = streaming.make_flush(layout)
     else:
         answer, flush, layout = jnp.array(streaming.NOBODY, jnp.int32), None, None
@@ -180,7 +180,7 @@ def _step(f, plan: rows.Rows, max_rows: int, layout, flush, zeros, s: _State, x)
     carry, y = lax.cond(go, f, lambda c, x: (c, zeros), s.carry, x)
     # A skipped step (after a stop) rewrites row `n` with row 0's value, which every row past
     # the History's length holds (see `History`).
-    first = [plan.first[i] for i in plan.kept]
+    first = plan.first_rows()
     new = [jnp.where(go, r, r0) for r, r0 in zip(plan.take((carry, y)), first, strict=True)]
     bufs = _write_rows(list(s.bufs), s.n, new)
     n = s.n + go.astype(jnp.int32)

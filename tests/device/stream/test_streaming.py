@@ -325,11 +325,12 @@ def test_compiled_loop_holds_no_effectful_callback(lanes):
 
 @cpu_only
 @pytest.mark.parametrize("lanes", [None, 4])
-def test_each_leaf_window_is_a_host_call_argument_of_its_own(lanes):
+def test_each_buffer_window_is_a_host_call_argument_of_its_own(lanes):
     # Joined into one array, XLA fused each window's slice into the join, an index computation
     # per element (0.55 ms a MiB against 0.25 ms for the slices, in a loop of host calls; see
     # streaming.py); flattening a window does the same. So a flush hands the host its small
-    # head (header + lane words), then one window per leaf, in its own shape.
+    # head (header + lane words), then one window per history buffer (here an int32 one and a
+    # float32 one), in its own shape: (lanes, rows, columns).
     def loop(x):
         return jhw.while_loop(
             lambda c: c[0] < 30,
@@ -348,9 +349,9 @@ def test_each_leaf_window_is_a_host_call_argument_of_its_own(lanes):
         for line in hlo.splitlines()
         if "xla_ffi_python_cpu_callback" in line
     ]
-    # the loop's last answer (stop, interval, run id), the lane words, then a window per leaf
+    # the loop's last answer (stop, interval, run id), the lane words, then a window per buffer
     lane_words = _wire.LANE_FIELDS * b
-    assert ["3", str(lane_words), f"{b},8", f"{b},8,5"] in operands, operands  # 8 rows
+    assert ["3", str(lane_words), f"{b},8,1", f"{b},8,5"] in operands, operands  # 8 rows
     with jhw.Recorder() as rec:
         _, hist = f(jnp.ones((5,) if lanes is None else (lanes, 5)))
     np.testing.assert_equal(rec.history(), hist.to_numpy())
