@@ -41,17 +41,19 @@ Lock order, the one place it is written (a lock may be taken while holding those
 4. a run's lock (`Run._lock`).
 
 The `jhw.log` run is an entry of the run table like any other (`RunTable.logging`), read and
-changed under the hub's lock. A `TensorBoard` sink's notes lock is taken in its hooks with
-nothing else held; only the worker's lock is taken inside it (it queues its writes). A
-`Store`'s state condition and its writer's connection lock, the worker's lock, `Programs`'
-lock, a `Pace`'s lock, the error reporter's lock, a `jhw.log` run's batch lock, a plot's
-flusher lock and `Ahead` lock, auto mode's cell-plot lock (held while the plot is made and
-shown, on the worker: nothing of the runtime's is taken meanwhile; the plot then `join`s its
-run) and the plot's reduction helpers' pool lock are leaves: nothing is taken while one is
-held. No lock is held while a sink's hooks or user code run, or while waiting for the worker;
-a plot's update waits for its reduction helpers (`ui.reduce.each`) holding the plot's lock,
-and they take no lock. A run's channel is no lock: a hook may take any lock, and a thread
-waits for the channel holding none.
+changed under the hub's lock, by the hub only (`log_run`, `open_log_run`, `stop_log_run`,
+`end_log_block`). A run's rows, status and name are written through its `RunWriter`, which the
+run table's entry holds (the orphan code ends a run through it too). A `TensorBoard` sink's
+notes lock is taken in its hooks with nothing else held; only the worker's lock is taken inside
+it (it queues its writes). A `Store`'s state condition and its writer's connection lock, the
+worker's lock, `Programs`' lock, a `Pace`'s lock, the error reporter's lock, a `jhw.log` run's
+batch lock, a plot's flusher lock and `Ahead` lock, auto mode's cell-plot lock (held while the
+plot is made and shown, on the worker: nothing of the runtime's is taken meanwhile; the plot
+then `join`s its run) and the plot's reduction helpers' pool lock are leaves: nothing is taken
+while one is held. No lock is held while a sink's hooks or user code run, or while waiting for
+the worker; a plot's update waits for its reduction helpers (`ui.reduce.each`) holding the
+plot's lock, and they take no lock. A run's channel is no lock: a hook may take any lock, and a
+thread waits for the channel holding none.
 
 Exceptions never propagate into XLA (that would kill the computation and its device history):
 they are reported (`report`) once per sink, run and hook (`_hub_sinks`).
@@ -60,11 +62,10 @@ they are reported (`report`) once per sink, run and hook (`_hub_sinks`).
 from __future__ import annotations
 
 import atexit
-import contextlib
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -74,13 +75,13 @@ from ..._wire import NEVER, Chunk, Layout, answer
 from ..interrupts import InterruptBridge
 from ._hub_chunks import chunk_end, lane_groups
 from ._hub_orphans import Orphans
-from ._hub_runs import ABANDONED, ENDED, OPEN, Entry, RunTable
+from ._hub_runs import ABANDONED, ENDED, OPEN, Entry, LogTurn, RunTable
 from ._hub_sinks import SinkCalls
 from ._naming import run_name
 from ._programs import Programs
 from ._protocol import HubSink
 from ._report import report
-from ._run import STATUSES, Run, lane_index
+from ._run import STATUSES, Run, RunWriter, lane_index
 from ._worker import Worker
 
 __all__ = ["EXIT_DRAIN_S", "HUB", "Hub"]
@@ -180,8 +181,9 @@ class Hub:
     def _register(self, layout: Layout, sinks: tuple[HubSink, ...]) -> Entry:
         """A new run of ``sinks`` in the table, its channel taken by this thread until
         `_start` has told its sinks (caller holds the hub's lock): whatever else of the run
-        comes meanwhile (an abandon, its rows from another thread) waits behind its start."""
-        entry = Entry(Run(self._runs.new_id(), layout), sinks, opened_for=sinks)
+        comes meanwhile (an abandon, its rows from another thread) waits behind its start.
+        Its writer stays in the table."""
+        entry = Entry(RunWriter(Run(self._runs.new_id(), layout)), sinks, opened_for=sinks)
         entry.first_interval = min(entry.pace.first(layout), layout.chunk)
         self.worker.hold(entry.run.id)  # a fresh key: taken at once (the worker's is a leaf)
         self._runs.add(entry)
@@ -191,7 +193,7 @@ class Hub:
         """Tell a run's sinks that it started, in its channel (held since `_register`)."""
         run = entry.run
         try:
-            run.name, run.name_given = run_name(entry.sinks)  # before any sink sees the run
+            entry.rows.named(*run_name(entry.sinks))  # before any sink sees the run
             for sink in entry.sinks:
                 self._calls.call(sink, "_start", run)
             if self.interrupts.aborting:  # a press is on its way to the main thread: let it
@@ -199,28 +201,45 @@ class Hub:
         finally:
             self.worker.release(run.id)
 
+    # --------------------------------------------------------- the `jhw.log` run
+    # `jhw.log` (`sinks._log`) keeps its run's state on the host (``state``); the table holds
+    # which run is the one open, read and changed here only, under the hub's lock.
+    def log_run(self, sinks: tuple[HubSink, ...]) -> LogTurn:
+        """What a `jhw.log` call of ``sinks`` finds (`RunTable.log_turn`): whether their
+        block's run was stopped, the state of their run open now, and another block's run,
+        taken out of the table for the caller to end."""
+        with self._lock:
+            return self._runs.log_turn(sinks)
+
     def open_log_run(
         self, layout: Layout, sinks: tuple[HubSink, ...], state: Callable[[int, int], Any]
-    ) -> Entry | None:
-        """The run `jhw.log` streams to for ``sinks``: the one open (another thread's call
-        opened it), or one opened now whose state there is ``state(run_id, first_interval)``;
-        None while the open one is of other sinks (the caller ends it first)."""
+    ) -> Any:
+        """The state of the run `jhw.log` streams to for ``sinks``: the one open (another
+        thread's call opened it), or one opened now, ``state(run_id, first_interval)``; None
+        while the open one is of other sinks (the caller ends it first)."""
         with self._lock:
             entry = self._runs.logging
             if entry is not None:
-                return entry if entry.opened_for == sinks else None
+                return entry.host if entry.opened_for == sinks else None
             entry = self._register(layout, sinks)
             entry.host = state(entry.run.id, entry.first_interval)
-            self._runs.logging = entry
+            self._runs.set_log(entry)
         self._start(entry)
-        return entry
+        return entry.host
 
-    @contextlib.contextmanager
-    def table(self) -> Iterator[RunTable]:
-        """The run table under the hub's lock, for a quick look or change (`jhw.log`'s run):
-        no hook runs and nothing is waited for inside."""
+    def stop_log_run(self, state: Any, sinks: tuple[HubSink, ...]) -> None:
+        """The `jhw.log` run whose state is ``state`` was stopped: no call joins it, and the
+        calls of ``sinks``' block find it stopped (`log_run`) until the block ends."""
         with self._lock:
-            yield self._runs
+            self._runs.stop_log(state, sinks)
+
+    def end_log_block(self, sink: HubSink) -> Any:
+        """A block of ``sink`` ends: the state of the `jhw.log` run it opened, taken out of
+        the table for the caller to end (None if there is none)."""
+        with self._lock:
+            return self._runs.end_log_block(sink)
+
+    # ------------------------------------------------------------ called from the device
 
     def receive_chunk(self, layout: Layout, head: np.ndarray, *windows: np.ndarray) -> np.ndarray:
         """Deliver one flush (ending the run if no lane runs on); returns `_wire.answer`.
@@ -246,7 +265,7 @@ class Hub:
             entry.chunks += 1
             interval = entry.pace.interval(layout, chunk.rows, arrived)
             # When its rows came: now, in this call (not when the worker files them later).
-            entry.run._arrived(chunk_end(chunk), arrived)
+            entry.rows.arrived(chunk_end(chunk), arrived)
             # In its run's channel already (`jhw.log`'s batches are sent from the worker): filed
             # at once, or it would be filed after whatever of the run waits behind this task.
             here = self.worker.holds(entry.run.id)
@@ -296,18 +315,19 @@ class Hub:
             resumed = entry.state == ABANDONED
             if resumed:  # it was given up for dead, and is alive after all
                 self._runs.move(entry, OPEN)
-                run._reopen()
+                entry.rows.reopen()
         for sink in entry.sinks if resumed else ():
             self._calls.call(sink, "_resume", run)
         if resumed:
             if self.programs.ended(entry.program):  # it was not: the host cannot tell
                 self.programs.mistaken(entry.program)
             self._orphans.watch(entry)
-        run._ensure_lanes(chunk.lanes)
+        entry.rows.lanes(chunk.lanes)
         touched, groups = lane_groups(chunk, run.id)
         for (start, n, at), group in groups:
             pick = lane_index(group)
-            run.append_lanes(group, int(start), [x[pick, at : at + n] for x in chunk.leaves])
+            leaves = [x[pick, at : at + n] for x in chunk.leaves]
+            entry.rows.append_lanes(group, int(start), leaves)
         if touched:
             for sink in entry.sinks:
                 self._calls.notify_rows(sink, run, touched)
@@ -319,7 +339,7 @@ class Hub:
             if entry.state == ENDED:
                 return
             self._runs.move(entry, ENDED)
-            entry.run._finish(codes)
+            entry.rows.finish(codes)
         self.programs.release(entry.program)
         for sink in entry.sinks:
             self._calls.notify_end(sink, entry.run)
