@@ -136,24 +136,31 @@ class Hub:
             return [e.run for e in self._runs.entries() if e.state == OPEN]
 
     def join(self, run: Run, sink: HubSink) -> None:
-        """Make ``sink`` a sink of ``run`` from now on, as if attached when it started.
+        """Make ``sink`` (and its companions) a sink of ``run`` from now on, as if attached
+        when it started.
 
-        ``sink`` starts the run, gets its rows so far, and every update after; if the run has
-        ended meanwhile it ends for ``sink`` too. Call it on the run's own worker key (as auto
+        Each starts the run, gets its rows so far, and every update after; if the run has
+        ended meanwhile it ends for them too. Call it on the run's own worker key (as auto
         mode does, `Worker.submit` with ``run.id``), so that no chunk of the run is filed while
-        it joins.
+        they join.
         """
-        self._calls.call(sink, "_start", run)
+        with self._lock:
+            entry = self._runs.get(run.id)
+            had = entry.sinks if entry is not None and entry.run is run else ()
+        joining = [s for s in self._calls.streams((sink,)) if s not in had]
+        for s in joining:
+            self._calls.start(s, run)
         with self._lock:
             entry = self._runs.get(run.id)
             live = entry is not None and entry.run is run and entry.state != ENDED
-            if live and entry is not None and sink not in entry.sinks:  # (entry: live says so)
-                entry.sinks = (*entry.sinks, sink)
+            if live and entry is not None:  # (entry: live says so)
+                entry.sinks = (*entry.sinks, *(s for s in joining if s not in entry.sinks))
         lanes = [i for i, n in enumerate(run.counts) if n]
-        if lanes:
-            self._calls.notify_rows(sink, run, lanes)
-        if not live:
-            self._calls.notify_end(sink, run)
+        for s in joining:
+            if lanes:
+                self._calls.rows(s, run, lanes)
+            if not live:
+                self._calls.end(s, run)
 
     # ------------------------------------------------------------ called from the device
     def open_run(self, layout: Layout, token: Any = None) -> np.ndarray:
@@ -167,7 +174,9 @@ class Hub:
                 sinks = tuple(self._attached)
                 if not sinks:
                     return np.array([self._runs.new_id(), NEVER], np.int32)
-                entry = self._register(layout, sinks)
+            streams = self._calls.streams(sinks)  # (asked of the sinks with no lock held)
+            with self._lock:
+                entry = self._register(layout, sinks, streams)
                 entry.program = self.programs.opened()  # (this host call's thread)
             self._start(entry)
             self._orphans.watch(entry)
@@ -178,12 +187,14 @@ class Hub:
             report(e, "open_run")
             return np.array([0, NEVER], np.int32)
 
-    def _register(self, layout: Layout, sinks: tuple[HubSink, ...]) -> Entry:
-        """A new run of ``sinks`` in the table, its channel taken by this thread until
-        `_start` has told its sinks (caller holds the hub's lock): whatever else of the run
-        comes meanwhile (an abandon, its rows from another thread) waits behind its start.
-        Its writer stays in the table."""
-        entry = Entry(RunWriter(Run(self._runs.new_id(), layout)), sinks, opened_for=sinks)
+    def _register(
+        self, layout: Layout, sinks: tuple[HubSink, ...], streams: tuple[HubSink, ...]
+    ) -> Entry:
+        """A new run of ``sinks`` (streaming to ``streams``: them and their companions) in
+        the table, its channel taken by this thread until `_start` has told its sinks (caller
+        holds the hub's lock): whatever else of the run comes meanwhile (an abandon, its rows
+        from another thread) waits behind its start. Its writer stays in the table."""
+        entry = Entry(RunWriter(Run(self._runs.new_id(), layout)), streams, opened_for=sinks)
         entry.first_interval = min(entry.pace.first(layout), layout.chunk)
         self.worker.hold(entry.run.id)  # a fresh key: taken at once (the worker's is a leaf)
         self._runs.add(entry)
@@ -193,9 +204,11 @@ class Hub:
         """Tell a run's sinks that it started, in its channel (held since `_register`)."""
         run = entry.run
         try:
-            entry.rows.named(*run_name(entry.sinks))  # before any sink sees the run
+            # Named by the sinks attached (a plot's store copy names no run), before any sink
+            # sees it.
+            entry.rows.named(*run_name(entry.opened_for))
             for sink in entry.sinks:
-                self._calls.call(sink, "_start", run)
+                self._calls.start(sink, run)
             if self.interrupts.aborting:  # a press is on its way to the main thread: let it
                 self._press(True)
         finally:
@@ -217,11 +230,12 @@ class Hub:
         """The state of the run `jhw.log` streams to for ``sinks``: the one open (another
         thread's call opened it), or one opened now, ``state(run_id, first_interval)``; None
         while the open one is of other sinks (the caller ends it first)."""
+        streams = self._calls.streams(sinks)
         with self._lock:
             entry = self._runs.logging
             if entry is not None:
                 return entry.host if entry.opened_for == sinks else None
-            entry = self._register(layout, sinks)
+            entry = self._register(layout, sinks, streams)
             entry.host = state(entry.run.id, entry.first_interval)
             self._runs.set_log(entry)
         self._start(entry)
@@ -317,7 +331,7 @@ class Hub:
                 self._runs.move(entry, OPEN)
                 entry.rows.reopen()
         for sink in entry.sinks if resumed else ():
-            self._calls.call(sink, "_resume", run)
+            self._calls.resume(sink, run)
         if resumed:
             if self.programs.ended(entry.program):  # it was not: the host cannot tell
                 self.programs.mistaken(entry.program)
@@ -330,7 +344,7 @@ class Hub:
             entry.rows.append_lanes(group, int(start), leaves)
         if touched:
             for sink in entry.sinks:
-                self._calls.notify_rows(sink, run, touched)
+                self._calls.rows(sink, run, touched)
 
     def _end(self, entry: Entry, codes: list[int]) -> None:
         """End the run with each lane's status code, and tell its sinks (once; in the run's
@@ -342,7 +356,7 @@ class Hub:
             entry.rows.finish(codes)
         self.programs.release(entry.program)
         for sink in entry.sinks:
-            self._calls.notify_end(sink, entry.run)
+            self._calls.end(sink, entry.run)
 
     # ---------------------------------------------------------------- called by sinks
     def abandon_runs(self, sink: HubSink) -> None:
@@ -372,18 +386,21 @@ class Hub:
                 self._orphans.settle(e)
 
     def take_exit(self, sink: HubSink) -> BaseException | None:
-        """A `BaseException` (``SystemExit``, ``KeyboardInterrupt``) one of ``sink``'s hooks
-        raised inside a callback, to be raised again where the sink's block or call ends."""
-        return self._calls.take_exit(sink)
+        """A `BaseException` (``SystemExit``, ``KeyboardInterrupt``) one of the hooks of
+        ``sink`` or its companions raised inside a callback, to be raised again where the
+        sink's block or call ends."""
+        raised = [self._calls.take_exit(s) for s in self._calls.streams((sink,))]
+        return next((e for e in reversed(raised) if e is not None), None)
 
     def drain(self, sink: HubSink) -> None:
-        """Wait until the rows of ``sink``'s runs are filed and it was given every update (its
-        own timed work on the worker included)."""
+        """Wait until the rows of ``sink``'s runs are filed and it and its companions were
+        given every update (their own timed work on the worker included)."""
         with self._lock:
             ids = [e.run.id for e in self._runs.entries() if sink in e.sinks]
         for rid in ids:
             self.worker.drain(rid)
-        self.worker.drain(sink)
+        for s in self._calls.streams((sink,)):
+            self.worker.drain(s)
 
     # ------------------------------------------------------------------- process exit
     def at_exit(self, step: Callable[[], None]) -> None:
@@ -404,7 +421,7 @@ class Hub:
                 self.programs.wait()
                 with self._lock:
                     keys: list[Any] = [e.run.id for e in self._runs.entries()]
-                keys += list(self._ever_attached)
+                keys += list(self._calls.streams(tuple(self._ever_attached)))
                 deadline = time.monotonic() + EXIT_DRAIN_S
                 for key in keys:
                     if not self.worker.drain(key, max(0.0, deadline - time.monotonic())):
@@ -421,10 +438,11 @@ class Hub:
     def _press(self, abort: bool) -> bool:
         """A press while sinks are armed: stop the runs in flight of armed sinks (all of them
         when ``abort``); False if there was none to stop."""
+        calls = self._calls
         targets = [
             s
             for s in self.interrupts.armed()
-            if self._calls.ask(s, "running", default=False) and (abort or not s.stop_requested)
+            if calls.running(s) and (abort or not calls.stop_requested(s))
         ]
         for sink in targets:
             sink.stop()

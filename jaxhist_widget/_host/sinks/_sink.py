@@ -101,6 +101,12 @@ class Sink:
             and "_should_stop" not in own
         )
 
+    @property
+    def _companions(self) -> tuple[Sink, ...]:
+        """Sinks that get every run this one gets, with it (a plot's store and TensorBoard
+        copies): the hub joins them to the run, before this sink (`HubSink._companions`)."""
+        return ()
+
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._in_flight: set[int] = set()  # ids of runs streaming here that have not ended
