@@ -133,6 +133,21 @@ def test_private_reaches_stay_at_their_low() -> None:
     )
 
 
+#: The modules that make a run's writer (`RunWriter`): the hub, for a run streaming in, and the
+#: store's reader, for a run read back (its format migration too).
+RUN_WRITERS = {"_host/runtime/_hub.py", "_host/store/_stored.py", "_host/store/_migrate.py"}
+
+
+def test_only_the_hub_and_the_store_reader_write_runs() -> None:
+    makers = {
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("RunWriter")
+    }
+    assert makers == RUN_WRITERS
+
+
 def test_the_count_sees_each_kind_of_reach(tmp_path: Path) -> None:
     """A reach into another module's object is counted (read, write, a call); an object's own
     state, its own module's, a protocol's member, a library's private and a sunder are not."""
