@@ -36,7 +36,7 @@ from IPython.core.magic import (
 )
 from IPython.display import display
 
-from .._host import HUB, Sink, Store, TensorBoard
+from .._host import HUB, Sink, Store, TensorBoard, name_runs
 from ..ui import LivePlot
 from ._cell_sinks import _CellPlot, _CellSink
 from ._options import (
@@ -164,7 +164,7 @@ class JaxHistMagics(Magics):
         __tracebackhide__ = True  # a failing cell shows the user's frames, not the magic's
         live, name, tensorboard = self._begin_cell(line)
         try:
-            with live._naming(*name), tensorboard or contextlib.nullcontext(), live:
+            with name_runs(live, *name), tensorboard or contextlib.nullcontext(), live:
                 return self._run_body(cell)
         finally:
             self._file_cell_runs()
@@ -190,7 +190,7 @@ class JaxHistMagics(Magics):
     def _enter_cell(self, line: str) -> None:
         """Line 1 of a rewritten ``%%jaxhist`` cell: attach the cell's plot until it ends."""
         live, name, tensorboard = self._begin_cell(line)
-        self._cell_names.enter_context(live._naming(*name))
+        self._cell_names.enter_context(name_runs(live, *name))
         if tensorboard is not None:
             tensorboard.__enter__()
             self._cell_tensorboard = tensorboard
@@ -341,7 +341,8 @@ class JaxHistMagics(Magics):
             return
         sink = _CellSink(lambda cell_sink: self._new_cell_plot(options, output, named, cell_sink))
         # Its runs are named after the cell (`In [N]` while it runs), unless named otherwise.
-        self._cell_names.enter_context(sink._naming(f"cell {_cell_to_run(self.shell)}", False))
+        cell = f"cell {_cell_to_run(self.shell)}"
+        self._cell_names.enter_context(name_runs(sink, cell, False))
         if self._auto_tensorboard is not None:  # every run of the cell, whatever draws it
             self._auto_tensorboard.__enter__()
             self._auto_cell_tensorboard = self._auto_tensorboard

@@ -6,7 +6,8 @@
   ``_hub_orphans`` the runs whose program ended without a last flush, or nobody waits for;
 - ``_programs``: `Programs`, whether the device has passed the programs dispatched so far (a
   block's wait) and whether a run's program has ended;
-- ``_run``: `Run`, the rows the host received for one run, shared by its sinks;
+- ``_run``: `Run`, the rows the host received for one run, shared by its sinks, and its one
+  `RunWriter` (the hub's, or the store reader's);
 - ``_protocol``: `HubSink`, what the hub asks of a sink (it imports no sink class);
 - ``_naming``: the name a run takes where it starts, and the names a runner makes up;
 - ``_worker``: the one background `Worker`, keyed work in order per key (a run's channel);
@@ -25,7 +26,7 @@ from ._naming import call_name, check_name
 from ._programs import Program, Programs, wait_for
 from ._protocol import HubSink
 from ._report import log, report
-from ._run import STATUSES, Run
+from ._run import STATUSES, Run, RunWriter
 from ._worker import MAX_PENDING, Timer, Worker
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "Program",
     "Programs",
     "Run",
+    "RunWriter",
     "Timer",
     "Worker",
     "call_name",

@@ -64,11 +64,11 @@ class Orphans:
             if entry.state != OPEN or (not ended and any(s.attached for s in entry.sinks)):
                 return False
             self._runs.move(entry, ABANDONED)
-            entry.run._finish([FAILED] * max(1, len(entry.run.statuses)))
+            entry.rows.finish([FAILED] * max(1, len(entry.run.statuses)))
         # Asked before the sinks' `_end` drops their requests: should it come back, it stops.
         entry.stop = entry.stop or self._calls.stop_asked(entry.sinks, entry.run)
         for s in entry.sinks:
-            if self._calls.notify_end(s, entry.run):  # queued behind the sink's updates:
+            if self._calls.end(s, entry.run):  # queued behind the sink's updates:
                 self._worker.drain(s)  # told before the channel goes on (a resume, say)
         return True
 

@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from ..runtime import HUB, Run, call_name, check_name, wait_for
 from . import _log
 
-__all__ = ["Sink"]
+__all__ = ["Sink", "name_runs"]
 
 T = TypeVar("T")
 
@@ -100,6 +100,12 @@ class Sink:
             and "on_rows" not in own
             and "_should_stop" not in own
         )
+
+    @property
+    def _companions(self) -> tuple[Sink, ...]:
+        """Sinks that get every run this one gets, with it (a plot's store and TensorBoard
+        copies): the hub joins them to the run, before this sink (`HubSink._companions`)."""
+        return ()
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
@@ -376,6 +382,14 @@ class Sink:
             return future.result()
         finally:
             self.detach()
+
+
+def name_runs(sink: Sink, name: str | None, given: bool) -> contextlib.AbstractContextManager:
+    """Name the runs that start while ``sink`` is attached until the block ends, as
+    ``sink.named`` does without attaching it (``given``: the user's name; else a made-up one,
+    which the sink's own `Sink.name` overrides; None: no name). For the %%jaxhist magic:
+    ``--name``, and ``cell 7`` for a cell's runs."""
+    return sink._naming(name, given)
 
 
 def _wait_for_device(poll: float = 0.01) -> None:

@@ -309,7 +309,7 @@ def show_lane_probe(
     for key, idx in grid._groups.get(number, []) if lines else []:
         wanted[key] = [by_series[i] for i in idx if i in by_series]
     for key, chart in grid.charts.items():
-        for n, r in chart._runs.items():
+        for n, r in chart.runs.items():
             probe = next((e for e in r.extras if isinstance(e, LaneProbe)), None)
             show = wanted.get(key, []) if n == number else []
             if probe is None and show:

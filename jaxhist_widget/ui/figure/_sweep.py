@@ -51,7 +51,7 @@ def rename_lanes(
     """Name run ``number``'s drawn lanes ``names`` on ``chart`` (a `LiveFigure`), each drawn for
     ``roles`` ("" for none), with their lane indices ``ids`` and the ``hidden`` ones (the
     legend's toggles): its hover labels, colours and legend follow."""
-    r = chart._runs.get(number)
+    r = chart.runs.get(number)
     if r is None or not r.marks:
         return
     r.lane_names, r.lane_roles = list(names), list(roles)
@@ -68,7 +68,7 @@ def flag_ends(chart: Any, number: int, flags: Sequence[np.ndarray]) -> None:
     series drawn there, ``(n, 2)`` steps and values); its `DivergedEnds` is made once one
     does."""
     points = np.concatenate([np.reshape(f, (-1, 2)) for f in flags] or [np.zeros((0, 2))])
-    r = chart._runs.get(number)
+    r = chart.runs.get(number)
     if r is None:
         return
     ends = next((e for e in r.extras if isinstance(e, DivergedEnds)), None)
@@ -182,7 +182,7 @@ def mark_runaways(chart: Any, left: dict[int, tuple[int, int]]) -> bool:
     Returns whether a legend entry changed."""
     lo, hi = float(chart.y_scale.min), float(chart.y_scale.max)
     changed = False
-    for r in list(chart._runs.values()):
+    for r in list(chart.runs.values()):
         if not r.batched or not r.marks:
             continue
         ups, downs = _exits(r, lo, hi, chart.log, chart.log_x)

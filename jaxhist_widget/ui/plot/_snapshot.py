@@ -93,7 +93,7 @@ def _chart(fig: Any, most: int) -> ChartPicture:
     a smoothed line over its faint raw one), each with its colour, dash and opacity, and the
     shown runs' extras (bands, heatmap images, a path's ends)."""
     lines, images, over = [], [], []
-    shown, left_out = _latest_runs([r for r in fig._runs.values() if not r.hidden], most)
+    shown, left_out = _latest_runs([r for r in fig.runs.values() if not r.hidden], most)
     for r in shown:
         for extra in r.extras:
             if isinstance(extra, BandExtra):
@@ -252,7 +252,7 @@ def _drawn_chart(key: str, fig: Any, index: dict[int, int], legend: list[str]) -
     lines: list[DrawnLine] = []
     bands: list[DrawnBand] = []
     flags = [np.zeros((0, 2))]
-    runs = [r for r in fig._runs.values() if not r.hidden]
+    runs = [r for r in fig.runs.values() if not r.hidden]
     for smoothed in (False, True):
         for r in runs:
             marks, points = (r.smoothed, r.smoothed_points) if smoothed else (r.marks, r.points)

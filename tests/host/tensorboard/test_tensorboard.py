@@ -25,6 +25,7 @@ import pytest
 
 import jaxhist_widget as jhw
 from jaxhist_widget._host import Run
+from jaxhist_widget._host.runtime import RunWriter
 from jaxhist_widget._host.tensorboard import _files as _tensorboard_files
 from jaxhist_widget._host.tensorboard._files import RunFiles
 from jaxhist_widget._wire import Layout
@@ -351,10 +352,11 @@ def synthetic(dtype, values):
     """A real `Run` of one scalar leaf of ``dtype`` holding ``values``, ended."""
     tree = jax.tree_util.tree_structure(0)
     run = Run(1, Layout(("v",), ((),), (dtype,), tree, len(values), 8, None))
-    run.name = dtype
-    run._ensure_lanes(None)
-    run.append(0, 0, [np.asarray(values, dtype)])
-    run._finish([1])
+    rows = RunWriter(run)
+    rows.named(dtype, False)
+    rows.lanes(None)
+    rows.append(0, 0, [np.asarray(values, dtype)])
+    rows.finish([1])
     return run
 
 
@@ -390,10 +392,11 @@ def test_a_histogram_counts_the_finite_components(tmp_path):
     )
     tree = jax.tree_util.tree_structure(0)
     run = Run(1, Layout(("x",), ((12,),), ("float32",), tree, 3, 8, None))
-    run.name = "nan"
-    run._ensure_lanes(None)
-    run.append(0, 0, [x])
-    run._finish([1])
+    rows = RunWriter(run)
+    rows.named("nan", False)
+    rows.lanes(None)
+    rows.append(0, 0, [x])
+    rows.finish([1])
     [folder] = jhw.to_tensorboard(run, tmp_path)
     steps, [full, empty, flat] = read_events(folder).histograms["x"]
     assert steps.tolist() == [0, 1, 2]
@@ -417,13 +420,14 @@ def test_a_failing_write_is_reported_once_and_the_run_goes_on(tmp_path):
 def test_a_write_cut_short_leaves_no_half_record_and_is_tried_again(tmp_path, monkeypatch):
     tree = jax.tree_util.tree_structure(0)
     run = Run(1, Layout(("v",), ((),), ("float32",), tree, 100, 8, None))
-    run._ensure_lanes(3)
+    writer = RunWriter(run)
+    writer.lanes(3)
     rows = np.arange(300, dtype=np.float32).reshape(3, 100)
-    run.append_lanes([0, 1, 2], 0, [rows[:, :40]])
+    writer.append_lanes([0, 1, 2], 0, [rows[:, :40]])
     files = RunFiles(tmp_path, "cut", run)
     wall = lambda *_, steps: np.full(len(steps), 1e9)  # noqa: E731
     files.write(run, wall)
-    run.append_lanes([0, 1, 2], 40, [rows[:, 40:]])
+    writer.append_lanes([0, 1, 2], 40, [rows[:, 40:]])
     real, calls = os.write, []
 
     def full_disk(fd, data):
