@@ -47,6 +47,7 @@ SERIAL_FILES = {
     "tests/host/tensorboard/test_tensorboard.py": "files read while the run goes on",
     "tests/ui/plot/test_widget.py": "update rates",
     "tests/ui/plot/test_throttle.py": "update rates",
+    "tests/ui/plot/test_copies.py": "a slow copy's time kept out of the plot's",
 }
 
 
