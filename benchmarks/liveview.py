@@ -50,54 +50,57 @@ TARGETS = {"rate": 10.0, "busiest": 25, "message": 64 * KB, "wall": 1.10, "growt
 
 # ----------------------------------------------------------------------------- in process
 def fake_run(lanes: int | None, fields: int):
-    """A `Run` of ``fields`` float32 scalars, filled by hand (no JAX): the live view only
-    reads rows from it."""
+    """The writer of a `Run` of ``fields`` float32 scalars, to fill it by hand (no JAX; its
+    ``.run``: the live view only reads rows from it)."""
     import jax
 
     from jaxhist_widget._host import Run
+    from jaxhist_widget._host.runtime import RunWriter
     from jaxhist_widget._wire import Layout
 
     names = tuple(f"f{k}" for k in range(fields))
     treedef = jax.tree_util.tree_structure(dict.fromkeys(names, 0))
     layout = Layout(names, ((),) * fields, ("<f4",) * fields, treedef, 10**7, 1024, None)
-    run = Run(1, layout)
-    run._ensure_lanes(lanes)
-    return run
+    rows = RunWriter(Run(1, layout))  # the hub's half: it fills the run
+    rows.lanes(lanes)
+    return rows
 
 
-def append(run, lanes: int, start: int, n: int, rng: np.random.Generator) -> None:
+def append(rows, lanes: int, start: int, n: int, rng: np.random.Generator) -> None:
     steps = np.arange(start, start + n)
     for lane in range(lanes):
         leaves = [
             (np.exp(-steps / 2e5) * (1 + 0.1 * rng.standard_normal(n)) + k).astype(np.float32)
-            for k in range(len(run.layout.names))
+            for k in range(len(rows.run.layout.names))
         ]
-        run.append(lane, start, leaves)
+        rows.append(lane, start, leaves)
 
 
 def work(live: LivePlot) -> int:
-    return sum(s.work for d in live._state.drawn for s in d.series.values())
+    """Values reduced and buckets touched so far by ``live``'s updates (`PlotDrawing.work`)."""
+    return live.drawing().work
 
 
 def update_cost(n: int, repeat: int) -> tuple[float, float, float]:
     """(ms per update, values reduced per update, ms to re-decimate everything) after n rows."""
     rng = np.random.default_rng(0)
-    run = fake_run(None, 3)
+    filled = fake_run(None, 3)
+    run = filled.run
     live = LivePlot(smoothing=SMOOTHING)
     live.on_start(run)
     done = 0
     while done < n:  # arrive in chunks, updating now and then, as a run does
         k = min(65_536, n - done)
-        append(run, 1, done, k, rng)
+        append(filled, 1, done, k, rng)
         done += k
-        live._push(final=False)
+        live.refresh()
     times, works = [], []
     for _ in range(repeat):
-        append(run, 1, done, 1000, rng)
+        append(filled, 1, done, 1000, rng)
         done += 1000
         w = work(live)
         t = time.perf_counter()
-        live._push(final=False)
+        live.refresh()
         times.append(time.perf_counter() - t)
         works.append(work(live) - w)
     y = run.lane_rows(0)[0].astype(np.float64)
@@ -118,11 +121,12 @@ def message_bytes(widget) -> int:
 
 def widest_message(lanes: int, rows: int) -> int:
     rng = np.random.default_rng(1)
-    run = fake_run(lanes, 2)
+    filled = fake_run(lanes, 2)
+    run = filled.run
     live = LivePlot(smoothing=SMOOTHING)
     live.on_start(run)
-    append(run, lanes, 0, rows, rng)
-    live._push(final=False)
+    append(filled, lanes, 0, rows, rng)
+    live.refresh()
     return max(message_bytes(m) for f in live.figures for m in f.marks)
 
 
@@ -183,12 +187,13 @@ def timed(kind, rep):
         display(sink)
         costs = []
         real = sink._updates.push
-        def push_now(final, ended=None):
+        def push_now(ended=None):
             t = time.perf_counter()
-            real(final, ended)
-            d = sink._state.drawn[-1] if sink._state.drawn else None
-            step = max(d.run.counts) if d is not None and d.run.counts else 0
-            costs.append((step, time.perf_counter() - t))
+            real(ended)
+            cost = time.perf_counter() - t
+            runs = sink.runs
+            step = max(runs[-1].counts) if runs and runs[-1].counts else 0
+            costs.append((step, cost))
         sink._updates.push = push_now
     else:
         sink, costs = jhw.Recorder(), []

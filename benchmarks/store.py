@@ -45,6 +45,7 @@ import numpy as np
 import jaxhist_widget as jhw
 from jaxhist_widget import _wire
 from jaxhist_widget._host import Run
+from jaxhist_widget._host.runtime import RunWriter
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -206,7 +207,8 @@ def filing_cost(quick):
     for label, lanes, shapes, per, n_chunks in cases:
         layout = synthetic_layout(["a", "b"][: len(shapes)], shapes, per * n_chunks)
         run = Run(1, layout)
-        run._ensure_lanes(lanes)
+        rows = RunWriter(run)  # the hub's half: it fills the run
+        rows.lanes(lanes)
         store = jhw.Store(Path(tempfile.mkdtemp()) / "filing.db")
         store._start(run)
         store.flush()
@@ -215,7 +217,7 @@ def filing_cost(quick):
         cpu = copy = 0.0
         for k in range(n_chunks):
             part = [rng.random((b, per, *s), np.float32) for s in shapes]
-            run.append_lanes(list(range(b)), k * per, part)
+            rows.append_lanes(list(range(b)), k * per, part)
             t = time.process_time()
             for x in part:
                 np.copy(x)

@@ -34,6 +34,7 @@ import numpy as np
 
 import jaxhist_widget as jhw
 from jaxhist_widget._host import Run
+from jaxhist_widget._host.runtime import RunWriter
 from jaxhist_widget._host.store import _legacy as legacy
 from jaxhist_widget._host.store._stored import layout_of
 
@@ -59,14 +60,15 @@ def chunks(workload, quick):
     return layout, lanes, parts
 
 
-def feed(run, parts, write):
-    """Append each chunk to ``run`` and file it with ``write(run, start, stop)``; CPU s."""
+def feed(rows, parts, write):
+    """Append each chunk through ``rows`` (a run's writer) and file it with ``write(run, start,
+    stop)``; CPU s."""
     cpu, at = 0.0, 0
     for part in parts:
         n = part[0].shape[1]
-        run.append_lanes(list(range(part[0].shape[0])), at, part)
+        rows.append_lanes(list(range(part[0].shape[0])), at, part)
         t = time.process_time()
-        write(run, at, at + n)
+        write(rows.run, at, at + n)
         cpu += time.process_time() - t
         at += n
     return cpu
@@ -75,8 +77,8 @@ def feed(run, parts, write):
 def blocks(folder, layout, lanes, parts):
     path = folder / "blocks.db"
     store = jhw.Store(path)
-    run = Run(1, layout)
-    run._ensure_lanes(lanes)
+    rows = _run(layout, lanes)
+    run = rows.run
     store._start(run)
     store.flush()  # the file made and its run's line filed: a user keeps a store open
     t = time.process_time()
@@ -85,8 +87,8 @@ def blocks(folder, layout, lanes, parts):
         store.on_rows(run, [])
         store.flush()
 
-    feed(run, parts, write)
-    run._finish([1] * len(run.counts))
+    feed(rows, parts, write)
+    rows.finish([1] * len(run.counts))
     store._end(run)
     store.flush()
     cpu = time.process_time() - t  # worker and caller: filing is all this process does
@@ -212,9 +214,10 @@ def long(folder, layout, lanes, parts):
 
 
 def _run(layout, lanes):
-    run = Run(1, layout)
-    run._ensure_lanes(lanes)
-    return run
+    """A run of ``lanes``, and the writer that fills it (the hub's half)."""
+    rows = RunWriter(Run(1, layout))
+    rows.lanes(lanes)
+    return rows
 
 
 def _j(value):

@@ -79,7 +79,7 @@ def main() -> None:
     every = np.concatenate(loss)
     every = every[np.isfinite(every)]
     start = time.perf_counter()
-    live._push(final=True)
+    live.refresh()
     update = time.perf_counter() - start
     scale = live.figure.axes[1].scale
     shown = (float(scale.min), float(scale.max))

@@ -142,14 +142,16 @@ def overhead_table(problems, repeat, folder):
 
 # --------------------------------------------------------------------------- writer cost
 def synthetic_run(shape, lanes, rows):
+    """A run of ``lanes`` and the writer that fills it (the hub's half)."""
     from jaxhist_widget._host import Run
+    from jaxhist_widget._host.runtime import RunWriter
     from jaxhist_widget._wire import Layout
 
     tree = jax.tree_util.tree_structure({"a": 0, "b": 0})
     layout = Layout(("a", "b"), ((), shape), ("float32", "float32"), tree, rows, 8, None)
-    run = Run(1, layout)
-    run._ensure_lanes(lanes)
-    return run
+    filled = RunWriter(Run(1, layout))
+    filled.lanes(lanes)
+    return filled
 
 
 def writer_cost(rows):
@@ -173,7 +175,8 @@ def writer_cost(rows):
         for writer in ["jaxhist_widget", "tensorboardX"]:
             if writer == "tensorboardX" and (SummaryWriter is None or n > 1):
                 continue
-            run, folder = synthetic_run(shape, lanes, per_lane), Path(tempfile.mkdtemp())
+            filled, folder = synthetic_run(shape, lanes, per_lane), Path(tempfile.mkdtemp())
+            run = filled.run
             if writer == "tensorboardX":
                 tbx = TensorBoardXWriter(folder, run)
                 write = lambda run=run, tbx=tbx: tbx.write(run)  # noqa: E731
@@ -184,7 +187,7 @@ def writer_cost(rows):
                 )
             t = time.process_time()
             for k, leaves in enumerate(chunks):
-                run.append_lanes(list(range(n)), k * chunk, leaves)
+                filled.append_lanes(list(range(n)), k * chunk, leaves)
                 write()
             cpu[writer] = (time.process_time() - t) / (n * chunk * 20) * 1e6
             size[writer] = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())

@@ -38,27 +38,29 @@ CASES = [
 
 
 def fake_run(leaves: dict[str, tuple[int, ...]], lanes: int | None):
-    """A `Run` of float32 ``leaves``, filled by hand: the live view only reads rows from it."""
+    """The writer of a `Run` of float32 ``leaves``, to fill it by hand (its ``.run``: the
+    live view only reads rows from it)."""
     import jax
 
     from jaxhist_widget._host import Run
+    from jaxhist_widget._host.runtime import RunWriter
     from jaxhist_widget._wire import Layout
 
     names = tuple(leaves)
     treedef = jax.tree_util.tree_structure(dict.fromkeys(names, 0))
     shapes = tuple(leaves.values())
     layout = Layout(names, shapes, ("<f4",) * len(names), treedef, 10**7, 1024, None)
-    run = Run(1, layout)
-    run._ensure_lanes(lanes)
-    return run
+    rows = RunWriter(Run(1, layout))  # the hub's half: it fills the run
+    rows.lanes(lanes)
+    return rows
 
 
-def append(run, lanes: int, start: int, n: int, rng: np.random.Generator) -> None:
+def append(rows, lanes: int, start: int, n: int, rng: np.random.Generator) -> None:
     """Rows ``start ..`` of every lane: values that shrink and wander, per component."""
     t = np.arange(start, start + n)[:, None]
     for lane in range(lanes):
         leaves = []
-        for shape in run.layout.shapes:
+        for shape in rows.run.layout.shapes:
             size = int(np.prod(shape))
             k = np.arange(size)[None, :]
             rate = 2e5 * (1 + k / max(size, 1))
@@ -67,11 +69,12 @@ def append(run, lanes: int, start: int, n: int, rng: np.random.Generator) -> Non
                 r = np.exp(-t[:, 0] / 3e5)
                 values = np.stack([r * np.cos(t[:, 0] / 500), r * np.sin(t[:, 0] / 500)], 1)
             leaves.append(values.reshape(n, *shape).astype(np.float32))
-        run.append(lane, start, leaves)
+        rows.append(lane, start, leaves)
 
 
 def work(live: LivePlot) -> int:
-    return sum(d.work for d in live._state.drawn)
+    """Values reduced and buckets touched so far by ``live``'s updates (`PlotDrawing.work`)."""
+    return live.drawing().work
 
 
 def largest_message(live: LivePlot) -> int:
@@ -91,22 +94,23 @@ def update_cost(case, n: int, lanes: int | None, repeat: int) -> tuple[float, fl
     """(ms per update, work per update, largest message bytes) after ``n`` rows."""
     _, leaves, options = case
     rng = np.random.default_rng(0)
-    run = fake_run(leaves, lanes)
+    filled = fake_run(leaves, lanes)
+    run = filled.run
     live = LivePlot(**options)
     live.on_start(run)
     b, done = lanes or 1, 0
     while done < n:  # arrive in chunks, updating now and then, as a run does
         k = min(65_536 // b, n - done)
-        append(run, b, done, k, rng)
+        append(filled, b, done, k, rng)
         done += k
-        live._push(final=False)
+        live.refresh()
     times, works = [], []
     for _ in range(repeat):
-        append(run, b, done, 1000, rng)
+        append(filled, b, done, 1000, rng)
         done += 1000
         w = work(live)
         t = time.perf_counter()
-        live._push(final=False)
+        live.refresh()
         times.append(time.perf_counter() - t)
         works.append(work(live) - w)
     assert live.panel.status == "running", live.panel.error

@@ -39,7 +39,7 @@ def filled(n: int) -> tuple[LivePlot, object]:
         k = min(65_536, n - done)
         append(run, 1, done, k, rng)
         done += k
-        live._push(final=False)
+        live.refresh()
     return live, run
 
 
@@ -101,7 +101,7 @@ def update_ms(n: int, mode: str, repeat: int) -> float:
 
     def update(k: int) -> None:
         append(run, 1, n + 1000 * k, 1000, rng)
-        live._push(final=False)
+        live.refresh()
 
     return median_ms(update, repeat)
 

@@ -46,6 +46,7 @@ __all__ = [
     "Header",
     "LaneWords",
     "Layout",
+    "Packing",
     "answer",
     "connect",
     "decode",
@@ -128,6 +129,131 @@ def whole_blocks(rows: int, block: int) -> int:
 
 
 @dataclasses.dataclass(frozen=True)
+class Packing:
+    """Where each leaf of a row lives among the row's buffers, fixed at trace time.
+
+    A loop keeps its history, and a flush carries its rows, in a few buffers instead of one
+    per leaf: every leaf of one dtype shares a buffer (`by_dtype`), its elements a run of that
+    buffer's columns. Per leaf a buffer costs XLA a kernel to fill, one to write each step and
+    a host-call argument, so a record of hundreds of leaves (a parameter tree, a metrics dict)
+    compiled several times slower than the loop itself; packed, their number follows the
+    dtypes. A buffer's rows are ``(..., rows, width)``; `columns` gives a leaf's part of it.
+
+    Attributes
+    ----------
+    shapes, dtypes
+        Shape and dtype name of each leaf's row.
+    groups
+        Per leaf, the index of its buffer; -1 for a zero-size leaf, which has none (XLA folds a
+        zero-size buffer into a constant whose compile time grows with its rows).
+    starts
+        Per leaf, its first column in that buffer.
+
+    Examples
+    --------
+    >>> p = Packing.by_dtype(((), (3,), (), (0,)), ("float32", "float32", "int32", "float32"))
+    >>> p.groups, p.starts, p.widths, p.buffer_dtypes
+    ((0, 0, 1, -1), (0, 1, 0, 0), (4, 1), ('float32', 'int32'))
+    """
+
+    shapes: tuple[tuple[int, ...], ...]
+    dtypes: tuple[str, ...]
+    groups: tuple[int, ...]
+    starts: tuple[int, ...]
+
+    @classmethod
+    def by_dtype(
+        cls, shapes: Sequence[tuple[int, ...]], dtypes: Sequence[str], keys: Sequence[Any] = ()
+    ) -> Packing:
+        """Leaves of one dtype in one buffer, in leaf order; where ``keys`` are given, only
+        leaves whose keys are equal too (a loop keeps the leaves it never writes apart, whose
+        buffer stays row 0 repeated, unbatched under vmap, and a large leaf alone, which a
+        sharded computation may keep sharded)."""
+        found: dict[tuple[str, Any], int] = {}
+        width: list[int] = []
+        groups, starts = [], []
+        for i, (shape, dtype) in enumerate(zip(shapes, dtypes, strict=True)):
+            size = math.prod(shape)
+            if not size:
+                groups.append(-1)
+                starts.append(0)
+                continue
+            g = found.setdefault((dtype, keys[i] if keys else None), len(found))
+            if g == len(width):
+                width.append(0)
+            groups.append(g)
+            starts.append(width[g])
+            width[g] += size
+        return cls(tuple(map(tuple, shapes)), tuple(dtypes), tuple(groups), tuple(starts))
+
+    @classmethod
+    def per_leaf(cls, shapes: Sequence[tuple[int, ...]], dtypes: Sequence[str]) -> Packing:
+        """A buffer of its own for each leaf of some size (how `jaxhist_widget.log` sends).
+
+        >>> Packing.per_leaf(((), (0,), (2,)), ("float32", "float32", "float32")).groups
+        (0, -1, 1)
+        """
+        groups, n = [], 0
+        for shape in shapes:
+            groups.append(n if math.prod(shape) else -1)
+            n += bool(math.prod(shape))
+        return cls(tuple(map(tuple, shapes)), tuple(dtypes), tuple(groups), (0,) * len(groups))
+
+    @property
+    def widths(self) -> tuple[int, ...]:
+        """Elements of one row in each buffer."""
+        return _buffers(self)[0]
+
+    @property
+    def buffer_dtypes(self) -> tuple[str, ...]:
+        """The dtype name of each buffer (that of its leaves)."""
+        return _buffers(self)[1]
+
+    def members(self, group: int) -> tuple[int, ...]:
+        """The leaves in buffer ``group``, in column order."""
+        return tuple(i for i, g in enumerate(self.groups) if g == group)
+
+    def columns(self, leaf: int) -> slice:
+        """The columns leaf ``leaf`` takes in its buffer."""
+        start = self.starts[leaf]
+        return slice(start, start + math.prod(self.shapes[leaf]))
+
+    def unpack(self, buffers: Sequence[Any], lead: tuple[int, ...], zeros: Any) -> list[Any]:
+        """Each leaf from ``buffers`` (``(*lead, width)`` each; numpy or JAX arrays): the
+        columns of its buffer shaped ``(*lead, *shape)``; ``zeros(shape, dtype)`` makes a
+        zero-size leaf. Slicing and reshaping only: numpy gives views where it can."""
+        out = []
+        for i, (shape, dtype, g) in enumerate(
+            zip(self.shapes, self.dtypes, self.groups, strict=True)
+        ):
+            if g < 0:
+                out.append(zeros((*lead, *shape), np_dtype(dtype)))
+            else:
+                out.append(buffers[g][..., self.columns(i)].reshape(*lead, *shape))
+        return out
+
+
+@functools.lru_cache(maxsize=256)
+def _per_leaf(shapes: tuple, dtypes: tuple) -> Packing:
+    return Packing.per_leaf(shapes, dtypes)
+
+
+@functools.lru_cache(maxsize=256)
+def _buffers(packing: Packing) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Each buffer's width and dtype name, worked out once per packing (asked per chunk and per
+    trace; kept out of the frozen instance, whose fields are all it holds)."""
+    width = [0] * (max(packing.groups, default=-1) + 1)
+    dtypes = [""] * len(width)
+    for shape, dtype, g, start in zip(
+        packing.shapes, packing.dtypes, packing.groups, packing.starts, strict=True
+    ):
+        if g >= 0:
+            width[g] = max(width[g], start + math.prod(shape))
+            dtypes[g] = dtype
+    return tuple(width), tuple(dtypes)
+
+
+@dataclasses.dataclass(frozen=True)
 class Layout:
     """Static description of one row, fixed at trace time.
 
@@ -166,6 +292,10 @@ class Layout:
         The sender ends the run with a last chunk carrying its end status (`jaxhist_widget.log`),
         so a stop answer asks it to stop and does not end the run: rows logged after it still
         arrive. A device loop stops on the answer and sends nothing after: it ends the run.
+    packing
+        How the leaves share a flush's windows (`Packing`): a device loop sends one window per
+        buffer of its history (`Packing.by_dtype`); None: one per leaf of some size, as
+        `jaxhist_widget.log` sends them (see `packed`).
     """
 
     names: tuple[str, ...]
@@ -181,6 +311,14 @@ class Layout:
     accelerated: bool = False
     stand_ins: tuple[int, ...] = ()
     order: tuple[int, ...] = ()
+    packing: Packing | None = None
+
+    @property
+    def packed(self) -> Packing:
+        """The `Packing` of a flush's windows (`packing`, or one window per leaf)."""
+        if self.packing is not None:
+            return self.packing
+        return _per_leaf(self.shapes, self.dtypes)
 
     @property
     def row_nbytes(self) -> int:
@@ -336,37 +474,38 @@ def decode(layout: Layout, head: np.ndarray, windows: Sequence[np.ndarray]) -> C
     """Unpack the host-call arguments made with `pack_head` and `words` (uint32 words).
 
     ``head`` holds the `Header` and `LANE_FIELDS` words per lane; ``windows`` one window of
-    rows per leaf (``window``: `Layout.window` rows, sent in the header).
+    rows per buffer of `Layout.packed` (``window``: `Layout.window` rows, sent in the header),
+    each leaf then a view of its columns there where numpy can make one.
     """
     head = np.asarray(head).view(np.int32).reshape(-1)
     run_id, lanes, k = Header(*head[:HEADER].tolist())
     b = 1 if lanes < 0 else lanes
     words = head[HEADER:].reshape(b, LANE_FIELDS)
-    leaves = []
-    sent = iter(windows)  # zero-size leaves have none: no buffer, no words
-    for shape, dt, elem_words in _leaf_plan(layout):
-        raw = np.asarray(next(sent)).reshape(-1) if elem_words else np.zeros(0, np.uint32)
+    packing = layout.packed
+    buffers = []
+    for (dt, width), window in zip(_buffer_plan(packing), windows, strict=True):
+        raw = np.asarray(window).reshape(-1)
         if dt == np.bool_:
-            leaf = raw.astype(bool)
+            buf = raw.astype(bool)
         elif dt.itemsize < 4:
             # Zero-extended on the device from the same-width unsigned bits: narrow back, then
             # reinterpret (sub-byte types such as int4 occupy the low bits of one byte).
-            leaf = raw.astype(np.dtype(f"u{dt.itemsize}")).view(dt)
+            buf = raw.astype(np.dtype(f"u{dt.itemsize}")).view(dt)
         else:
-            leaf = raw.view(dt)
-        leaves.append(leaf.reshape(b, k, *shape))
+            buf = raw.view(dt)
+        buffers.append(buf.reshape(b, k, width))
+    leaves = packing.unpack(buffers, (b, k), np.zeros)
     return Chunk(run_id, None if lanes < 0 else lanes, words, leaves)
 
 
 @functools.lru_cache(maxsize=256)
-def _leaf_plan(layout: Layout) -> tuple[tuple[tuple[int, ...], np.dtype, int], ...]:
-    """Per leaf: shape, numpy dtype and uint32 words per row, worked out once per layout (a
-    chunk arrives every few ms, and redoing this per chunk was a large part of `decode`)."""
-    plan = []
-    for shape, dtype in zip(layout.shapes, layout.dtypes, strict=True):
-        dt = np_dtype(dtype)  # a name: ml_dtypes types (float8_*, int4, ...) keep their type
-        plan.append((tuple(shape), dt, math.prod(shape) * element_words(dt)))
-    return tuple(plan)
+def _buffer_plan(packing: Packing) -> tuple[tuple[np.dtype, int], ...]:
+    """Per window: its numpy dtype and row width, worked out once per packing (a chunk arrives
+    every few ms, and redoing this per chunk was a large part of `decode`)."""
+    # a name: ml_dtypes types (float8_*, int4, ...) keep their type
+    return tuple(
+        (np_dtype(d), w) for d, w in zip(packing.buffer_dtypes, packing.widths, strict=True)
+    )
 
 
 # ---------------------------------------------------------------------------- endpoint

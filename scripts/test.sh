@@ -3,7 +3,7 @@
 # lint, the type check, the JS unit tests, and pytest (core, widget, real-kernel, notebooks,
 # README and docs pages, the docs site's build, browser).
 #   bash scripts/test.sh            # all of it
-#   bash scripts/test.sh -k stop    # extra arguments go to pytest
+#   bash scripts/test.sh -k stop    # extra arguments go to pytest (both passes: see the end)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,4 +27,23 @@ if command -v node >/dev/null; then
 else
   echo "node not found: skipping the JS unit tests" >&2
 fi
-python3 -m pytest -p no:cacheprovider "$@"
+# pytest on every core (pytest-xdist), then the tests that must run alone (a kernel, a browser,
+# a timed or signalled test: tests/conftest.py lists them) one at a time. Arguments that choose
+# the workers themselves (-n, -p no:xdist) get one run as written; JHW_TEST_JOBS=1 runs one
+# process. Either pass may select nothing (exit status 5): that is no failure.
+jobs=${JHW_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+for arg in "$@"; do
+  case $arg in -n | -n* | --numprocesses* | no:xdist) jobs=0 ;; esac
+done
+if [ "$jobs" -le 1 ]; then
+  python3 -m pytest -p no:cacheprovider "$@"
+  exit
+fi
+status=0
+python3 -m pytest -p no:cacheprovider -n "$jobs" --serial skip "$@" || status=$?
+[ "$status" -eq 5 ] && status=0
+alone=0
+python3 -m pytest -p no:cacheprovider --serial only "$@" || alone=$?
+[ "$alone" -eq 5 ] && alone=0
+[ "$status" -ne 0 ] && exit "$status"
+exit "$alone"

@@ -26,6 +26,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.bench]
         ("tensorboard.py", ["--quick"], "µs/row (ours)"),
         ("store_format.py", ["--quick"], "blocks: the cost of a copy"),
         ("compile.py", ["--quick"], "compile: jhw adds"),
+        ("accelerator.py", ["--quick", "--stall", "1"], "nothing attached <= 1.1x stream=False"),
         ("zoom.py", ["--quick"], "its cost follows w, not n"),
         ("lanes.py", ["--quick"], "streaming <= 1.5x the copy of its bytes"),
         ("loops.py", ["--quick"], "each watched solve: one run of its steps"),

@@ -12,7 +12,7 @@ import pytest
 
 import jaxhist_widget
 
-from .helpers.docs import NOTEBOOKS, PAGES
+from .helpers.docs import NOTEBOOKS, PAGES, Built
 
 # A fresh Python process for the build: kept out of the quick subset.
 pytestmark = [pytest.mark.slow, pytest.mark.site]
@@ -22,16 +22,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.site]
 REMOTE = re.compile(
     r"<(?:script|link|img|iframe|source)\b[^>]*\b(?:src|href)=\"(?:https?:)?//", re.I
 )
-#: The build's own budget: most of it runs the tutorials (about a minute on 2 cores), the
-#: pages themselves take a few seconds.
-BUILD_BUDGET_S = 300
 
 
 @pytest.fixture(scope="module")
-def site(docs_site: tuple[Path, float]) -> Path:
-    out, elapsed = docs_site
-    assert elapsed < BUILD_BUDGET_S, f"the docs build took {elapsed:.0f} s"
-    return out
+def site(docs_site: Built) -> Path:
+    out = docs_site.process
+    assert out.returncode == 0, f"the docs build failed:\n{out.stdout[-3000:]}{out.stderr[-6000:]}"
+    return docs_site.site
 
 
 def test_every_page_is_built(site: Path) -> None:

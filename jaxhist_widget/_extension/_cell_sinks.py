@@ -75,7 +75,7 @@ class _CellPlot(LivePlot):
         if cell_sink is None:
             super()._sync_stop_mode()
         else:
-            armed = cell_sink._interrupts_armed
+            armed = cell_sink in HUB.interrupts.armed()
             self.panel.stop_mode = "interrupt" if armed else "message"
 
     def stop(self) -> None:

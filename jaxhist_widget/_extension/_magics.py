@@ -20,6 +20,7 @@ import contextlib
 import re
 import sys
 import threading
+import warnings
 from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -35,10 +36,19 @@ from IPython.core.magic import (
 )
 from IPython.display import display
 
-from .._host import HUB, Sink, Store, TensorBoard
+from .._host import HUB, Sink, Store, TensorBoard, name_runs
 from ..ui import LivePlot
 from ._cell_sinks import _CellPlot, _CellSink
-from ._options import _describe, _parse, _plot_arguments, _plot_options, _usage
+from ._options import (
+    PARAMS,
+    _describe,
+    _named,
+    _parse,
+    _plot_arguments,
+    _plot_options,
+    _read_named,
+    _usage,
+)
 from ._stopped import EndIfStopped, checker
 
 if TYPE_CHECKING:
@@ -61,6 +71,7 @@ class JaxHistMagics(Magics):
         super().__init__(shell)
         self._auto_options: dict[str, Any] | None = None  # None: auto mode is off
         self._auto_output: str | None = None
+        self._auto_named: dict[str, str] = {}  # the variables its plots read (--lane-values)
         self._cell_sink: _CellSink | None = None  # auto mode's sink for the running cell
         self._cell_plot: LivePlot | None = None  # the running %%jaxhist cell's plot
         # ``--tensorboard DIR``: auto mode's sink, attached while each cell runs (then in
@@ -110,6 +121,23 @@ class JaxHistMagics(Magics):
         self._show(live)
         return live
 
+    def _new_cell_plot(
+        self, options: dict[str, Any], output: str | None, named: dict[str, str], cell_sink: Sink
+    ) -> LivePlot:
+        """Auto mode's plot of a cell, made as its first run starts: the variables its options
+        name are read now, so the cell itself may define them. One it cannot read leaves the
+        plot without it, and a warning says why (a plot never fails the cell's loop)."""
+        try:
+            before = "before the cell's first loop"
+            # a new dict: ``options`` are auto mode's, for every cell
+            options = options | _read_named(
+                named, self._ipython.user_ns, _has_params(options), before
+            )
+        except UsageError as e:
+            message = f"jaxhist: {e} This cell's plot is drawn without the lanes' values."
+            warnings.warn(message, RuntimeWarning, stacklevel=1)
+        return self._new_plot(options, output, cell_sink)
+
     # ---------------------------------------------------------------- cell magic
     @output_can_be_silenced  # a trailing ";" hides the value, as in any cell
     @magic_arguments.magic_arguments(name="%jaxhist")
@@ -136,7 +164,7 @@ class JaxHistMagics(Magics):
         __tracebackhide__ = True  # a failing cell shows the user's frames, not the magic's
         live, name, tensorboard = self._begin_cell(line)
         try:
-            with live._naming(*name), tensorboard or contextlib.nullcontext(), live:
+            with name_runs(live, *name), tensorboard or contextlib.nullcontext(), live:
                 return self._run_body(cell)
         finally:
             self._file_cell_runs()
@@ -145,6 +173,10 @@ class JaxHistMagics(Magics):
         """The cell's plot, shown, the name of its runs (and whether it was given), and the
         cell's `TensorBoard` sink (``--tensorboard DIR``) or None."""
         args = _parse(self.jaxhist_cell, line)
+        options = _plot_options(args)
+        # read as the cell starts (its plot is made now), before anything of the cell runs
+        named, params = _named(args), _has_params(options)
+        options |= _read_named(named, self._ipython.user_ns, params, "in an earlier cell")
         name = (args.name, True) if args.name else (f"cell {_calling_cell(self.shell)}", False)
         # This cell draws on its own plot: auto mode's sink for it would be a second one.
         self._end_cell_sink(None)
@@ -152,14 +184,13 @@ class JaxHistMagics(Magics):
         if args.tensorboard:  # the cell's own files, not also auto mode's
             self._end_auto_tensorboard(None)
             tensorboard = TensorBoard(args.tensorboard)
-        options = _plot_options(args)
         self._cell_store = options.get("store")
         return self._new_plot(options, args.output), name, tensorboard
 
     def _enter_cell(self, line: str) -> None:
         """Line 1 of a rewritten ``%%jaxhist`` cell: attach the cell's plot until it ends."""
         live, name, tensorboard = self._begin_cell(line)
-        self._cell_names.enter_context(live._naming(*name))
+        self._cell_names.enter_context(name_runs(live, *name))
         if tensorboard is not None:
             tensorboard.__enter__()
             self._cell_tensorboard = tensorboard
@@ -232,14 +263,14 @@ class JaxHistMagics(Magics):
         every plot; ``-o NAME`` holds the latest cell's plot.
         """
         args = _parse(self.jaxhist_line, line)
-        options = _plot_options(args)
-        if args.mode != "on" and (options or args.output or args.tensorboard):
+        options, named = _plot_options(args), _named(args)
+        if args.mode != "on" and (options or named or args.output or args.tensorboard):
             raise UsageError(
                 f"options go with `%jaxhist on` (got them with {args.mode or 'no mode'!r}); "
                 "e.g. %jaxhist on --log-y\nusage: " + _usage(self.jaxhist_line)
             )
         if args.mode == "on":
-            self._auto_on(options, args.output, args.tensorboard)
+            self._auto_on(options, args.output, args.tensorboard, named)
         elif args.mode == "off":
             self._auto_off()
         if self._auto_options is None:
@@ -250,6 +281,7 @@ class JaxHistMagics(Magics):
                 self._auto_options,
                 self._auto_output,
                 None if tensorboard is None else str(tensorboard.logdir),
+                self._auto_named,
             )
             print("jaxhist auto mode: on" + (f" ({described})" if described else ""))
         if self._auto_options is not None and not self._frontend():
@@ -279,14 +311,19 @@ class JaxHistMagics(Magics):
         self._end_cell_plot(None)
 
     def _auto_on(
-        self, options: dict[str, Any], output: str | None, tensorboard: str | None
+        self,
+        options: dict[str, Any],
+        output: str | None,
+        tensorboard: str | None,
+        named: dict[str, str],
     ) -> None:
         # Turning it on again only updates the options.
-        self._auto_options, self._auto_output = options, output
+        self._auto_options, self._auto_output, self._auto_named = options, output, named
         self._auto_tensorboard = TensorBoard(tensorboard) if tensorboard else None
 
     def _auto_off(self) -> None:
         self._auto_options = self._auto_output = None
+        self._auto_named = {}
         self._auto_tensorboard = None
         # This cell's sinks would live until its post_run_cell: detach them now.
         self._end_cell_sink(None)
@@ -299,12 +336,13 @@ class JaxHistMagics(Magics):
         self._end_cell_plot(None)
         self._end_auto_tensorboard(None)
         self._cell_names.close()
-        options, output = self._auto_options, self._auto_output
+        options, output, named = self._auto_options, self._auto_output, self._auto_named
         if options is None:
             return
-        sink = _CellSink(lambda cell_sink: self._new_plot(options, output, cell_sink))
+        sink = _CellSink(lambda cell_sink: self._new_cell_plot(options, output, named, cell_sink))
         # Its runs are named after the cell (`In [N]` while it runs), unless named otherwise.
-        self._cell_names.enter_context(sink._naming(f"cell {_cell_to_run(self.shell)}", False))
+        cell = f"cell {_cell_to_run(self.shell)}"
+        self._cell_names.enter_context(name_runs(sink, cell, False))
         if self._auto_tensorboard is not None:  # every run of the cell, whatever draws it
             self._auto_tensorboard.__enter__()
             self._auto_cell_tensorboard = self._auto_tensorboard
@@ -345,6 +383,11 @@ class JaxHistMagics(Magics):
     def _end_cell_tensorboard(self, result: Any) -> None:
         tensorboard, self._cell_tensorboard = self._cell_tensorboard, None
         _exit(tensorboard, result)
+
+
+def _has_params(options: dict[str, Any]) -> bool:
+    """Whether the hyperparameter chart's options are among ``options``."""
+    return any(key in options for key in PARAMS)
 
 
 def _exit(sink: Sink | None, result: Any) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import textwrap
 from argparse import ArgumentTypeError
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from IPython.core import magic_arguments
@@ -14,10 +14,13 @@ from IPython.utils.process import arg_split
 
 from .._host import Store
 from ..ui import MAX_POINTS_LIMIT
-from ..ui.series import BEST, VECTOR_MODES
+from ..ui.series import BEST, VECTOR_MODES, check_lane_labels, check_lane_values, numeric_labels
 
 #: The hyperparameter chart's options (`LivePlot`'s ``params_field``, ``params_best``).
 PARAMS = ("params_field", "params_best")
+#: The `LivePlot` options a magic takes as the name of a variable of the user's namespace
+#: (``--lane-values rates``): a sweep's lanes are arrays a line of options cannot spell.
+NAMED = ("lane_values", "lane_labels")
 
 
 # The option types raise ArgumentTypeError: argparse shows its text (for a ValueError it would
@@ -88,8 +91,67 @@ def _plot_options(args: Any) -> dict[str, Any]:
     return options
 
 
-def _describe(options: dict[str, Any], output: str | None, tensorboard: str | None = None) -> str:
+def _named(args: Any) -> dict[str, str]:
+    """The variables the options name (``{"lane_values": "rates"}``, only those given); a
+    `UsageError` for ``--params-field`` / ``--params-best`` without lanes to rank."""
+    named = {key: getattr(args, key) for key in NAMED if getattr(args, key) is not None}
+    params = [key for key in PARAMS if getattr(args, key) is not None]
+    if params and not named:
+        flags = " and ".join(_flag(key) for key in params)
+        raise UsageError(
+            f"{flags}: a sweep's hyperparameter chart ranks its lanes by their values, and "
+            "none are given; name the variable that holds them, e.g. --lane-values rates (one "
+            "number per vmap lane, or a dict {'lr': rates}), or --lane-labels rates."
+        )
+    return named
+
+
+def _read_named(
+    named: dict[str, str], namespace: Mapping[str, Any], params: bool, before: str
+) -> dict[str, Any]:
+    """`LivePlot` keyword arguments from the variables ``named`` names, read from
+    ``namespace`` now (a sweep's values one array: its parameter is named after the variable,
+    ``loss vs rates``); a `UsageError` naming the fix for a name not defined (``before``: where
+    to define it), a value `LivePlot` would refuse, or (``params``: the hyperparameter chart's
+    options given) lanes that carry no values to rank."""
+    options: dict[str, Any] = {}
+    for key, name in named.items():
+        if name not in namespace:
+            raise UsageError(
+                f"{_flag(key)} {name}: no variable {name!r} when the plot is made; define it "
+                f"{before} (e.g. {name} = jnp.logspace(-3, 0, 16))."
+            )
+        value = namespace[name]
+        if key == "lane_values" and not isinstance(value, Mapping):
+            value = {name: value}
+        try:
+            (check_lane_values if key == "lane_values" else check_lane_labels)(value)
+        except (TypeError, ValueError) as e:
+            raise UsageError(f"{_flag(key)} {name}: {e}") from None
+        options[key] = value
+    values = options.get("lane_values")
+    if params and values is None and numeric_labels(options.get("lane_labels")) is None:
+        given = ", ".join(f"{_flag(key)} {name}" for key, name in named.items())
+        raise UsageError(
+            f"{given}: no number per lane for the hyperparameter chart to rank (--params-field, "
+            "--params-best; labels that are str name the lanes only); give the lanes' values "
+            "with --lane-values NAME."
+        )
+    return options
+
+
+def _flag(key: str) -> str:
+    return "--" + key.replace("_", "-")
+
+
+def _describe(
+    options: dict[str, Any],
+    output: str | None,
+    tensorboard: str | None = None,
+    named: dict[str, str] | None = None,
+) -> str:
     parts = [f"{k}={v!r}" for k, v in options.items()]
+    parts += [f"{_flag(k)} {name}" for k, name in (named or {}).items()]
     if tensorboard:
         parts.append(f"tensorboard={tensorboard!r}")
     if output:
@@ -145,6 +207,20 @@ def _plot_arguments(func: Callable[..., Any]) -> Callable[..., Any]:
                 metavar="XY,A:B",
                 type=_paths,
                 help="charts of one series against another: a leaf of two components, or x:y",
+            ),
+            magic_arguments.argument(
+                "--lane-values",
+                metavar="NAME",
+                type=_name,
+                help="the variable holding a sweep's values, one per vmap lane (rates, or "
+                "{'lr': rates}): its hyperparameter chart (LivePlot(lane_values=NAME))",
+            ),
+            magic_arguments.argument(
+                "--lane-labels",
+                metavar="NAME",
+                type=_name,
+                help="the variable holding the vmap lanes' names (str), or their values "
+                "(numbers) (LivePlot(lane_labels=NAME))",
             ),
             magic_arguments.argument(
                 "--params-field",

@@ -18,7 +18,7 @@ from __future__ import annotations
 from .. import _wire
 from ._export import to_tensorboard
 from .runtime import HUB, Hub, Run
-from .sinks import Recorder, Sink, Stopped, log
+from .sinks import Recorder, Sink, Stopped, log, name_runs
 from .store import Store, StoredRun, load_runs, table
 from .tensorboard import TensorBoard
 
@@ -34,6 +34,7 @@ __all__ = [
     "TensorBoard",
     "load_runs",
     "log",
+    "name_runs",
     "table",
     "to_tensorboard",
 ]

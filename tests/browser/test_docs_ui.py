@@ -5,12 +5,12 @@ links lead to the other pages.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 from ..helpers.browser import block_outside
+from ..helpers.docs import Built
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -18,8 +18,9 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.ui
 
 
-def test_a_tutorial_page_renders_offline(browser: Browser, docs_site: tuple[Path, float]) -> None:
-    site, _ = docs_site
+def test_a_tutorial_page_renders_offline(browser: Browser, docs_site: Built) -> None:
+    assert docs_site.process.returncode == 0, "the docs build failed (tests/test_docs.py says why)"
+    site = docs_site.site
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     try:
         blocked = block_outside(page)

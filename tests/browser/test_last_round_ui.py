@@ -18,9 +18,9 @@ import pytest
 import jaxhist_widget as jhw
 
 from ..helpers.browser import Notebook
+from ..helpers.colours import contrast, lab
 from ..helpers.jupyter_browser import save_screenshot
 from ..helpers.synthetic import feed
-from ..ui.figure.test_charts import _contrast, _lab
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -69,10 +69,10 @@ def test_the_palette_as_drawn_is_apart_and_readable_in_both_themes(
     colors = [_hex(s) for s in drawn["strokes"]]
     background = _hex(drawn["background"])
     assert len(set(colors)) == 10, colors
-    closest = min(itertools.combinations(colors, 2), key=lambda p: math.dist(*map(_lab, p)))
-    assert math.dist(*map(_lab, closest)) >= 30, closest  # no two read as one
+    closest = min(itertools.combinations(colors, 2), key=lambda p: math.dist(*map(lab, p)))
+    assert math.dist(*map(lab, closest)) >= 30, closest  # no two read as one
     for color in colors:
-        assert _contrast(color, background) >= 3.0, (color, background)
+        assert contrast(color, background) >= 3.0, (color, background)
     save_screenshot(page.locator(".jhw-liveplot").first, tmp_path, f"palette-{slug}")
     assert notebook.errors() == []
 

@@ -14,7 +14,7 @@ import pytest
 
 from ..helpers.browser import LINES_JS, SLOW_SETUP, Notebook
 from ..helpers.jupyter_browser import cell_errors, cell_output_text, wait_idle
-from .test_zoom_ui import AREA_JS, drag
+from ..helpers.page_charts import AREA_JS, drag
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page

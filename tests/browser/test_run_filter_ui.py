@@ -19,7 +19,7 @@ import pytest
 
 from ..helpers.browser import Notebook, set_theme
 from ..helpers.jupyter_browser import save_screenshot
-from .test_runs_ui import PICTURE_JS
+from ..helpers.page_charts import PICTURE_JS
 
 if TYPE_CHECKING:
     from playwright.sync_api import Locator, Page

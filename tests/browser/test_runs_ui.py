@@ -31,6 +31,7 @@ from ..helpers.browser import (
 from ..helpers.jupyter_browser import (
     save_screenshot,
 )
+from ..helpers.page_charts import PICTURE_JS
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -49,11 +50,6 @@ RUN_LIST_JS = """
 }))
 """
 
-# The static picture's SVG (hidden beside the live view), decoded from its data: URI.
-PICTURE_JS = """
-() => { const img = document.querySelector('img.jhw-static'); if (!img) return '';
-  const src = img.getAttribute('src'); return decodeURIComponent(src.slice(src.indexOf(',') + 1)); }
-"""
 
 RUN_TEXTS = ".jhw-run-name, .jhw-run-status, .jhw-run-steps, .jhw-run-time, .jhw-run-values"
 

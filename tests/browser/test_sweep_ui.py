@@ -16,7 +16,7 @@ import pytest
 
 from ..helpers.browser import Notebook, hover_until_read_out, output_line
 from ..helpers.jupyter_browser import cell_errors, run_all_done, save_screenshot, wait_idle
-from .test_vectors_ui import CHARTS_JS
+from ..helpers.page_charts import CHARTS_JS
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page

@@ -17,7 +17,7 @@ import pytest
 
 from ..helpers.browser import VERTEX_JS, Notebook, hover_until_read_out
 from ..helpers.jupyter_browser import save_screenshot
-from .test_vectors_ui import CHARTS_JS
+from ..helpers.page_charts import CHARTS_JS
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page

@@ -23,6 +23,7 @@ from ..helpers.jupyter_browser import (
     sample_while_running,
     save_screenshot,
 )
+from ..helpers.page_charts import CHARTS_JS
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -80,47 +81,6 @@ def descend(x0):
     return jhw.while_loop(
         lambda c: c[0] < 2_000_000, body, (jnp.int32(0), x0, jnp.ones(N)),
         max_steps=2_000_000, record=lambda c: {"loss": rosenbrock(c[1]), "x": c[1]})
-"""
-
-# Per LivePlot (in order) and chart (by title): its lines (stroke, fill, vertex count, box),
-# images (box) and dots (box), its figure's box and its own legend (text and box; null while
-# hidden), and the panel's status and legend row.
-CHARTS_JS = """
-() => [...document.querySelectorAll('.jhw-liveplot')].map((plot) => ({
-  status: plot.querySelector('.jhw-panel').dataset.status,
-  badge: (plot.querySelector('.jhw-status') || {}).textContent || '',
-  legend: (plot.querySelector('.jhw-legend') || {}).textContent || '',
-  charts: Object.fromEntries([...plot.querySelectorAll('.jhw-figure')].map((fig) => {
-    const box = (e) => { const r = e.getBoundingClientRect();
-      return { left: r.left, right: r.right, top: r.top, bottom: r.bottom }; };
-    const lines = [...fig.querySelectorAll('g.curve path.line')].map((p) => ({
-      stroke: getComputedStyle(p).stroke, fill: getComputedStyle(p).fill,
-      points: (p.getAttribute('d') || '').split(/[ML]/).length - 1, box: box(p),
-      name: (p.parentNode.__data__ || {}).name }));
-    const cell = fig.closest('.jhw-chart-cell');
-    const own = cell && cell.querySelector('.jhw-chart-legend');
-    const shown = own && getComputedStyle(own).display !== 'none';
-    return [(fig.querySelector('text.mainheading') || {}).textContent || '', {
-      figure: box(fig),
-      legend: shown ? { text: own.textContent, box: box(own),
-                        items: [...own.querySelectorAll('.jhw-legend-item')].map(box) } : null,
-      area: box(fig.querySelector('.plotarea_background')),
-      lines,
-      // An image's drawn box: its unit square through its transform (Chrome's bounding box of
-      // a scaled <image> does not follow preserveAspectRatio="none").
-      images: [...fig.querySelectorAll('image')].filter((i) => (i.getAttribute('href') || '')
-        .startsWith('blob:')).map((i) => {
-          const m = i.getScreenCTM();
-          const a = new DOMPoint(0, 0).matrixTransform(m);
-          const b = new DOMPoint(1, 1).matrixTransform(m);
-          return { left: Math.min(a.x, b.x), right: Math.max(a.x, b.x),
-                   top: Math.min(a.y, b.y), bottom: Math.max(a.y, b.y) }; }),
-      dots: [...fig.querySelectorAll('path.dot')].map(box),
-      path: fig.classList.contains('jhw-path'),
-      xLabel: [...fig.querySelectorAll('g.axis text.axislabel')].map((t) => t.textContent),
-    }];
-  })),
-}))
 """
 
 

@@ -25,6 +25,7 @@ from ..helpers.browser import (
     saw,
 )
 from ..helpers.jupyter_browser import cell_output_text, run_all, save_screenshot
+from ..helpers.page_charts import AREA_JS, drag
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -72,16 +73,6 @@ def cells(width: str | None, flag: str) -> list[str]:
     ]
 
 
-# The plot area of the chart titled `title`, in client pixels.
-AREA_JS = """
-(title) => {
-  const fig = [...document.querySelectorAll('.jhw-charts .jhw-figure')].find((f) =>
-    (f.querySelector('text.mainheading') || {}).textContent === title);
-  const r = fig.querySelector('rect.plotarea_background').getBoundingClientRect();
-  return { left: r.left, right: r.right, top: r.top, bottom: r.bottom };
-}
-"""
-
 # The points drawn of the first line named "<prefix>...", and the zoom's rectangle and chip.
 STATE_JS = """
 (prefix) => {
@@ -124,17 +115,6 @@ def labels(page: Page) -> dict[str, list[float]]:
 
 def state(page: Page) -> dict:
     return page.evaluate(STATE_JS, "saw ·")
-
-
-def drag(page: Page, area: dict, start: float, end: float, shift: bool = False) -> None:
-    """Press at ``start`` of the plot's width, move to ``end`` and stay pressed."""
-    y = (area["top"] + area["bottom"]) / 2
-    width = area["right"] - area["left"]
-    page.mouse.move(area["left"] + start * width, y)
-    if shift:
-        page.keyboard.down("Shift")
-    page.mouse.down()
-    page.mouse.move(area["left"] + end * width, y, steps=6)
 
 
 @pytest.mark.parametrize(

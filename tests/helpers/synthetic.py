@@ -69,6 +69,8 @@ class FakeLoop:
             self.rows[lane] += counts[lane]
         windows = []
         for arrays, shape in zip(per_lane, self.layout.shapes, strict=True):
+            if 0 in shape:  # a zero-size leaf has no window (`_wire.Packing`)
+                continue
             window = np.zeros((b, k, *shape), np.float32)
             for lane, a in enumerate(arrays):
                 window[lane, : len(a)] = a

@@ -36,7 +36,7 @@ def run_streaming(
     loop: Loop, layout: Layout, carry: Any, bufs: list[jax.Array], cont: jax.Array
 ) -> State:
     """The loop as chunks of steps, each ending in a flush, until no lane runs on."""
-    answer = streaming.open_run(layout, loop.rows.first)
+    answer = streaming.open_run(layout, loop.rows.first_rows())
     flush = streaming.make_flush(layout)
     init = initial_state(carry, bufs, cont, answer=answer)
     # At least one chunk, even when no lane takes a step: its flush ends the run on the host.

@@ -129,7 +129,9 @@ def while_loop(
     user_record = (lambda c: c) if record is None else record
     # (the default record rebuilds the carry from leaves: its order is body_fun's, as written)
     order = carry.order if record is None else None
-    plan = rows.plan(lambda m: user_record(carry.full(m)), dtype, init, carry.counting, order)
+    plan = rows.plan(
+        lambda m: user_record(carry.full(m)), dtype, init, carry.counting, carry.is_fixed, order
+    )
     consts = (carry.body.consts, carry.cond_jaxpr.consts)
     loop = Loop(cond_fun, carry, plan, max_steps + 1, lanes.batched(init, consts))
     bufs = loop.rows.buffers(loop.max_rows)

@@ -147,7 +147,7 @@ def scan(
     user_record = record if record is not None else _default_record(y_shape)
     # (the default record rebuilds y, or the carry, from leaves: its written order is f's)
     order = None if record is not None else y_order
-    plan = rows.plan(lambda s: user_record(*s), dtype, (init, y_fill), (), order)
+    plan = rows.plan(lambda s: user_record(*s), dtype, (init, y_fill), (), order=order)
     max_rows = length + 1
     bufs = plan.buffers(max_rows)
     lane_bytes = sizes.warn_if_large(bufs, warn_bytes)
@@ -161,7 +161,7 @@ def scan(
             layout = dataclasses.replace(
                 layout, stand_ins=stand_ins.from_y(user_record, init, y_fill)
             )
-        answer = streaming.open_run(layout, plan.first)
+        answer = streaming.open_run(layout, plan.first_rows())
         flush = streaming.make_flush(layout)
     else:
         answer, flush, layout = jnp.array(streaming.NOBODY, jnp.int32), None, None
@@ -182,7 +182,7 @@ def _step(f, plan: rows.Rows, max_rows: int, layout, flush, zeros, s: _State, x)
     carry, y = lax.cond(go, f, lambda c, x: (c, zeros), s.carry, x)
     # A skipped step (after a stop) rewrites row `n` with row 0's value, which every row past
     # the History's length holds (see `History`).
-    first = [plan.first[i] for i in plan.kept]
+    first = plan.first_rows()
     new = [jnp.where(go, r, r0) for r, r0 in zip(plan.take((carry, y)), first, strict=True)]
     bufs = _write_rows(list(s.bufs), s.n, new)
     n = s.n + go.astype(jnp.int32)

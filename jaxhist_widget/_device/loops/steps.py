@@ -115,15 +115,14 @@ def _step(loop: Loop, limit: jax.Array, s: State) -> State:
     # same row wherever it is written (the active lanes), and under vmap reading the body's
     # result after the kept carry has replaced it in place made XLA copy the carry every step
     # (the row write recomputed the body's last operations from the old carry), which cost
-    # more than the row write itself (docs/performance.md). A recorded leaf that is a fixed
-    # carry leaf itself (the default record keeps the whole carry) has row 0 in every row
-    # already: it is never written, so its buffer is never copied into every vmap lane either.
-    rows = loop.rows.take(carry)
-    written = [i for i, x in enumerate(rows) if not loop.carry.is_fixed(x)]
+    # more than the row write itself (docs/performance.md). One row per buffer (a buffer per
+    # dtype): the buffer of the fixed carry leaves recorded as they are (the default record
+    # keeps the whole carry) has row 0 in every row already and is never written.
+    written = loop.rows.written
     bufs = list(s.bufs)
-    new = lanes.write_rows([bufs[i] for i in written], s.n, [rows[i] for i in written], active)
-    for i, b in zip(written, new, strict=True):
-        bufs[i] = b
+    new = lanes.write_rows([bufs[g] for g in written], s.n, loop.rows.take(carry), active)
+    for g, b in zip(written, new, strict=True):
+        bufs[g] = b
     return s._replace(carry=carry, bufs=bufs, n=n, cont=cont)
 
 
@@ -155,15 +154,17 @@ def run_until(loop: Loop, s: State, limit: jax.Array, streamed: bool = False) ->
 
     counted = loop.carry.counted
     # JAX puts no IO or state effect in a conditional under vmap (the platform choice is one).
-    if counted is None or loop.carry.body_effects:
+    # Where no accelerator compiles the loop, no blocks are traced either: they only save
+    # predicates, and tracing them traced the whole step once more (a third of a trace).
+    if counted is None or loop.carry.body_effects or not (_CPU_BLOCKS or devices.accelerated()):
         return one_by_one(s)
 
     def blocks(s: State) -> State:
         return _blocks(loop, counted, step, s, limit)
 
     # Only the branch of the platform compiled for is lowered: CPU's program holds no blocks,
-    # nor does a TPU's streamed one. Each branch is traced: a TPU's own only where it differs
-    # (``body_fun`` would be traced once more).
+    # nor does a TPU's streamed one. Each branch is traced (where an accelerator may compile
+    # the loop): a TPU's own only where it differs (``body_fun`` would be traced once more).
     tpu = {"tpu": _identity} if streamed else {}
     s = lax.platform_dependent(s, cpu=blocks if _CPU_BLOCKS else _identity, default=blocks, **tpu)
     return one_by_one(s)
@@ -209,6 +210,11 @@ def _body_alone(step: Callable[[Carry], Carry], carry: Carry, go: jax.Array) -> 
     far less. ``go`` is the loop's predicate, unknown to the compiler, so the branch is not
     inlined again. Other platforms (a GPU predicate would cost a device-to-host copy every
     step) call ``body_fun`` inline.
+
+    The branch also keeps XLA from computing a step's results twice: inline, a cheap result
+    (``v * 0.99``) that is both loop state and a packed row's element was fused into the row's
+    write once more, a kernel and a copy per recorded leaf (compiled each: 100 scalar leaves,
+    216 kernels where the branch leaves 116).
     """
 
     # Only the predicate depends on the platform, so that ``step`` is traced and lowered once

@@ -35,6 +35,7 @@ __all__ = [
     "manual_devices",
     "min_device",
     "on_first_device",
+    "sharded",
     "unsharded",
     "vary",
 ]
@@ -128,9 +129,15 @@ def unsharded(x: jax.Array) -> jax.Array:
     that the result does not divide; a host call needs the whole array anyway. Under automatic
     (GSPMD) or manual sharding the type has no such axes and nothing changes.
     """
-    if all(p is None for p in getattr(jax.typeof(x).sharding, "spec", ())):
+    if not sharded(x):
         return x
     return jax.sharding.reshard(x, jax.sharding.PartitionSpec())
+
+
+def sharded(x: jax.Array) -> bool:
+    """Whether ``x``'s type says it is sharded over explicit mesh axes (under automatic
+    sharding, XLA decides later: the type does not say)."""
+    return any(p is not None for p in getattr(jax.typeof(x).sharding, "spec", ()))
 
 
 def check_mesh() -> None:

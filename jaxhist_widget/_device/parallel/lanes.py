@@ -232,14 +232,17 @@ def _keep_done_jvp(active: jax.Array, new, old):
 def _keep_done_jvp_rule(primals, tangents):
     active, new, old = primals
     _, d_new, d_old = tangents
-    out = _keep_done(active, new, old)
+    # Through the custom_jvp again, primal and tangent alike: a second jvp (jax.jacfwd of
+    # jax.jacfwd, jax.hessian) then takes this rule too, never JAX's generic JVP of the bare
+    # custom_vmap (see the module docstring).
+    out = _keep_done_jvp(active, new, old)
     # Only inexact leaves carry tangents; integer and bool leaves get float0 zeros. Splitting
     # by leaf keeps the tangent select the same masked select as the primal one.
     leaves, treedef = jax.tree_util.tree_flatten(out)
     inexact = [_differentiable(x) for x in leaves]
     pick = lambda t: [x for x, keep in zip(t, inexact, strict=True) if keep]  # noqa: E731
     moved = iter(
-        _keep_done(
+        _keep_done_jvp(
             active,
             pick(jax.tree_util.tree_leaves(d_new)),
             pick(jax.tree_util.tree_leaves(d_old)),
@@ -320,11 +323,12 @@ def write_rows(
 def _write_rows_jvp(primals, tangents):
     bufs, row, xs, active = primals
     d_bufs, _, d_xs, _ = tangents
-    out = _write_rows(bufs, row, xs, active)
+    # Through the custom_jvp again (as `_keep_done_jvp_rule`): a second jvp takes this rule.
+    out = write_rows(bufs, row, xs, active)
     # Only inexact buffers carry tangents (integer and bool ones get float0 zeros): their
     # tangent rows are written by the same masked write, in one call too.
     inexact = [i for i, b in enumerate(out) if _differentiable(b)]
-    moved = iter(_write_rows([d_bufs[i] for i in inexact], row, [d_xs[i] for i in inexact], active))
+    moved = iter(write_rows([d_bufs[i] for i in inexact], row, [d_xs[i] for i in inexact], active))
     keep = set(inexact)
     return out, [next(moved) if i in keep else _zero_tangent(b) for i, b in enumerate(out)]
 

@@ -1,7 +1,8 @@
 """What the loop records each step: the leaves kept, their buffers, the `Layout` and `History`.
 
-Layer 1 (pure JAX). Worked out once at trace time from ``record(init_val)`` (`plan`); each step
-then writes `Rows.take` of its carry into the buffers.
+Layer 1 (pure JAX). Worked out once at trace time from ``record(init_val)`` (`plan`): the leaves
+packed into one buffer per dtype (`_wire.Packing`); each step then writes `Rows.take` of its
+carry, one row per buffer, into them.
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 
-from ..._wire import Layout, element_words, window_rows
+from ..._wire import Layout, Packing, element_words, window_rows
 from ..parallel import devices
 from . import checks
 from .checks import store_dtype
-from .history import History
+from .history import History, Shape, buffer_keys, pack
 from .written import written_order
 
 __all__ = ["Rows", "layout", "plan", "unique_names"]
@@ -30,33 +32,51 @@ class Rows(NamedTuple):
     first: list[jax.Array]  #: row 0 as stored, every leaf (zero-size ones too)
     treedef: Any  #: the structure of ``record``'s result
     names: tuple[str, ...]  #: one per leaf (see `_leaf_names`)
-    kept: tuple[int, ...]  #: the leaves that get a buffer: every one that is not zero-size
+    #: Where each leaf lies in the history's buffers: one per dtype, the leaves a step never
+    #: changes (fixed carry leaves recorded as they are) in one of their own (`written`).
+    packing: Packing
+    #: The buffers a step writes; the others hold the fixed leaves, row 0 in every row
+    #: already: never written, so never copied into every vmap lane either.
+    written: tuple[int, ...]
     #: The leaves that count the steps: a carry leaf ``body_fun`` adds one to, recorded as is
     #: (see `Layout.step_counters`).
     step_counters: tuple[int, ...] = ()
     #: The leaves in the order the record was written (`Layout.order`; JAX sorts dict keys).
     order: tuple[int, ...] = ()
 
+    @property
+    def kept(self) -> bool:
+        """Whether any leaf has a buffer (a record of only zero-size leaves has none)."""
+        return bool(self.packing.widths)
+
     def take(self, carry: Any) -> list[jax.Array]:
-        """The kept leaves of ``carry``'s row, as stored: what a step writes."""
-        row = _store(self.record(carry), self.dtype)
-        return [row[i] for i in self.kept]
+        """The rows of the `written` buffers for ``carry``: what a step writes."""
+        return self._rows(self._leaves(carry), self.written)
+
+    def _leaves(self, carry: Any) -> list[jax.Array]:
+        return _store(self.record(carry), self.dtype)
+
+    def _rows(self, leaves: list[jax.Array], buffers: Sequence[int]) -> list[jax.Array]:
+        # lax's reshape: jnp's, with its checks, per leaf, was a large part of a trace's time
+        flat = [x if x.ndim == 1 else lax.reshape(x, (x.size,)) for x in leaves]
+        rows = pack(self.packing, flat)
+        return [rows[g] for g in buffers]
+
+    def first_rows(self) -> list[jax.Array]:
+        """Row 0 of every buffer."""
+        return self._rows(self.first, range(len(self.packing.widths)))
 
     def buffers(self, max_rows: int) -> list[jax.Array]:
-        """The history buffers: ``(max_rows, ...)`` per kept leaf.
+        """The history buffers: ``(max_rows, width)`` each.
 
         Every row starts as row 0, so rows past `length` hold a value `record` produced (finite
         wherever the real rows are), never NaN: see `History` on why NaN there breaks gradients.
         """
-        return [jnp.broadcast_to(x, (max_rows, *x.shape)) for x in self.first if x.size]
+        return [jnp.broadcast_to(x, (max_rows, *x.shape)) for x in self.first_rows()]
 
     def history(self, bufs: list[jax.Array], n: jax.Array, max_rows: int) -> History:
-        """The `History` of the loop's final buffers, zero-size leaves back as zeros."""
-        kept = iter(bufs)
-        values = [
-            next(kept) if x.size else jnp.zeros((max_rows, *x.shape), x.dtype) for x in self.first
-        ]
-        return History(self.treedef.unflatten(values), n)
+        """The `History` of the loop's final buffers."""
+        return History.packed(bufs, n, Shape(self.treedef, self.packing, max_rows))
 
 
 def plan(
@@ -64,13 +84,15 @@ def plan(
     dtype: Any,
     init_val: Sequence[Any],
     counting: tuple[int, ...],
+    fixed: Callable[[Any], bool] = lambda x: False,
     order: tuple[int, ...] | None = None,
 ) -> Rows:
     """The `Rows` of ``record`` (``dtype``: the storage dtype of floating leaves, or None) on
-    the carry leaves ``init_val``, of which those at ``counting`` count the steps. ``order``:
-    its leaves' written order (`Rows.order`) when ``record`` rebuilds the user's value from
-    leaves (the default record: the carry, a scan's ``y``), whose dicts then have their keys
-    sorted; None: read from the record's result, the user's own value."""
+    the carry leaves ``init_val``, of which those at ``counting`` count the steps; ``fixed``
+    tells a leaf the loop never changes (the very object, as the loop puts it back).
+    ``order``: its leaves' written order (`Rows.order`) when ``record`` rebuilds the user's
+    value from leaves (the default record: the carry, a scan's ``y``), whose dicts then have
+    their keys sorted; None: read from the record's result, the user's own value."""
     row0 = record(init_val)
     # A recorded leaf that is a counting carry leaf itself (the very object: record returns it
     # as it is) counts the steps too.
@@ -80,16 +102,22 @@ def plan(
         if any(x is init_val[j] for j in counting)
     )
     first = _store(row0, dtype)
-    # Zero-size leaves get no buffer, no writes and no words on the wire; the History gets them
-    # back as zeros of the right shape. XLA folds a zero-size (max_rows, 0, ...) value into a
-    # constant whose compile-time cost grows with max_rows (seconds at 10^8 rows), so none may
-    # live in the loop. (Returned from jit, the History leaf still is one: XLA's cost.)
-    kept = tuple(i for i, x in enumerate(first) if x.size)
     treedef = jax.tree_util.tree_structure(row0)
     names = _leaf_names(row0)
     checks.check_chip_dtypes(first, names)
+    # Zero-size leaves get no buffer, no writes and no words on the wire (`Packing`); the
+    # History gives them back as zeros of the right shape. XLA folds a zero-size
+    # (max_rows, 0, ...) value into a constant whose compile-time cost grows with max_rows
+    # (seconds at 10^8 rows), so none may live in the loop.
+    packing = Packing.by_dtype(
+        [tuple(x.shape) for x in first],
+        [jnp.dtype(x.dtype).name for x in first],
+        buffer_keys(first, fixed=fixed),
+    )
+    never = {packing.groups[i] for i, x in enumerate(first) if fixed(x)}
+    written = tuple(g for g in range(len(packing.widths)) if g not in never)
     order = written_order(row0) if order is None else order
-    return Rows(record, dtype, first, treedef, names, kept, counters, order)
+    return Rows(record, dtype, first, treedef, names, packing, written, counters, order)
 
 
 def layout(rows: Rows, max_steps: int, every: int | None, block: int = 1) -> Layout:
@@ -110,6 +138,7 @@ def layout(rows: Rows, max_steps: int, every: int | None, block: int = 1) -> Lay
         order=rows.order,
         block=block,
         accelerated=devices.accelerated(),
+        packing=rows.packing,
     )
 
 

@@ -84,8 +84,8 @@ def open_run(layout: Layout, init: list[jax.Array]) -> jax.Array:
     """Ask the host for a run id and the first flush interval: the loop's first answer
     (int32 words `STOP` = 0, `EVERY`, `RUN`).
 
-    ``init`` (the initial record's leaves) only gives the host call a data dependence on the
-    loop's input. A callback with no operand that varies is loop-invariant to XLA, which hoists
+    ``init`` (row 0 of the history's buffers) only gives the host call a data dependence on
+    the loop's input. A callback with no operand that varies is loop-invariant to XLA, which hoists
     it out of an enclosing ``scan`` / ``fori_loop`` / ``while_loop`` and runs it once for all of
     that loop's iterations: every inner run would then share one id (jax-ml/jax#16637).
     """
@@ -120,17 +120,19 @@ _WHOLE_TOKEN = 16
 
 
 def _token(leaves: list[jax.Array]) -> list[jax.Array]:
-    """A few arrays that depend on every leaf, cheap whatever the sizes.
+    """A few arrays that depend on every element of ``leaves`` (row 0 of each history
+    buffer), cheap whatever the sizes.
 
-    A small 32-bit leaf is taken whole, as it is (a host-call argument needs no kernel); any
-    other, its first element as words.
+    A small 32-bit buffer row is taken whole, as it is (a host-call argument needs no kernel);
+    any other, summed as words: a buffer holds many leaves, and a part of it (its first
+    element) would depend on one leaf only, which may be a constant.
     """
 
     def part(x: jax.Array) -> jax.Array:
         x = devices.unsharded(lax.stop_gradient(x))
         if x.size <= _WHOLE_TOKEN and x.dtype != jnp.bool_ and _wire.itemsize_bits(x.dtype) == 32:
             return x.reshape(-1)
-        return _wire.words(x.reshape(-1)[:1])
+        return jnp.sum(_wire.words(x.reshape(-1)), dtype=jnp.uint32, keepdims=True)
 
     parts = [part(x) for x in leaves if x.size]
     return parts or [jnp.zeros(1, jnp.uint32)]

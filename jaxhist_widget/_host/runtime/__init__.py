@@ -3,8 +3,11 @@
 - ``_hub``: `Hub` (and the process's `HUB`): attached sinks, the device's entry points, the
   lock order, each run's ordered channel; ``_hub_runs`` its run table and a run's states,
   ``_hub_sinks`` its calls into sinks, ``_hub_chunks`` where a chunk's rows go,
-  ``_hub_orphans`` the runs nobody waits for;
-- ``_run``: `Run`, the rows the host received for one run, shared by its sinks;
+  ``_hub_orphans`` the runs whose program ended without a last flush, or nobody waits for;
+- ``_programs``: `Programs`, whether the device has passed the programs dispatched so far (a
+  block's wait) and whether a run's program has ended;
+- ``_run``: `Run`, the rows the host received for one run, shared by its sinks, and its one
+  `RunWriter` (the hub's, or the store reader's);
 - ``_protocol``: `HubSink`, what the hub asks of a sink (it imports no sink class);
 - ``_naming``: the name a run takes where it starts, and the names a runner makes up;
 - ``_worker``: the one background `Worker`, keyed work in order per key (a run's channel);
@@ -20,9 +23,10 @@ from __future__ import annotations
 from ._hub import HUB, Hub
 from ._hub_runs import Entry
 from ._naming import call_name, check_name
+from ._programs import Program, Programs, wait_for
 from ._protocol import HubSink
 from ._report import log, report
-from ._run import STATUSES, Run
+from ._run import STATUSES, Run, RunWriter
 from ._worker import MAX_PENDING, Timer, Worker
 
 __all__ = [
@@ -32,11 +36,15 @@ __all__ = [
     "Entry",
     "Hub",
     "HubSink",
+    "Program",
+    "Programs",
     "Run",
+    "RunWriter",
     "Timer",
     "Worker",
     "call_name",
     "check_name",
     "log",
     "report",
+    "wait_for",
 ]

@@ -10,10 +10,13 @@ sink. The hub meets sinks only through `HubSink` (`_protocol`): it imports no si
 A run moves through an explicit state machine (`_hub_runs`), always under the hub's lock::
 
     OPEN --(every lane ended)--> ENDED
-    OPEN --(its blocks ended, no chunk will come)--> ABANDONED --(rows came after all)--> OPEN
+    OPEN --(its program ended first, or nobody waits)--> ABANDONED --(rows came after all)--> OPEN
+
+A run whose program ends without its last flush (a host callback of the user's raised) is given
+up as ``failed`` once the host knows that program has ended (`_programs`, `_hub_orphans`).
 
 Each run has one ordered channel, its worker key (its id): every notification of the run (its
-start, rows, resume, end, its abandonment, the orphan watch's) runs as a task of that key, on
+start, rows, resume, end, its abandonment, the watch's) runs as a task of that key, on
 the worker or in the thread that takes the key's turn (`Worker.holding`: the loop's host call),
 and re-checks the run's state there. So they never cross: a run given up as its rows come is
 told its end first, and taken up after; a run ends once in each state it reaches, with the
@@ -38,16 +41,19 @@ Lock order, the one place it is written (a lock may be taken while holding those
 4. a run's lock (`Run._lock`).
 
 The `jhw.log` run is an entry of the run table like any other (`RunTable.logging`), read and
-changed under the hub's lock. A `TensorBoard` sink's notes lock is taken in its hooks with
-nothing else held; only the worker's condition is taken inside it (it queues its writes). A
-`Store`'s state condition and its writer's connection lock, the worker's condition, a `Pace`'s
-lock, the error reporter's lock, a `jhw.log` run's batch lock, a plot's flusher lock and `Ahead`
-lock, auto mode's cell-plot lock (held while the plot is made and shown, on the worker: nothing
-of the runtime's is taken meanwhile; the plot then `join`s its run) and the plot's reduction
-helpers' pool lock are leaves: nothing is taken while one is held. No lock is held while a
-sink's hooks or user code run, or while waiting for the worker; a plot's update waits for its
-reduction helpers (`ui.reduce.each`) holding the plot's lock, and they take no lock. A run's
-channel is no lock: a hook may take any lock, and a thread waits for the channel holding none.
+changed under the hub's lock, by the hub only (`log_run`, `open_log_run`, `stop_log_run`,
+`end_log_block`). A run's rows, status and name are written through its `RunWriter`, which the
+run table's entry holds (the orphan code ends a run through it too). A `TensorBoard` sink's
+notes lock is taken in its hooks with nothing else held; only the worker's lock is taken inside
+it (it queues its writes). A `Store`'s state condition and its writer's connection lock, the
+worker's lock, `Programs`' lock, a `Pace`'s lock, the error reporter's lock, a `jhw.log` run's
+batch lock, a plot's flusher lock and `Ahead` lock, auto mode's cell-plot lock (held while the
+plot is made and shown, on the worker: nothing of the runtime's is taken meanwhile; the plot
+then `join`s its run) and the plot's reduction helpers' pool lock are leaves: nothing is taken
+while one is held. No lock is held while a sink's hooks or user code run, or while waiting for
+the worker; a plot's update waits for its reduction helpers (`ui.reduce.each`) holding the
+plot's lock, and they take no lock. A run's channel is no lock: a hook may take any lock, and a
+thread waits for the channel holding none.
 
 Exceptions never propagate into XLA (that would kill the computation and its device history):
 they are reported (`report`) once per sink, run and hook (`_hub_sinks`).
@@ -55,10 +61,11 @@ they are reported (`report`) once per sink, run and hook (`_hub_sinks`).
 
 from __future__ import annotations
 
-import contextlib
+import atexit
 import threading
 import time
-from collections.abc import Callable, Iterator
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -68,15 +75,20 @@ from ..._wire import NEVER, Chunk, Layout, answer
 from ..interrupts import InterruptBridge
 from ._hub_chunks import chunk_end, lane_groups
 from ._hub_orphans import Orphans
-from ._hub_runs import ABANDONED, ENDED, OPEN, Entry, RunTable
+from ._hub_runs import ABANDONED, ENDED, OPEN, Entry, LogTurn, RunTable
 from ._hub_sinks import SinkCalls
 from ._naming import run_name
+from ._programs import Programs
 from ._protocol import HubSink
 from ._report import report
-from ._run import STATUSES, Run, lane_index
+from ._run import STATUSES, Run, RunWriter, lane_index
 from ._worker import Worker
 
-__all__ = ["HUB", "Hub"]
+__all__ = ["EXIT_DRAIN_S", "HUB", "Hub"]
+
+#: As Python exits, how long the rows filed on the worker and the sinks' own work are waited
+#: for, all together (the loops still running on the device are waited for until they end).
+EXIT_DRAIN_S = 10.0
 
 _STOPPED = STATUSES.index("stopped")
 
@@ -93,13 +105,18 @@ class Hub:
         self._attached: list[HubSink] = []
         self._runs = RunTable()
         self.worker = Worker()
+        #: What the host knows of the programs that run loops (a block's wait for the device).
+        self.programs = Programs()
         self._calls = SinkCalls(self._lock, self.worker)
-        self._orphans = Orphans(self._lock, self._runs, self.worker, self._calls)
+        self._orphans = Orphans(self._lock, self._runs, self.worker, self._calls, self.programs)
         self.interrupts: InterruptBridge[HubSink] = InterruptBridge(self._press, self.worker)
+        self._ever_attached: weakref.WeakSet[HubSink] = weakref.WeakSet()  # (for the exit)
+        self._exit_steps: list[Callable[[], None]] = []
 
     # ------------------------------------------------------------------------ attaching
     def attach(self, sink: HubSink) -> None:
         with self._lock:
+            self._ever_attached.add(sink)
             if sink not in self._attached:
                 self._attached.append(sink)
 
@@ -119,24 +136,31 @@ class Hub:
             return [e.run for e in self._runs.entries() if e.state == OPEN]
 
     def join(self, run: Run, sink: HubSink) -> None:
-        """Make ``sink`` a sink of ``run`` from now on, as if attached when it started.
+        """Make ``sink`` (and its companions) a sink of ``run`` from now on, as if attached
+        when it started.
 
-        ``sink`` starts the run, gets its rows so far, and every update after; if the run has
-        ended meanwhile it ends for ``sink`` too. Call it on the run's own worker key (as auto
+        Each starts the run, gets its rows so far, and every update after; if the run has
+        ended meanwhile it ends for them too. Call it on the run's own worker key (as auto
         mode does, `Worker.submit` with ``run.id``), so that no chunk of the run is filed while
-        it joins.
+        they join.
         """
-        self._calls.call(sink, "_start", run)
+        with self._lock:
+            entry = self._runs.get(run.id)
+            had = entry.sinks if entry is not None and entry.run is run else ()
+        joining = [s for s in self._calls.streams((sink,)) if s not in had]
+        for s in joining:
+            self._calls.start(s, run)
         with self._lock:
             entry = self._runs.get(run.id)
             live = entry is not None and entry.run is run and entry.state != ENDED
-            if live and entry is not None and sink not in entry.sinks:  # (entry: live says so)
-                entry.sinks = (*entry.sinks, sink)
+            if live and entry is not None:  # (entry: live says so)
+                entry.sinks = (*entry.sinks, *(s for s in joining if s not in entry.sinks))
         lanes = [i for i, n in enumerate(run.counts) if n]
-        if lanes:
-            self._calls.notify_rows(sink, run, lanes)
-        if not live:
-            self._calls.notify_end(sink, run)
+        for s in joining:
+            if lanes:
+                self._calls.rows(s, run, lanes)
+            if not live:
+                self._calls.end(s, run)
 
     # ------------------------------------------------------------ called from the device
     def open_run(self, layout: Layout, token: Any = None) -> np.ndarray:
@@ -150,8 +174,12 @@ class Hub:
                 sinks = tuple(self._attached)
                 if not sinks:
                     return np.array([self._runs.new_id(), NEVER], np.int32)
-                entry = self._register(layout, sinks)
+            streams = self._calls.streams(sinks)  # (asked of the sinks with no lock held)
+            with self._lock:
+                entry = self._register(layout, sinks, streams)
+                entry.program = self.programs.opened()  # (this host call's thread)
             self._start(entry)
+            self._orphans.watch(entry)
             # Send the first row(s) at once so a watcher sees the run start (a loop run before
             # starts at the pace it ended with); adapt from there.
             return np.array([entry.run.id, entry.first_interval], np.int32)
@@ -159,11 +187,14 @@ class Hub:
             report(e, "open_run")
             return np.array([0, NEVER], np.int32)
 
-    def _register(self, layout: Layout, sinks: tuple[HubSink, ...]) -> Entry:
-        """A new run of ``sinks`` in the table, its channel taken by this thread until
-        `_start` has told its sinks (caller holds the hub's lock): whatever else of the run
-        comes meanwhile (an abandon, its rows from another thread) waits behind its start."""
-        entry = Entry(Run(self._runs.new_id(), layout), sinks, opened_for=sinks)
+    def _register(
+        self, layout: Layout, sinks: tuple[HubSink, ...], streams: tuple[HubSink, ...]
+    ) -> Entry:
+        """A new run of ``sinks`` (streaming to ``streams``: them and their companions) in
+        the table, its channel taken by this thread until `_start` has told its sinks (caller
+        holds the hub's lock): whatever else of the run comes meanwhile (an abandon, its rows
+        from another thread) waits behind its start. Its writer stays in the table."""
+        entry = Entry(RunWriter(Run(self._runs.new_id(), layout)), streams, opened_for=sinks)
         entry.first_interval = min(entry.pace.first(layout), layout.chunk)
         self.worker.hold(entry.run.id)  # a fresh key: taken at once (the worker's is a leaf)
         self._runs.add(entry)
@@ -173,36 +204,56 @@ class Hub:
         """Tell a run's sinks that it started, in its channel (held since `_register`)."""
         run = entry.run
         try:
-            run.name, run.name_given = run_name(entry.sinks)  # before any sink sees the run
+            # Named by the sinks attached (a plot's store copy names no run), before any sink
+            # sees it.
+            entry.rows.named(*run_name(entry.opened_for))
             for sink in entry.sinks:
-                self._calls.call(sink, "_start", run)
+                self._calls.start(sink, run)
             if self.interrupts.aborting:  # a press is on its way to the main thread: let it
                 self._press(True)
         finally:
             self.worker.release(run.id)
 
+    # --------------------------------------------------------- the `jhw.log` run
+    # `jhw.log` (`sinks._log`) keeps its run's state on the host (``state``); the table holds
+    # which run is the one open, read and changed here only, under the hub's lock.
+    def log_run(self, sinks: tuple[HubSink, ...]) -> LogTurn:
+        """What a `jhw.log` call of ``sinks`` finds (`RunTable.log_turn`): whether their
+        block's run was stopped, the state of their run open now, and another block's run,
+        taken out of the table for the caller to end."""
+        with self._lock:
+            return self._runs.log_turn(sinks)
+
     def open_log_run(
         self, layout: Layout, sinks: tuple[HubSink, ...], state: Callable[[int, int], Any]
-    ) -> Entry | None:
-        """The run `jhw.log` streams to for ``sinks``: the one open (another thread's call
-        opened it), or one opened now whose state there is ``state(run_id, first_interval)``;
-        None while the open one is of other sinks (the caller ends it first)."""
+    ) -> Any:
+        """The state of the run `jhw.log` streams to for ``sinks``: the one open (another
+        thread's call opened it), or one opened now, ``state(run_id, first_interval)``; None
+        while the open one is of other sinks (the caller ends it first)."""
+        streams = self._calls.streams(sinks)
         with self._lock:
             entry = self._runs.logging
             if entry is not None:
-                return entry if entry.opened_for == sinks else None
-            entry = self._register(layout, sinks)
+                return entry.host if entry.opened_for == sinks else None
+            entry = self._register(layout, sinks, streams)
             entry.host = state(entry.run.id, entry.first_interval)
-            self._runs.logging = entry
+            self._runs.set_log(entry)
         self._start(entry)
-        return entry
+        return entry.host
 
-    @contextlib.contextmanager
-    def table(self) -> Iterator[RunTable]:
-        """The run table under the hub's lock, for a quick look or change (`jhw.log`'s run):
-        no hook runs and nothing is waited for inside."""
+    def stop_log_run(self, state: Any, sinks: tuple[HubSink, ...]) -> None:
+        """The `jhw.log` run whose state is ``state`` was stopped: no call joins it, and the
+        calls of ``sinks``' block find it stopped (`log_run`) until the block ends."""
         with self._lock:
-            yield self._runs
+            self._runs.stop_log(state, sinks)
+
+    def end_log_block(self, sink: HubSink) -> Any:
+        """A block of ``sink`` ends: the state of the `jhw.log` run it opened, taken out of
+        the table for the caller to end (None if there is none)."""
+        with self._lock:
+            return self._runs.end_log_block(sink)
+
+    # ------------------------------------------------------------ called from the device
 
     def receive_chunk(self, layout: Layout, head: np.ndarray, *windows: np.ndarray) -> np.ndarray:
         """Deliver one flush (ending the run if no lane runs on); returns `_wire.answer`.
@@ -225,9 +276,10 @@ class Hub:
                 entry = self._runs.get(chunk.run_id)
             if entry is None:
                 return answer(False, NEVER)
+            entry.chunks += 1
             interval = entry.pace.interval(layout, chunk.rows, arrived)
             # When its rows came: now, in this call (not when the worker files them later).
-            entry.run._arrived(chunk_end(chunk), arrived)
+            entry.rows.arrived(chunk_end(chunk), arrived)
             # In its run's channel already (`jhw.log`'s batches are sent from the worker): filed
             # at once, or it would be filed after whatever of the run waits behind this task.
             here = self.worker.holds(entry.run.id)
@@ -277,19 +329,22 @@ class Hub:
             resumed = entry.state == ABANDONED
             if resumed:  # it was given up for dead, and is alive after all
                 self._runs.move(entry, OPEN)
-                run._reopen()
+                entry.rows.reopen()
         for sink in entry.sinks if resumed else ():
-            self._calls.call(sink, "_resume", run)
+            self._calls.resume(sink, run)
         if resumed:
-            self._orphans.watch_later(entry, sum(run.counts))
-        run._ensure_lanes(chunk.lanes)
+            if self.programs.ended(entry.program):  # it was not: the host cannot tell
+                self.programs.mistaken(entry.program)
+            self._orphans.watch(entry)
+        entry.rows.lanes(chunk.lanes)
         touched, groups = lane_groups(chunk, run.id)
         for (start, n, at), group in groups:
             pick = lane_index(group)
-            run.append_lanes(group, int(start), [x[pick, at : at + n] for x in chunk.leaves])
+            leaves = [x[pick, at : at + n] for x in chunk.leaves]
+            entry.rows.append_lanes(group, int(start), leaves)
         if touched:
             for sink in entry.sinks:
-                self._calls.notify_rows(sink, run, touched)
+                self._calls.rows(sink, run, touched)
 
     def _end(self, entry: Entry, codes: list[int]) -> None:
         """End the run with each lane's status code, and tell its sinks (once; in the run's
@@ -298,20 +353,23 @@ class Hub:
             if entry.state == ENDED:
                 return
             self._runs.move(entry, ENDED)
-            entry.run._finish(codes)
+            entry.rows.finish(codes)
+        self.programs.release(entry.program)
         for sink in entry.sinks:
-            self._calls.notify_end(sink, entry.run)
+            self._calls.end(sink, entry.run)
 
     # ---------------------------------------------------------------- called by sinks
     def abandon_runs(self, sink: HubSink) -> None:
-        """End, as ``failed``, the open runs of ``sink`` that nobody attached waits for.
+        """End, as ``failed``, the open runs of ``sink`` whose program has ended, and those
+        nobody attached waits for whose program cannot be known.
 
-        Called when the last block that attached ``sink`` ends, once its rows are in. On the
-        CPU a call returns only after its loop closed, so a run still open then is most likely
-        one whose computation raised: no close will ever come. Its sinks learn that it ended and
-        the rows received so far stay readable. A run some other attached sink streams to is
-        left alone (another thread may still run it); should an abandoned run send rows after
-        all, it is taken up again (`_file`) and ends with its real status (`_hub_orphans`).
+        Called when the last block that attached ``sink`` ends, once the device has passed the
+        block's loops and their rows are in: a run still open then is one whose computation
+        raised (no close will ever come), unless another thread's call still runs it (it
+        streams on to its end). Its sinks learn that it ended and the rows received so far stay
+        readable. A run some other attached sink streams to is left alone unless its program is
+        known to have ended; should an abandoned run send rows after all, it is taken up again
+        (`_file`) and ends with its real status (`_hub_orphans`).
 
         It may well be alive: a ``KeyboardInterrupt`` can leave the block while the loop still
         runs (JAX's waits for a result, ``block_until_ready`` or a multi-process array's value,
@@ -325,30 +383,66 @@ class Hub:
             chosen = [e for e in self._runs.entries() if e.state == OPEN and sink in e.sinks]
         for e in chosen:
             with self.worker.holding(e.run.id):  # after its chunks so far, before any later
-                self._orphans.give_up(e)
+                self._orphans.settle(e)
 
     def take_exit(self, sink: HubSink) -> BaseException | None:
-        """A `BaseException` (``SystemExit``, ``KeyboardInterrupt``) one of ``sink``'s hooks
-        raised inside a callback, to be raised again where the sink's block or call ends."""
-        return self._calls.take_exit(sink)
+        """A `BaseException` (``SystemExit``, ``KeyboardInterrupt``) one of the hooks of
+        ``sink`` or its companions raised inside a callback, to be raised again where the
+        sink's block or call ends."""
+        raised = [self._calls.take_exit(s) for s in self._calls.streams((sink,))]
+        return next((e for e in reversed(raised) if e is not None), None)
 
     def drain(self, sink: HubSink) -> None:
-        """Wait until the rows of ``sink``'s runs are filed and it was given every update (its
-        own timed work on the worker included)."""
+        """Wait until the rows of ``sink``'s runs are filed and it and its companions were
+        given every update (their own timed work on the worker included)."""
         with self._lock:
             ids = [e.run.id for e in self._runs.entries() if sink in e.sinks]
         for rid in ids:
             self.worker.drain(rid)
-        self.worker.drain(sink)
+        for s in self._calls.streams((sink,)):
+            self.worker.drain(s)
+
+    # ------------------------------------------------------------------- process exit
+    def at_exit(self, step: Callable[[], None]) -> None:
+        """Run ``step`` as Python exits, once the rows on their way are in (`finish`)."""
+        self._exit_steps.append(step)
+
+    def finish(self) -> None:
+        """As Python exits: wait for the loops still running on the device (a result dropped
+        unread, a run given up at its block's end), so that their rows come in, and for their
+        filing and the sinks' own work (`EXIT_DRAIN_S` at most), then run the exit steps (a
+        store files what it received).
+
+        It runs before JAX's own exit, which would end such a program midway. A loop that never
+        ends keeps Python from exiting: Ctrl-C ends the wait (the exit steps still run).
+        """
+        try:
+            if len(self._ever_attached):
+                self.programs.wait()
+                with self._lock:
+                    keys: list[Any] = [e.run.id for e in self._runs.entries()]
+                keys += list(self._calls.streams(tuple(self._ever_attached)))
+                deadline = time.monotonic() + EXIT_DRAIN_S
+                for key in keys:
+                    if not self.worker.drain(key, max(0.0, deadline - time.monotonic())):
+                        break
+        except KeyboardInterrupt:
+            pass
+        except Exception as e:  # the exit steps run whatever happened
+            report(e, "Python's exit")
+        finally:
+            for step in self._exit_steps:
+                step()
 
     # ---------------------------------------------------------------------- interrupts
     def _press(self, abort: bool) -> bool:
         """A press while sinks are armed: stop the runs in flight of armed sinks (all of them
         when ``abort``); False if there was none to stop."""
+        calls = self._calls
         targets = [
             s
             for s in self.interrupts.armed()
-            if self._calls.ask(s, "running", default=False) and (abort or not s.stop_requested)
+            if calls.running(s) and (abort or not calls.stop_requested(s))
         ]
         for sink in targets:
             sink.stop()
@@ -357,3 +451,5 @@ class Hub:
 
 #: The process's hub.
 HUB = Hub()
+# After JAX's own exit handlers are registered (`_wire` imports JAX): this one runs first.
+atexit.register(HUB.finish)

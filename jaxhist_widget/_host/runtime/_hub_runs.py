@@ -2,7 +2,7 @@
 run id, and the state machine a run moves through::
 
     OPEN --(every lane ended)--> ENDED
-    OPEN --(its blocks ended, no chunk will come)--> ABANDONED --(rows came after all)--> OPEN
+    OPEN --(its program ended first, or nobody waits)--> ABANDONED --(rows came after all)--> OPEN
 
 `RunTable.move` is the one place a run changes state. The table has no lock of its own: the hub
 calls it with the hub's lock held (the lock order is in `_hub`).
@@ -13,13 +13,14 @@ from __future__ import annotations
 import collections
 import dataclasses
 import itertools
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._pace import Pace
+from ._programs import Program
 from ._protocol import HubSink
-from ._run import Run
+from ._run import Run, RunWriter
 
-__all__ = ["ABANDONED", "ENDED", "OPEN", "Entry", "RunTable"]
+__all__ = ["ABANDONED", "ENDED", "OPEN", "Entry", "LogTurn", "RunTable"]
 
 #: Abandoned runs remembered (to take them up again should rows come); the oldest are dropped.
 MAX_ABANDONED = 256
@@ -30,9 +31,10 @@ _MOVES = {(OPEN, ENDED), (OPEN, ABANDONED), (ABANDONED, OPEN), (ABANDONED, ENDED
 
 @dataclasses.dataclass(eq=False)
 class Entry:
-    """One run in the table: its rows, its sinks, its state and its flush clock."""
+    """One run in the table: its rows (the run's one writer), its sinks, its state and its
+    flush clock."""
 
-    run: Run
+    rows: RunWriter
     sinks: tuple[HubSink, ...]  # those it streams to (`Hub.join` adds one)
     opened_for: tuple[HubSink, ...] = ()  # those attached when it started
     state: str = OPEN
@@ -44,6 +46,26 @@ class Entry:
     first_interval: int = 1
     #: Where the host makes its rows (`jhw.log`): that loop's state; None for a device loop.
     host: Any = None
+    #: A device loop's program, as its first host call saw it (`Programs.opened`).
+    program: Program | None = None
+    #: The flushes received so far (a run that sends none for a while is looked at).
+    chunks: int = 0
+
+    @property
+    def run(self) -> Run:
+        """The run its sinks read."""
+        return self.rows.run
+
+
+class LogTurn(NamedTuple):
+    """What a `jhw.log` call of some sinks finds in the table (`RunTable.log_turn`)."""
+
+    #: Their block's run was stopped: the call raises `Stopped` until the block ends.
+    stopped: bool
+    #: The state of their run open now (`Entry.host`), or None: one is to be opened.
+    host: Any
+    #: The state of another block's run, taken out of the table for the caller to end.
+    ended: Any
 
 
 class RunTable:
@@ -54,10 +76,10 @@ class RunTable:
         self._runs: dict[int, Entry] = {}
         self._abandoned: collections.OrderedDict[int, None] = collections.OrderedDict()
         self._ids = itertools.count(1)
-        #: The run `jhw.log` streams to now (`Hub.open_log_run`), and the sinks of the block
-        #: whose `jhw.log` run was stopped (its further calls raise `Stopped` until it ends).
-        self.logging: Entry | None = None
-        self.log_stopped: tuple[HubSink, ...] | None = None
+        # The run `jhw.log` streams to now (`Hub.open_log_run`), and the sinks of the block
+        # whose `jhw.log` run was stopped (its further calls raise `Stopped` until it ends).
+        self._logging: Entry | None = None
+        self._log_stopped: tuple[HubSink, ...] | None = None
 
     def new_id(self) -> int:
         """A fresh run id (a positive int32)."""
@@ -86,3 +108,44 @@ class RunTable:
             self._abandoned.pop(entry.run.id, None)
         if state == ENDED:
             self._runs.pop(entry.run.id, None)
+
+    # ------------------------------------------------------------ the `jhw.log` run
+    def log_turn(self, sinks: tuple[HubSink, ...]) -> LogTurn:
+        """What a `jhw.log` call of ``sinks`` finds: whether their run was stopped, their run
+        open now, and another block's run, taken out (a block began or ended since)."""
+        if self._log_stopped is not None:
+            if self._log_stopped == sinks:
+                return LogTurn(True, None, None)
+            self._log_stopped = None
+        entry = self._logging
+        if entry is None or entry.opened_for == sinks:
+            return LogTurn(False, entry.host if entry is not None else None, None)
+        self._logging = None
+        return LogTurn(False, None, entry.host)
+
+    @property
+    def logging(self) -> Entry | None:
+        """The run `jhw.log` streams to now (`Hub.open_log_run`)."""
+        return self._logging
+
+    def set_log(self, entry: Entry) -> None:
+        """``entry`` (just registered) is the `jhw.log` run from now on."""
+        self._logging = entry
+
+    def stop_log(self, host: Any, sinks: tuple[HubSink, ...]) -> None:
+        """The `jhw.log` run whose state is ``host`` was stopped: out of the table, and the
+        calls of ``sinks``' block raise `Stopped` until it ends."""
+        if self._logging is not None and self._logging.host is host:
+            self._logging = None
+        self._log_stopped = sinks
+
+    def end_log_block(self, sink: HubSink) -> Any:
+        """A block of ``sink`` ends: the state of the `jhw.log` run it opened, taken out of
+        the table for the caller to end (None if there is none)."""
+        if self._log_stopped is not None and sink in self._log_stopped:
+            self._log_stopped = None
+        entry = self._logging
+        if entry is None or sink not in entry.opened_for:
+            return None
+        self._logging = None
+        return entry.host

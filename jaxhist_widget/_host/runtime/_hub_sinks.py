@@ -1,14 +1,17 @@
-"""The hub's calls into sinks: a hook called safely, a question asked, and new rows or a run's
-end told to a sink, at once or, while it proves slow, on the worker.
+"""The hub's calls into sinks: each hook and question of `HubSink` called as a typed method
+under one guard (`SinkCalls`), and new rows or a run's end told to a sink at once or, while
+it proves slow, on the worker.
 
 A sink whose ``on_rows`` took longer than `SLOW_S` gets its updates on the worker (keyed by the
 sink), merged while it is busy, until `QUICK_AGAIN` handovers in a row were quick: so a slow sink
 delays only its own runs. A run's end reaches a sink after any of its updates still queued.
 
-Exceptions never propagate into XLA (that would kill the computation and its device history):
-they are reported (`report`) once per sink, run and hook. A ``SystemExit`` or
-``KeyboardInterrupt`` is kept (`SinkCalls.take_exit`) and raised again where the sink's block
-ends. The state here is guarded by the hub's lock (the lock order is in `_hub`).
+The guard: an exception never propagates into XLA (that would kill the computation and its
+device history): it is reported (`report`) once per sink, run and hook (once per sink and
+question); a question that failed gets its default answer. A ``SystemExit`` or
+``KeyboardInterrupt`` is kept (`SinkCalls.take_exit`), the sink is stopped, and it is raised
+again where the sink's block ends. The state here is guarded by the hub's lock (the lock order
+is in `_hub`).
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from typing import Any
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
 
 from ._protocol import HubSink
 from ._report import report
@@ -24,6 +28,8 @@ from ._run import Run
 from ._worker import Worker
 
 __all__ = ["QUICK_AGAIN", "SLOW_S", "SinkCalls"]
+
+T = TypeVar("T")
 
 #: An ``on_rows`` that takes longer than this (seconds) moves its sink's updates to the worker,
 #: until `QUICK_AGAIN` updates in a row took less than half of it.
@@ -51,7 +57,16 @@ class SinkCalls:
         self._exits: weakref.WeakKeyDictionary[Any, BaseException]
         self._exits = weakref.WeakKeyDictionary()
 
-    def notify_rows(self, sink: HubSink, run: Run, lanes: list[int]) -> None:
+    # ------------------------------------------------------------------------ hooks
+    def start(self, sink: HubSink, run: Run) -> None:
+        """``run`` starts streaming to ``sink``."""
+        self._guard(sink, "start", (run.id, "start"), lambda: sink._start(run), None)
+
+    def resume(self, sink: HubSink, run: Run) -> None:
+        """``run``, given up for dead, sent rows after all."""
+        self._guard(sink, "resume", (run.id, "resume"), lambda: sink._resume(run), None)
+
+    def rows(self, sink: HubSink, run: Run, lanes: list[int]) -> None:
         """Tell ``sink`` of new rows: now, or on the worker while it proves slow."""
         with self._lock:
             notes = self._notes.get(sink)
@@ -64,11 +79,26 @@ class SinkCalls:
                 self._worker.submit(sink, self._hand_notes, sink)
             return
         t0 = time.perf_counter()
-        self.call(sink, "on_rows", run, lanes)
+        self._on_rows(sink, run, lanes)
         if time.perf_counter() - t0 > SLOW_S:
             with self._lock:
                 self._notes.setdefault(sink, {})
                 self._quick[sink] = 0
+
+    def end(self, sink: HubSink, run: Run) -> bool:
+        """End ``run`` for ``sink``, after any update of its still queued on the worker;
+        whether it was queued there too (it is told once the sink's key is drained)."""
+        if self._worker.pending(sink):
+            self._worker.submit(sink, self._end, sink, run)
+            return True
+        self._end(sink, run)
+        return False
+
+    def _end(self, sink: HubSink, run: Run) -> None:
+        self._guard(sink, "end", (run.id, "end"), lambda: sink._end(run), None)
+
+    def _on_rows(self, sink: HubSink, run: Run, lanes: list[int]) -> None:
+        self._guard(sink, "on_rows", (run.id, "on_rows"), lambda: sink.on_rows(run, lanes), None)
 
     def _hand_notes(self, sink: HubSink) -> None:
         with self._lock:
@@ -76,7 +106,7 @@ class SinkCalls:
             self._note_queued.discard(sink)
         t0 = time.perf_counter()
         for run, lanes in notes.items():
-            self.call(sink, "on_rows", run, sorted(lanes))
+            self._on_rows(sink, run, sorted(lanes))
         quick = time.perf_counter() - t0 < SLOW_S / 2
         with self._lock:
             self._quick[sink] = self._quick.get(sink, 0) + 1 if quick else 0
@@ -84,48 +114,70 @@ class SinkCalls:
                 # Quick again for a while: back to updates in the loop's own call.
                 del self._notes[sink], self._quick[sink]
 
-    def notify_end(self, sink: HubSink, run: Run) -> bool:
-        """End ``run`` for ``sink``, after any update of its still queued on the worker;
-        whether it was queued there too (it is told once the sink's key is drained)."""
-        if self._worker.pending(sink):
-            self._worker.submit(sink, self.call, sink, "_end", run)
-            return True
-        self.call(sink, "_end", run)
-        return False
+    # -------------------------------------------------------------------- questions
+    def rows_can_wait(self, sinks: tuple[HubSink, ...]) -> bool:
+        """Whether no sink of a run needs to see a chunk's rows before the loop goes on."""
+        return all(self._can_wait(s) for s in sinks)
 
-    def call(self, sink: HubSink, method: str, run: Run, *args: Any) -> None:
-        """``sink.method(run, *args)``; an exception is reported (once per sink, run and hook),
-        never raised into the loop. A ``SystemExit`` or ``KeyboardInterrupt`` stops the sink's
-        runs and is raised again where its block ends (inside XLA it would become an XLA
-        error)."""
+    def stop_asked(self, sinks: tuple[HubSink, ...], run: Run) -> bool:
+        """Whether a sink of ``run`` asks it to stop now."""
+        return any(self._should_stop(s, run) for s in sinks)
+
+    def _can_wait(self, sink: HubSink) -> bool:
+        return self._guard(
+            sink, "rows_can_wait", ("rows_can_wait",), lambda: sink._rows_can_wait, False
+        )
+
+    def _should_stop(self, sink: HubSink, run: Run) -> bool:
+        return self._guard(
+            sink, "should_stop", ("should_stop",), lambda: sink._should_stop(run), False
+        )
+
+    def running(self, sink: HubSink) -> bool:
+        """Whether a run streaming to ``sink`` has started and not ended (False if asking
+        fails)."""
+        return self._guard(sink, "running", ("running",), lambda: sink.running, False)
+
+    def stop_requested(self, sink: HubSink) -> bool:
+        """Whether ``sink`` was asked to stop its runs (False if asking fails)."""
+        return self._guard(
+            sink, "stop_requested", ("stop_requested",), lambda: sink.stop_requested, False
+        )
+
+    def companions(self, sink: HubSink) -> tuple[HubSink, ...]:
+        """The sinks that get every run of ``sink`` with it (none if asking fails)."""
+        return self._guard(sink, "companions", ("companions",), lambda: sink._companions, ())
+
+    def streams(self, sinks: tuple[HubSink, ...]) -> tuple[HubSink, ...]:
+        """The sinks a run of ``sinks`` streams to: each after its companions (a plot's store
+        has a chunk before the plot draws it), each once."""
+        out: dict[HubSink, None] = {}
+        for sink in sinks:
+            out.update(dict.fromkeys((*self.companions(sink), sink)))
+        return tuple(out)
+
+    # ------------------------------------------------------------------------ guard
+    def _guard(
+        self,
+        sink: HubSink,
+        hook: str,
+        once: tuple[Hashable, ...],
+        call: Callable[[], T],
+        default: T,
+    ) -> T:
+        """``call()``, a hook or question of ``sink``'s; an exception is reported (once per
+        sink and ``once``) and ``default`` returned, never raised into the loop. A
+        ``SystemExit`` or ``KeyboardInterrupt`` stops the sink's runs and is raised again where
+        its block ends (inside XLA it would become an XLA error)."""
         try:
-            getattr(sink, method)(run, *args)
+            return call()
         except Exception as e:
-            where = f"{type(sink).__name__}.{method.lstrip('_')}"
-            report(e, where, once=(id(sink), run.id, method))
+            report(e, f"{type(sink).__name__}.{hook}", once=(id(sink), *once))
         except BaseException as e:
             with self._lock:
                 self._exits.setdefault(sink, e)
             sink.stop()
-
-    def rows_can_wait(self, sinks: tuple[HubSink, ...]) -> bool:
-        """Whether no sink of a run needs to see a chunk's rows before the loop goes on."""
-        return all(self.ask(s, "_rows_can_wait", default=False) for s in sinks)
-
-    def stop_asked(self, sinks: tuple[HubSink, ...], run: Run) -> bool:
-        """Whether a sink of ``run`` asks it to stop now."""
-        return any(self.ask(s, "_should_stop", run) for s in sinks)
-
-    @staticmethod
-    def ask(sink: HubSink, name: str, run: Run | None = None, default: bool = False) -> bool:
-        """A sink's answer to the hub's question ``name`` (a method given ``run``, or a
-        property); ``default`` if asking fails (reported once)."""
-        try:
-            value = getattr(sink, name)
-            return bool(value(run) if run is not None else value)
-        except Exception as e:
-            report(e, f"{type(sink).__name__}.{name.lstrip('_')}", once=(id(sink), name))
-            return default
+        return default
 
     def take_exit(self, sink: HubSink) -> BaseException | None:
         """The `BaseException` one of ``sink``'s hooks raised inside a callback, if any."""

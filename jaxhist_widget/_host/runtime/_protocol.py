@@ -3,7 +3,12 @@
 The hub (`_hub`), run naming (`_naming`) and the interrupt bridge (`_sigint`) talk to sinks only
 through this: they import no sink class, not even for types, so the host runtime has no import
 cycle and a `Hub` can be built on its own (a test's) with any object that has these members.
-`Sink` (`_sink`) is the one implementation; it imports the hub, never the other way round.
+`Sink` (`_sink`) is the one implementation; it imports the hub, never the other way round. The
+hub calls each member as a typed method, under one guard (`_hub_sinks.SinkCalls`).
+
+A sink's companions (`HubSink._companions`: a plot's ``store=`` and ``tensorboard=`` copies)
+are sinks of every run it gets, joined by the hub: each gets every hook, in the hub's order and
+under its policy, as an attached sink does; they name no run and are never armed.
 """
 
 from __future__ import annotations
@@ -31,6 +36,9 @@ class HubSink(Protocol):
 
     @property
     def _rows_can_wait(self) -> bool: ...
+
+    @property
+    def _companions(self) -> tuple[HubSink, ...]: ...
 
     def _run_names(self) -> tuple[str | None, str | None, str | None]: ...
 

@@ -1,7 +1,8 @@
 """`Run`: the rows the host received for one run.
 
-Host runtime: numpy only. A `Run` is shared by all sinks of that run; it is appended to by the
-hub (`_hub.Hub`) and read by sinks. Every array a reader gets is read-only (a view of the
+Host runtime: numpy only. A `Run` is shared by all sinks of that run, which read it; it is
+written through its one `RunWriter`, held by the hub (`_hub.Hub`, for a run streaming in) or
+the store's reader (a run read back). Every array a reader gets is read-only (a view of the
 run's storage, or a copy): one sink editing its rows in place must not rewrite them for the
 others. Copy (``np.array(rows)``) to edit.
 
@@ -21,7 +22,7 @@ import numpy as np
 
 from ..._wire import STATUSES, Layout, np_dtype
 
-__all__ = ["FAILED", "SEGMENT_BYTES", "STATUSES", "Run", "lane_index"]
+__all__ = ["FAILED", "SEGMENT_BYTES", "STATUSES", "Run", "RunWriter", "lane_index"]
 
 #: A run stores its rows in segments of about this many bytes, all lanes together (see `Run`).
 #: Under 4 MiB on purpose: numpy asks Linux for huge pages for arrays of 4 MiB or more, and
@@ -58,7 +59,8 @@ class Run:
         zero lanes makes a run with no lanes and no rows that ends ``"converged"`` (no lane
         had a step to take; `statuses` is empty).
 
-    Every array this class hands out is read-only; copy it to edit.
+    A run only reads: it is written through its one `RunWriter`. Every array this class hands
+    out is read-only; copy it to edit.
     """
 
     def __init__(self, run_id: int, layout: Layout) -> None:
@@ -88,84 +90,7 @@ class Run:
         self._arrived_rows = np.zeros(16, np.int64)
         self._arrived_at = np.zeros(16, np.float64)
         self._arrivals = 0
-
-    # ------------------------------------------------------------------------ writing
-    def _ensure_lanes(self, lanes: int | None) -> None:
-        if self.lanes is None and not self._counts.size:
-            self.lanes = lanes
-            n = 1 if lanes is None else lanes
-            self._counts = np.zeros(n, np.int64)
-            self.statuses = ["running"] * n
-            per_row = max(1, n * self.layout.row_nbytes)
-            # max_steps 0: no known cap (a Python loop's `jhw.log` run)
-            cap = self.layout.max_steps + 1 if self.layout.max_steps > 0 else SEGMENT_BYTES
-            self._seg_rows = min(max(SEGMENT_BYTES // per_row, 16), cap)
-
-    def append(self, lane: int, start: int, leaves: list[np.ndarray]) -> None:
-        """Append rows ``start ..`` of ``lane``; rows must arrive in order, each once."""
-        self.append_lanes([lane], start, [np.expand_dims(x, 0) for x in leaves])
-
-    def append_lanes(
-        self, lanes: list[int] | np.ndarray, start: int, leaves: list[np.ndarray]
-    ) -> None:
-        """Append rows ``start ..`` of each of ``lanes`` (ascending; all at the same row).
-
-        ``leaves[i]`` has shape ``(len(lanes), rows, *shape)`` and is copied; rows arrive in
-        order, each once.
-        """
-        rows, at, size = leaves[0].shape[1], lane_index(lanes), self._seg_rows
-        with self._lock:
-            wrong = self._counts[at] != start
-            if wrong.any():
-                lane = int(np.asarray(lanes)[np.flatnonzero(wrong)[0]])
-                raise RuntimeError(
-                    f"run {self.id} lane {lane}: rows from {start}, not {self._counts[lane]}"
-                )
-            done = 0
-            while done < rows:
-                seg, off = divmod(start + done, size)
-                while len(self._segs) <= seg:
-                    # np.empty: pages are touched only as rows arrive
-                    self._segs.append(
-                        [
-                            np.empty((len(self._counts), size, *s), np_dtype(d))
-                            for s, d in self._leaf_specs()
-                        ]
-                    )
-                take = min(rows - done, size - off)
-                for buf, leaf in zip(self._segs[seg], leaves, strict=True):
-                    buf[at, off : off + take] = leaf[:, done : done + take]
-                done += take
-            self._counts[at] = start + rows
-
-    def _arrived(self, rows: int, perf: float) -> None:
-        """A chunk that brings the run to ``rows`` rows (its furthest lane's) was received at
-        ``perf`` (`time.perf_counter`): keep the pair (rows, wall time), when it goes past the
-        last pair's rows."""
-        with self._lock:
-            n = self._arrivals
-            if rows <= 0 or (n and rows <= self._arrived_rows[n - 1]):
-                return  # no row past the last pair: its time is already known
-            if n == len(self._arrived_rows):
-                self._arrived_rows = np.concatenate([self._arrived_rows, np.zeros(n, np.int64)])
-                self._arrived_at = np.concatenate([self._arrived_at, np.zeros(n)])
-            at = self.started_wall + (perf - self.started)
-            self._arrived_rows[n], self._arrived_at[n] = rows, at
-            self._arrivals = n + 1
-
-    def _finish(self, codes: list[int]) -> None:
-        code = np.asarray(codes, np.int64)
-        known = (code >= 0) & (code < len(STATUSES))
-        names = _NAMES[np.where(known, code, STATUSES.index("stopped"))].tolist()
-        with self._lock:
-            self.statuses = names
-            self.ended = time.perf_counter()
-
-    def _reopen(self) -> None:
-        """Undo `_finish` for a run given up for dead that turned out to be alive."""
-        with self._lock:
-            self.statuses = ["running"] * len(self.statuses)
-            self.ended = None
+        self._written = False  # whether its `RunWriter` was made
 
     # ------------------------------------------------------------------------ reading
     @property
@@ -373,6 +298,137 @@ class Run:
             f"Run(id={self.id}, status={self.status!r}, rows={self.counts}, "
             f"fields={self.layout.names})"
         )
+
+
+class RunWriter:
+    """The writing half of a `Run`: its lanes, its rows, when they came and how it ended.
+
+    A run has one writer, made by whoever makes the run: the hub for a run that streams in
+    (`Hub`, its run table's entry holds it), the store's reader for a run read back from a
+    file (`load_runs`). Sinks get the `Run` alone, which only reads: "who may change this
+    run?" has one answer. Making a second writer for a run raises.
+
+    Examples
+    --------
+    >>> import jax, numpy as np
+    >>> from jaxhist_widget import _wire
+    >>> layout = _wire.Layout(("x",), ((),), ("float32",), jax.tree_util.tree_structure(0.0),
+    ...                       max_steps=9, chunk=4, every=None)
+    >>> run = Run(1, layout)
+    >>> rows = RunWriter(run)
+    >>> rows.lanes(None)
+    >>> rows.append(0, 0, [np.array([3.0, 2.0], np.float32)])
+    >>> rows.finish([1])
+    >>> run.status, run.lane_rows(0)[0].tolist()
+    ('converged', [3.0, 2.0])
+    """
+
+    def __init__(self, run: Run) -> None:
+        with run._lock:
+            if run._written:
+                raise RuntimeError(f"run {run.id} has a writer already: it is the hub's")
+            run._written = True
+        #: The run this writes (what its sinks read).
+        self.run = run
+
+    def named(self, name: str | None, given: bool) -> None:
+        """Name the run as it starts (before any sink sees it); ``given``: by the user."""
+        self.run.name, self.run.name_given = name, given
+
+    def lanes(self, lanes: int | None) -> None:
+        """Size the run for ``lanes`` vmap lanes (None: unbatched), at its first chunk; a
+        later call changes nothing."""
+        r = self.run
+        if r.lanes is None and not r._counts.size:
+            r.lanes = lanes
+            n = 1 if lanes is None else lanes
+            r._counts = np.zeros(n, np.int64)
+            r.statuses = ["running"] * n
+            per_row = max(1, n * r.layout.row_nbytes)
+            # max_steps 0: no known cap (a Python loop's `jhw.log` run)
+            cap = r.layout.max_steps + 1 if r.layout.max_steps > 0 else SEGMENT_BYTES
+            r._seg_rows = min(max(SEGMENT_BYTES // per_row, 16), cap)
+
+    def append(self, lane: int, start: int, leaves: list[np.ndarray]) -> None:
+        """Append rows ``start ..`` of ``lane``; rows must arrive in order, each once."""
+        self.append_lanes([lane], start, [np.expand_dims(x, 0) for x in leaves])
+
+    def append_lanes(
+        self, lanes: list[int] | np.ndarray, start: int, leaves: list[np.ndarray]
+    ) -> None:
+        """Append rows ``start ..`` of each of ``lanes`` (ascending; all at the same row).
+
+        ``leaves[i]`` has shape ``(len(lanes), rows, *shape)`` and is copied; rows arrive in
+        order, each once.
+        """
+        r = self.run
+        rows, at, size = leaves[0].shape[1], lane_index(lanes), r._seg_rows
+        with r._lock:
+            wrong = r._counts[at] != start
+            if wrong.any():
+                lane = int(np.asarray(lanes)[np.flatnonzero(wrong)[0]])
+                raise RuntimeError(
+                    f"run {r.id} lane {lane}: rows from {start}, not {r._counts[lane]}"
+                )
+            done = 0
+            while done < rows:
+                seg, off = divmod(start + done, size)
+                while len(r._segs) <= seg:
+                    # np.empty: pages are touched only as rows arrive
+                    r._segs.append(
+                        [
+                            np.empty((len(r._counts), size, *s), np_dtype(d))
+                            for s, d in r._leaf_specs()
+                        ]
+                    )
+                take = min(rows - done, size - off)
+                for buf, leaf in zip(r._segs[seg], leaves, strict=True):
+                    buf[at, off : off + take] = leaf[:, done : done + take]
+                done += take
+            r._counts[at] = start + rows
+
+    def install(self, arrays: list[np.ndarray], counts: Any, statuses: list[str]) -> None:
+        """Take a run's rows as read back (one array per leaf, ``(lanes, rows, ...)``), kept
+        as its one storage segment (no copy), with each lane's row count and status."""
+        r = self.run
+        with r._lock:
+            rows = arrays[0].shape[1] if arrays else 0
+            r._segs = [arrays] if rows else []
+            r._seg_rows = max(1, rows)
+            r._counts[:] = [int(c) for c in counts]  # in place: its length is the lanes
+            r.statuses = list(statuses)
+
+    def arrived(self, rows: int, perf: float) -> None:
+        """A chunk that brings the run to ``rows`` rows (its furthest lane's) was received at
+        ``perf`` (`time.perf_counter`): keep the pair (rows, wall time), when it goes past the
+        last pair's rows."""
+        r = self.run
+        with r._lock:
+            n = r._arrivals
+            if rows <= 0 or (n and rows <= r._arrived_rows[n - 1]):
+                return  # no row past the last pair: its time is already known
+            if n == len(r._arrived_rows):
+                r._arrived_rows = np.concatenate([r._arrived_rows, np.zeros(n, np.int64)])
+                r._arrived_at = np.concatenate([r._arrived_at, np.zeros(n)])
+            r._arrived_rows[n] = rows
+            r._arrived_at[n] = r.started_wall + (perf - r.started)
+            r._arrivals = n + 1
+
+    def finish(self, codes: list[int]) -> None:
+        """End the run, each lane with its status code (`STATUSES`; a code past them is a
+        stop)."""
+        code = np.asarray(codes, np.int64)
+        known = (code >= 0) & (code < len(STATUSES))
+        names = _NAMES[np.where(known, code, STATUSES.index("stopped"))].tolist()
+        with self.run._lock:
+            self.run.statuses = names
+            self.run.ended = time.perf_counter()
+
+    def reopen(self) -> None:
+        """Undo `finish` for a run given up for dead that turned out to be alive."""
+        with self.run._lock:
+            self.run.statuses = ["running"] * len(self.run.statuses)
+            self.run.ended = None
 
 
 def lane_index(lanes: list[int] | np.ndarray) -> slice | np.ndarray:

@@ -3,12 +3,12 @@ ordered channel of each run.
 
 Three kinds of work are deferred here: filing a chunk whose rows can wait (the loop goes on at
 once), updates for a sink whose ``on_rows`` proved slow (and a store's or a sink's own writing),
-and timed calls (a plot's trailing flush, the interrupt bridge's pump). Each task carries a
-*key* (a run id, a sink): tasks of one key run one at a time, in the order they were submitted,
-while tasks of different keys may run at the same time on another of the worker's few threads.
-So one run never waits for another's rows, and a slow sink (a store whose file is locked)
-delays only its own work. `drain` waits for the tasks of one key only; a timer given a key is
-work of that key from the moment it is scheduled, so `drain` waits for it too.
+and timed calls (a plot's trailing flush, the interrupt bridge's pump, the hub's look at a quiet
+run). Each task carries a *key* (a run id, a sink): tasks of one key run one at a time, in the
+order they were submitted, while tasks of different keys run on different threads. So one run
+never waits for another's rows, and a slow sink (a store whose file is locked) delays only its
+own work. `drain` waits for the tasks of one key only; a timer given a key is work of that key
+from the moment it is scheduled, so `drain` waits for it too.
 
 A thread that is not a worker's can take a key's turn itself (`holding`): it waits for the
 key's earlier tasks, then runs its own code as the key's next task, while tasks submitted
@@ -16,12 +16,16 @@ meanwhile wait behind it. That makes a key a channel: the hub delivers every not
 run (its start, rows, resume, end, its abandonment) in the run's key, from the loop's host call
 or from the worker alike, so they never cross.
 
-Threads start on demand (at most `MAX_THREADS`) and end when they have had nothing to do for
-`IDLE_S`. While a thread is on a task, one more waits beside it (a spare, started with the
-work that found no idle thread) and takes the work that is ready once every busy thread has
-been on its task for `STUCK_S`, and due timers at once: so a task that blocks (a locked file)
-never holds up another key's work, timers or drains. After a ``fork`` the child starts afresh
-(threads do not survive a fork, queued work stays with the parent).
+How: a key with work is *served* by exactly one thread at a time (or held by a `holding` one).
+Work for a key nobody serves hands the key at once to a thread: one left idle by an earlier key,
+else a new one. That thread runs the key's tasks until none is left (or passes the key's turn to
+a thread waiting in `hold`), then waits `IDLE_S` to be handed another key before it ends. So no
+key with work ever waits for a thread to be free, and a task that blocks holds up its own key
+only: there is nothing to schedule and no count of free threads to keep right. There are as many
+threads as keys busy at the same moment (a run being filed, each slow sink): a few. Timed calls
+wait on one thread of their own (``jaxhist-timers``), which hands each to its key as a task when
+it is due. After a ``fork`` the child starts afresh (threads do not survive a fork, queued work
+stays with the parent).
 """
 
 from __future__ import annotations
@@ -38,35 +42,34 @@ from typing import Any
 
 from ._report import report
 
-__all__ = ["MAX_PENDING", "MAX_THREADS", "Timer", "Worker"]
+__all__ = ["IDLE_S", "MAX_PENDING", "Timer", "Worker"]
 
-#: A thread ends after this long with nothing queued or scheduled (new work starts another).
+#: A thread ends after this long with nothing handed to it (new work starts another).
 IDLE_S = 5.0
 #: Tasks of one key waiting at most; past that `submit` waits for them (bounded memory when the
 #: host files more slowly than the device makes rows).
 MAX_PENDING = 16
-#: Threads at most. One serves while the work is short (filing a chunk, an update): every
-#: thread more that runs costs the interpreter's lock hand-overs. A spare waits beside it and
-#: takes ready work only once every busy thread has been on its task for `STUCK_S`, so that
-#: one blocked key (a slow sink) does not stall the others.
-MAX_THREADS = 4
-STUCK_S = 0.02
 
 _Task = tuple[Callable[..., Any], tuple[Any, ...]]
+#: What an idle thread holds until it is handed a key (None is no key: a key may be anything).
+_NO_KEY: Any = object()
 
 
 def _hand_over(turn: threading.Event) -> None:
-    """The task a `Worker.holding` thread queues: its turn has come (it runs its own code)."""
+    """What `Worker.hold` queues in a key's turn: `_pass_on` hands the turn over there."""
     turn.set()
 
 
 class Timer:
     """A call scheduled with `Worker.later`; `cancel` before it runs drops it."""
 
-    __slots__ = ("_worker", "cancelled", "due", "fired", "fn", "key")
+    __slots__ = ("_worker", "cancelled", "drained", "due", "fired", "fn", "key")
 
-    def __init__(self, worker: Worker, due: float, fn: Callable[[], Any], key: Hashable) -> None:
+    def __init__(
+        self, worker: Worker, due: float, fn: Callable[[], Any], key: Hashable | None, drained: bool
+    ) -> None:
         self._worker, self.due, self.fn, self.key = worker, due, fn, key
+        self.drained = key is not None and drained  # a drain of its key waits for it
         self.cancelled = self.fired = False
 
     def cancel(self) -> None:
@@ -74,83 +77,96 @@ class Timer:
         self._worker._cancel(self)
 
 
+class _Idle:
+    """A thread waiting to be handed a key (`Worker._await_key`)."""
+
+    __slots__ = ("handed", "key")
+
+    def __init__(self, lock: threading.RLock) -> None:
+        self.handed = threading.Condition(lock)
+        self.key: Any = _NO_KEY
+
+
 class Worker:
-    """A few daemon threads running keyed tasks (in order per key) and timed calls when due.
+    """Daemon threads running keyed tasks (in order per key) and timed calls when due.
 
     A task's exception is reported (`report`) and never stops a thread.
     """
 
-    def __init__(self, name: str = "jaxhist-worker") -> None:
-        self._name = name
+    def __init__(self, name: str = "jaxhist-worker", timers: str = "jaxhist-timers") -> None:
+        self._name, self._timers_name = name, timers
         self._reset()
 
     def _reset(self) -> None:
         self._pid = os.getpid()
         # Reentrant: the interrupt bridge's signal handler schedules retries (`later`) on the
         # main thread, which may be inside `submit` or `later` already when the signal lands.
-        lock = threading.RLock()
-        self._cond = threading.Condition(lock)  # work arrived: one idle thread wakes
-        self._finished = threading.Condition(lock)  # a key's work finished: drains re-check
-        self._queues: dict[Hashable, collections.deque[_Task]] = {}
-        self._ready: collections.deque[Hashable] = collections.deque()  # queued, not running
-        self._running: set[Hashable] = set()  # by a worker thread or a `holding` one
-        # Per key: tasks queued or running, plus timers scheduled and not yet run; and the
-        # timers alone.
-        self._unfinished: collections.Counter[Hashable] = collections.Counter()
-        self._scheduled: collections.Counter[Hashable] = collections.Counter()
+        self._lock = threading.RLock()
+        self._finished = threading.Condition(self._lock)  # a key's work ended: drains look
+        self._timed = threading.Condition(self._lock)  # the timers changed: their thread looks
+        self._queues: dict[Hashable, collections.deque[_Task]] = {}  # not started yet, by key
+        self._served: set[Hashable] = set()  # by a worker thread or a `holding` one
+        self._scheduled: collections.Counter[Hashable] = collections.Counter()  # keyed timers
         self._timers: list[tuple[float, int, Timer]] = []
         self._seq = itertools.count()
-        self._threads: set[threading.Thread] = set()
-        self._idle = 0  # threads waiting for work
-        self._busy: dict[threading.Thread, float] = {}  # thread -> when its task started
+        self._idle: list[_Idle] = []
+        self._threads: set[threading.Thread] = set()  # those that run tasks
+        self._timing: threading.Thread | None = None
         self._local = threading.local()  # the keys this thread runs a task of, innermost last
 
     # ------------------------------------------------------------------------- public
     def on_worker_thread(self) -> bool:
         """Whether the calling thread is one of this worker's (a sink's hook runs there)."""
-        with self._cond:
+        with self._lock:
             return threading.current_thread() in self._threads
 
     def submit(self, key: Hashable, fn: Callable[..., Any], *args: Any) -> None:
         """Run ``fn(*args)`` on a worker thread, after every task of ``key`` submitted before."""
         self._after_fork()
-        if self._unfinished[key] >= MAX_PENDING:
+        with self._lock:
+            full = len(self._queues.get(key, ())) >= MAX_PENDING
+        if full:
             self.drain(key)
-        with self._cond:
+        with self._lock:
             self._enqueue(key, (fn, args))
 
-    def later(self, delay: float, fn: Callable[[], Any], key: Hashable | None = None) -> Timer:
+    def later(
+        self, delay: float, fn: Callable[[], Any], key: Hashable | None = None, drained: bool = True
+    ) -> Timer:
         """Run ``fn()`` in ``delay`` seconds, unless the timer is cancelled. With a ``key`` it
         runs as a task of that key (after the key's earlier tasks) and `drain` of the key waits
-        for it; without, it runs on its own."""
+        for it (unless not ``drained``: then only once it is due); without, it runs on its own."""
         self._after_fork()
-        key = Timer if key is None else key  # the class: a key no caller uses (never drained)
-        timer = Timer(self, time.monotonic() + delay, fn, key)
-        with self._cond:
+        timer = Timer(self, time.monotonic() + delay, fn, key, drained)
+        with self._lock:
             heapq.heappush(self._timers, (timer.due, next(self._seq), timer))
-            if key is not Timer:
-                self._unfinished[key] += 1
+            if timer.drained:
                 self._scheduled[key] += 1
-            self._wake()
+            if self._timing is None:
+                self._timing = self._start(self._time, self._timers_name)
+            else:
+                self._timed.notify()
         return timer
 
     def pending(self, key: Hashable) -> bool:
         """Whether tasks of ``key`` are queued or running (timers not yet due aside: a call
         that must follow a key's queued work need not wait for its timers)."""
-        with self._cond:
-            return self._unfinished[key] - self._scheduled[key] > 0
+        with self._lock:
+            return key in self._served
 
-    def drain(self, key: Hashable) -> None:
-        """Wait until every task of ``key`` submitted (and timer of it scheduled) so far has run.
+    def drain(self, key: Hashable, timeout: float | None = None) -> bool:
+        """Wait until every task of ``key`` submitted (and timer of it scheduled) so far has
+        run, at most ``timeout`` seconds; whether they have.
 
         From a task of ``key`` itself it returns at once: the task waiting for itself would
         never end.
         """
         if self.holds(key):
-            return
-        with self._cond:
-            while self._unfinished[key] > 0:
-                self._finished.wait(0.1)
+            return True
+        with self._lock:
+            return self._finished.wait_for(
+                lambda: not (key in self._served or self._scheduled[key]), timeout
+            )
 
     def holds(self, key: Hashable) -> bool:
         """Whether this thread is running a task of ``key`` (a worker's, or `holding` it)."""
@@ -172,25 +188,29 @@ class Worker:
 
     def hold(self, key: Hashable) -> None:
         """Take ``key``'s turn in this thread (see `holding`; `release` gives it back). A key
-        nothing was ever submitted to is taken at once, without waiting: so it may be taken
-        under a lock that the key's tasks never take."""
+        nobody serves is taken at once, without waiting: so it may be taken under a lock that
+        the key's tasks never take."""
         self._after_fork()
-        turn = threading.Event()
-        with self._cond:
-            if key in self._running or self._queues.get(key):
-                self._enqueue(key, (_hand_over, (turn,)))  # a worker hands the turn over
+        turn = None
+        with self._lock:
+            if key in self._served:  # whoever serves it passes the turn on (`_pass_on`)
+                turn = threading.Event()
+                self._queues.setdefault(key, collections.deque()).append((_hand_over, (turn,)))
             else:
-                self._running.add(key)
-                self._unfinished[key] += 1
-                turn.set()
-        turn.wait()
+                self._served.add(key)
+        if turn is not None:
+            turn.wait()
         self._enter(key)
 
     def release(self, key: Hashable) -> None:
         """Give back the turn of ``key`` that `hold` took."""
         self._leave(key)
-        with self._cond:
-            self._next_of(key)
+        with self._lock:
+            queue = self._queues.get(key)
+            if queue and queue[0][0] is not _hand_over:
+                self._hand(key)  # the tasks queued meanwhile: a worker thread runs them
+            else:
+                self._pass_on(key)
 
     # ---------------------------------------------------------------------- internals
     def _after_fork(self) -> None:
@@ -206,111 +226,59 @@ class Worker:
     def _leave(self, key: Hashable) -> None:
         self._local.keys.remove(key)
 
+    def _start(self, target: Callable[..., None], name: str, *args: Any) -> threading.Thread:
+        thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+        thread.start()
+        return thread
+
     def _enqueue(self, key: Hashable, task: _Task) -> None:
-        # Caller holds the condition.
-        queue = self._queues.get(key)
-        if queue is None:
-            queue = self._queues[key] = collections.deque()
-        if not queue and key not in self._running:
-            self._ready.append(key)
-        queue.append(task)
-        if key is not Timer:
-            self._unfinished[key] += 1
-        self._wake()
+        # Caller holds the lock. Work for a key nobody serves: a thread serves it from now on.
+        self._queues.setdefault(key, collections.deque()).append(task)
+        if key not in self._served:
+            self._served.add(key)
+            self._hand(key)
 
-    def _next_of(self, key: Hashable) -> None:
-        # Caller holds the condition: a task of ``key`` has ended. A thread waiting in
-        # `hold` for the turn after it gets it now; else the key's next task waits its turn.
-        queue = self._queues.get(key)
-        if queue and queue[0][0] is _hand_over:
-            queue.popleft()[1][0].set()  # still running: by the holding thread from now on
-        else:
-            self._running.discard(key)
-            if queue:
-                self._ready.append(key)  # its next task, after the other keys' turn
-                self._wake()
-        if queue is not None and not queue:
-            del self._queues[key]
-        self._done(key)
-
-    def _cancel(self, timer: Timer) -> None:
-        with self._cond:
-            if timer.cancelled or timer.fired:
-                return
-            timer.cancelled = True
-            self._unschedule(timer.key)
-            self._done(timer.key)
-
-    def _unschedule(self, key: Hashable) -> None:
-        # Caller holds the condition.
-        self._scheduled[key] -= 1
-        if not self._scheduled[key]:
-            del self._scheduled[key]
-
-    def _done(self, key: Hashable) -> None:
-        # Caller holds the condition.
-        if key is Timer:
-            return
-        self._unfinished[key] -= 1
-        if not self._unfinished[key]:
-            del self._unfinished[key]
-            self._finished.notify_all()
-
-    def _wake(self) -> None:
-        # Caller holds the condition. An idle thread looks (it takes the work, or waits until
-        # the busy ones are stuck); where none is idle, a new one starts, as the spare.
+    def _hand(self, key: Hashable) -> None:
+        # Caller holds the lock; ``key`` is served and has tasks queued: the thread that runs
+        # them is an idle one, else a new one.
         if self._idle:
-            self._cond.notify()
-        elif (self._ready or self._timers) and len(self._threads) < MAX_THREADS:
-            thread = threading.Thread(target=self._work, name=self._name, daemon=True)
-            self._threads.add(thread)
-            thread.start()
+            idle = self._idle.pop()
+            idle.key = key
+            idle.handed.notify()
+        else:
+            self._threads.add(self._start(self._serve, self._name, key))
 
-    def _due_timers(self, now: float) -> None:
-        # Caller holds the condition: due timers become tasks of their keys.
-        while self._timers and (self._timers[0][2].cancelled or self._timers[0][0] <= now):
-            timer = heapq.heappop(self._timers)[2]
-            if timer.cancelled:
-                continue
-            timer.fired = True
-            key = timer.key if timer.key is not Timer else timer  # unkeyed: a key of its own
-            self._enqueue(key, (timer.fn, ()))
-            if timer.key is not Timer:
-                self._unschedule(timer.key)
-                self._done(timer.key)  # counted once: as a task from now on
+    def _pass_on(self, key: Hashable) -> _Task | None:
+        """The turn of ``key`` ended (caller holds the lock): its next task, for the caller to
+        run; or None, the turn handed to a thread waiting in `hold`, or the key left unserved
+        when nothing of it is queued."""
+        queue = self._queues.get(key)
+        if not queue:
+            self._queues.pop(key, None)
+            self._served.discard(key)
+            self._finished.notify_all()
+            return None
+        task = queue.popleft()
+        if not queue:
+            del self._queues[key]
+        if task[0] is _hand_over:
+            _hand_over(*task[1])  # still served: by the holding thread from now on
+            return None
+        return task
 
-    def _next(self) -> tuple[Hashable, _Task] | None:
-        """The next key to serve and its task (waiting for one); None when idle long enough.
-        Ready work waits while another thread's task is younger than `STUCK_S` (that thread
-        takes it next), and is taken once every busy thread is stuck."""
-        idle_since = time.monotonic()
-        me = threading.current_thread()
-        with self._cond:
-            while True:
-                now = time.monotonic()
-                self._due_timers(now)
-                fresh = [t + STUCK_S for t in self._busy.values() if now - t < STUCK_S]
-                if self._ready and not fresh:
-                    key = self._ready.popleft()
-                    self._running.add(key)
-                    self._busy[me] = now
-                    return key, self._queues[key].popleft()
-                if not self._timers and not self._ready and now - idle_since >= IDLE_S:
-                    self._threads.discard(me)
-                    return None
-                wakes = [self._timers[0][0]] if self._timers else []
-                wakes += [min(fresh)] if self._ready else []
-                wait = min(wakes) - now if wakes else IDLE_S
-                self._idle += 1
-                try:
-                    self._cond.wait(max(0.0, min(wait, IDLE_S)))
-                finally:
-                    self._idle -= 1
-
-    def _work(self) -> None:
-        me = threading.current_thread()
-        while (item := self._next()) is not None:
-            key, (fn, args) = item
+    def _serve(self, key: Hashable) -> None:
+        # A worker thread: serve the key handed to it, then any key handed to it while idle.
+        # A key done, it waits idle in the same hold of the lock: never a moment when work
+        # could find it neither serving nor idle (a thread more would start).
+        while True:
+            with self._lock:
+                task = self._pass_on(key)
+                if task is None:
+                    key = self._await_key()
+                    if key is _NO_KEY:
+                        return
+                    continue
+            fn, args = task
             self._enter(key)
             try:
                 fn(*args)
@@ -318,6 +286,52 @@ class Worker:
                 report(e, getattr(fn, "__qualname__", "deferred work"))
             finally:
                 self._leave(key)
-                with self._cond:
-                    del self._busy[me]
-                    self._next_of(key)
+
+    def _await_key(self) -> Any:
+        """Wait idle to be handed a key (`_hand`; caller holds the lock); `_NO_KEY` after
+        `IDLE_S`, and the thread ends."""
+        idle = _Idle(self._lock)
+        self._idle.append(idle)
+        idle.handed.wait_for(lambda: idle.key is not _NO_KEY, IDLE_S)
+        if idle.key is _NO_KEY:  # not handed one (`_hand` takes it off the list first)
+            self._idle.remove(idle)
+            self._threads.discard(threading.current_thread())
+        return idle.key
+
+    def _time(self) -> None:
+        # The timer thread: due timers become tasks of their keys; ends when none is left
+        # for `IDLE_S` (`later` starts another).
+        with self._lock:
+            while True:
+                now = time.monotonic()
+                while self._timers and (self._timers[0][2].cancelled or self._timers[0][0] <= now):
+                    timer = heapq.heappop(self._timers)[2]
+                    if timer.cancelled:
+                        continue
+                    timer.fired = True
+                    if timer.key is None:  # unkeyed: a key of its own, nobody drains it
+                        self._enqueue(timer, (timer.fn, ()))
+                    else:  # the key's work still: queued before it stops being scheduled
+                        self._enqueue(timer.key, (timer.fn, ()))
+                        if timer.drained:
+                            self._unschedule(timer.key)
+                if self._timers:
+                    self._timed.wait(self._timers[0][0] - now)
+                elif not self._timed.wait(IDLE_S) and not self._timers:
+                    self._timing = None
+                    return
+
+    def _cancel(self, timer: Timer) -> None:
+        with self._lock:
+            if timer.cancelled or timer.fired:
+                return
+            timer.cancelled = True
+            if timer.drained:
+                self._unschedule(timer.key)
+
+    def _unschedule(self, key: Hashable) -> None:
+        # Caller holds the lock.
+        self._scheduled[key] -= 1
+        if not self._scheduled[key]:
+            del self._scheduled[key]
+            self._finished.notify_all()

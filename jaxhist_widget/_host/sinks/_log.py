@@ -1,12 +1,13 @@
 """`log`: one row per call from a Python loop over a jitted step, streamed as a run.
 
-Host runtime. A Python loop (``for batch in data: state, loss = train_step(state, batch)``)
-has no traced loop to record, so its rows are made here, on the host. Its run is an entry of
-the hub's run table like a device loop's (`Hub.open_log_run`; `RunTable.logging` is the one the
-calls stream to), and its rows reach the hub through the entry point the device's flushes use
-(`_wire.receive_chunk`), packed as the device packs them, in the run's channel (its worker
-key). Sinks, stores, plots, statuses and stop answers therefore behave exactly as for a
-`while_loop`. No lock is held while the hub tells sinks of the run, or while a call waits.
+Host runtime. A Python loop (``for batch in data: state, loss = train_step(state, batch)``) has
+no traced loop to record, so its rows are made here, on the host. Its run is an entry of the
+hub's run table like a device loop's (`Hub.open_log_run`; `Hub.log_run` hands the calls of a
+block the state of the one they stream to), and its rows reach the hub through the entry point
+the device's flushes use (`_wire.receive_chunk`), packed as the device packs them, in the run's
+channel (its worker key). Sinks, stores, plots, statuses and stop answers therefore behave
+exactly as for a `while_loop`. No lock is held while the hub tells sinks of the run, or while a
+call waits.
 
 Keeping the loop asynchronous: JAX returns a jitted step's outputs before the device has
 computed them, and ``float(loss)`` each step would make the loop wait for every step. `log`
@@ -40,7 +41,7 @@ import numpy as np
 
 from ... import _wire
 from ..._wire import Layout
-from ..runtime import HUB, STATUSES, Entry, report
+from ..runtime import HUB, STATUSES, report
 from ._log_values import Batch, Leaves
 
 __all__ = ["Stopped", "end_block", "log"]
@@ -65,10 +66,12 @@ class Stopped(Exception):
 
 
 class _Open:
-    """A `jhw.log` run's state on the host: the hub's entry of the run holds it (`Entry.host`,
-    the table's `RunTable.logging` while the calls of a block stream to it)."""
+    """A `jhw.log` run's state on the host: the hub's entry of the run holds it (`Entry.host`;
+    `Hub.log_run` hands it to the calls of the block that streams to it)."""
 
-    def __init__(self, leaves: Leaves, layout: Layout, run_id: int, interval: int) -> None:
+    def __init__(
+        self, leaves: Leaves, layout: Layout, run_id: int, interval: int, sinks: tuple
+    ) -> None:
         # A leaf lock (see the hub's lock order): the batch, the rows handed over, the end
         # claimed. Nothing is taken, no hook runs and nothing is waited for while it is held.
         self.lock = threading.Lock()
@@ -82,6 +85,7 @@ class _Open:
         self.sent = 0  # rows the hub received
         self.host_stop = False  # the hub answered stop (a sink, ■, Ctrl-C)
         self.step = -1  # the last step= given (or counted)
+        self.sinks = sinks  # those attached when it opened: the block's
 
 
 def log(*, step: int | None = None, **values: Any) -> None:
@@ -116,7 +120,10 @@ def log(*, step: int | None = None, **values: Any) -> None:
         other than the first call's, or a value of a wider kind than the first call's (see
         ``values``); the message says what to log instead. Nothing of that call is kept.
     ValueError
-        For a shape other than the first call's, or an int its integer dtype cannot hold.
+        For a shape other than the first call's, or an integer (a Python int, or a numpy or
+        jax integer of a wider dtype) that the first call's integer dtype cannot hold: it
+        would wrap around (``np.int64(2**40)`` into int32 is 0). The run keeps its first
+        dtype; start the name at one that holds every value.
     Stopped
         Once the run was stopped: a sink's ``stop()``, the plot's Stop button, ■ / Ctrl-C (the
         first press). Every row logged so far is kept and the run reads ``stopped``; the
@@ -148,10 +155,9 @@ def log(*, step: int | None = None, **values: Any) -> None:
     if not sinks:
         return  # nobody listens: nothing to keep
     while True:
-        entry = _open_run(sinks, values, step)
-        if entry is None:
+        run = _open_run(sinks, values, step)
+        if run is None:
             continue  # another thread opened one for other sinks: ended on the next turn
-        run: _Open = entry.host
         stop = run.host_stop or _stop_asked(sinks)  # asked before the run's (leaf) lock
         with run.lock:
             if run.done:
@@ -172,11 +178,8 @@ def log(*, step: int | None = None, **values: Any) -> None:
                 run.batch = Batch(run.leaves, run.interval)
         break
     if stop:
-        with HUB.table() as table:
-            if table.logging is entry:
-                table.logging = None
-            table.log_stopped = sinks
-        _finish(entry, _STOPPED)
+        HUB.stop_log_run(run, sinks)
+        _finish(run, _STOPPED)
         raise Stopped("the run was stopped; the rows logged so far are kept")
     if handed:
         HUB.worker.submit(run.run_id, _deliver, run)  # waits while MAX_PENDING are behind
@@ -186,15 +189,11 @@ def end_block(sink: Any, error: BaseException | None) -> None:
     """A block of ``sink`` ends (``error``: the exception it ends with): end the run of its
     calls with every row logged, as ``converged`` (also a generator closed by its consumer),
     ``stopped`` (a stop, an interrupt) or ``failed`` (another exception). Never raises."""
-    with HUB.table() as table:
-        if table.log_stopped is not None and sink in table.log_stopped:
-            table.log_stopped = None
-        entry = table.logging
-        if entry is None or sink not in entry.opened_for:
-            return
-        table.logging = None  # claimed: this call ends it
+    run: _Open | None = HUB.end_log_block(sink)  # claimed: this call ends it
+    if run is None:
+        return
     stopped = isinstance(error, (Stopped, KeyboardInterrupt))
-    if stopped or _stop_asked(entry.opened_for):
+    if stopped or _stop_asked(run.sinks):
         status = _STOPPED
     else:
         # A generator whose consumer stopped taking from it (``break``, ``close()``, its
@@ -202,31 +201,24 @@ def end_block(sink: Any, error: BaseException | None) -> None:
         fine = error is None or isinstance(error, GeneratorExit)
         status = _CONVERGED if fine else _FAILED
     try:
-        _finish(entry, status)
+        _finish(run, status)
     except Exception as e:  # the block's own exception, if any, is the one to see
         report(e, "jhw.log")
 
 
 # ------------------------------------------------------------------------------ internals
-def _open_run(sinks: tuple, values: dict[str, Any], step: int | None) -> Entry | None:
-    """The entry of the run this call of ``sinks`` streams to: the open one, or a new one
-    (None: one of other sinks was opened meanwhile); `Stopped` in a block whose run was."""
-    with HUB.table() as table:
-        if table.log_stopped is not None:
-            if table.log_stopped == sinks:
-                raise Stopped("this block's run was stopped; the rows logged so far are kept")
-            table.log_stopped = None
-        entry = table.logging
-        if entry is None or entry.opened_for == sinks:
-            ended = None
-        else:  # a block began or ended since: a run of its own
-            ended, entry, table.logging = entry, None, None
-    if ended is not None:
-        _finish(ended, _CONVERGED)
-    return entry if entry is not None else _start(sinks, values, step)
+def _open_run(sinks: tuple, values: dict[str, Any], step: int | None) -> _Open | None:
+    """The run this call of ``sinks`` streams to: the open one, or a new one (None: one of
+    other sinks was opened meanwhile); `Stopped` in a block whose run was."""
+    turn = HUB.log_run(sinks)
+    if turn.stopped:
+        raise Stopped("this block's run was stopped; the rows logged so far are kept")
+    if turn.ended is not None:  # a block began or ended since: a run of its own
+        _finish(turn.ended, _CONVERGED)
+    return turn.host if turn.host is not None else _start(sinks, values, step)
 
 
-def _start(sinks: tuple, values: dict[str, Any], step: int | None) -> Entry | None:
+def _start(sinks: tuple, values: dict[str, Any], step: int | None) -> _Open | None:
     leaves = Leaves(values, step)  # raises for values that cannot be logged
     names = leaves.names
     layout = Layout(
@@ -242,7 +234,7 @@ def _start(sinks: tuple, values: dict[str, Any], step: int | None) -> Entry | No
     )
 
     def state(run_id: int, interval: int) -> _Open:
-        return _Open(leaves, layout, run_id, max(1, min(interval, CHUNK_ROWS)))
+        return _Open(leaves, layout, run_id, max(1, min(interval, CHUNK_ROWS)), sinks)
 
     return HUB.open_log_run(layout, sinks, state)
 
@@ -259,11 +251,10 @@ def _deliver(run: _Open) -> None:
             run.host_stop = True
 
 
-def _finish(entry: Entry, status: int) -> None:
+def _finish(run: _Open, status: int) -> None:
     """Send every row not sent yet with the run's end ``status``, which ends it on the host
     (once: a run whose end another thread claimed is left to it). The caller took the run
     out of the table."""
-    run: _Open = entry.host
     with run.lock:
         if run.done:
             return

@@ -18,8 +18,14 @@ A run's leaves, their shapes and dtypes, are those of its first call (`Leaves`).
 must have the same shape, and a dtype its leaf holds without changing what it is: of the same
 kind or a narrower one (bool < integer < float < complex: an int where the run logs floats is
 taken, a float where it logs ints is refused, as ``0.5`` would become ``0``), with a float
-narrowed as the device narrows it (float64 to float32 rounds). Values that are not numbers (a
-dict, None, a str) are refused at the call, each with what to do instead.
+narrowed as the device narrows it (float64 to float32 rounds). An integer is taken where it
+fits the leaf's integer dtype and refused where it does not, whatever carries it (a Python int,
+a numpy or a jax integer of a wider dtype: ``np.int64(2**40)`` in an int32 leaf would wrap to
+0, ``-1`` in a uint8 one to 255); a jax integer of a dtype whose range the leaf's does not hold
+is waited for at the call to be checked. Widening the leaf instead is no option: a run's layout
+is fixed at its start (its sinks, stores and plots hold its rows in it), and rows already sent
+keep it. Values that are not numbers (a dict, None, a str) are refused at the call, each with
+what to do instead.
 
 Per call the caller's thread does only checks and copies (~1 µs a leaf, plus one jitted copy
 dispatch for a value not computed yet); gathering and packing rows happens per batch on the
@@ -53,6 +59,8 @@ HOST_COPY_BYTES = 1 << 16
 _BOOL, _INT, _FLOAT, _COMPLEX = range(4)
 _KIND_NAMES = ("bool", "an integer", "a float", "a complex number")
 _PY_KINDS = {bool: _BOOL, int: _INT, float: _FLOAT, complex: _COMPLEX}
+# How a leaf takes the values of a dtype: as they are, refused, or each integer checked to fit.
+_HOLDS, _REFUSED, _CHECK = range(3)
 #: jax.Array's concrete classes met so far (learnt from the values: making an array here would
 #: start a backend at import): a type test quicker than ``isinstance(x, jax.Array)``.
 _ARRAYS: set[type] = set()
@@ -101,16 +109,47 @@ class _Leaf:
         self.kind = kind
         # Its arrays live in host memory and are small: computed ones are copied in the call.
         self.host = host and math.prod(shape) * dtype.itemsize <= HOST_COPY_BYTES
-        self.taken: dict[np.dtype, bool] = {dtype: True}  # the dtypes this leaf takes, as seen
+        self.taken: dict[np.dtype, int] = {dtype: _HOLDS}  # how it takes each dtype seen
 
-    def check_dtype(self, dtype: np.dtype) -> None:
-        """Raise if a value of ``dtype`` would change in this leaf (see the module docstring)."""
-        ok = self.taken.get(dtype)
-        if ok is None:
-            kind = _kind(dtype)
-            ok = self.taken[dtype] = kind is not None and kind <= self.kind
-        if not ok:
+    def check_dtype(self, dtype: np.dtype) -> bool:
+        """Raise if a value of ``dtype`` would change in this leaf (see the module docstring);
+        whether its integers must be checked one by one (`fitting`): its range is wider."""
+        how = self.taken.get(dtype)
+        if how is None:
+            how = self.taken[dtype] = self._how(dtype)
+        if how == _REFUSED:
             raise self._refused(dtype)
+        return how == _CHECK
+
+    def _how(self, dtype: np.dtype) -> int:
+        kind = _kind(dtype)
+        if kind is None or kind > self.kind:
+            return _REFUSED
+        if kind == _INT and self.kind == _INT:
+            # numpy casts an integer array to a narrower integer dtype by wrapping, silently
+            got, holds = jnp.iinfo(dtype), jnp.iinfo(self.dtype)
+            if got.min < holds.min or got.max > holds.max:
+                return _CHECK
+        return _HOLDS
+
+    def fitting(self, a: np.ndarray) -> np.ndarray:
+        """``a`` (integers of a dtype `check_dtype` said to check), or a ValueError naming the
+        first value this leaf's dtype cannot hold."""
+        if a.size:
+            holds = jnp.iinfo(self.dtype)
+            for v in (int(a.min()), int(a.max())):
+                if not holds.min <= v <= holds.max:
+                    raise self.does_not_fit(v)
+        return a
+
+    def does_not_fit(self, value: int) -> ValueError:
+        """The error for an integer ``value`` this leaf's dtype cannot hold."""
+        return ValueError(
+            f"jhw.log: {self.name} = {value} does not fit {self.dtype}, its dtype on this run's "
+            f"first call (kept as {self.dtype} it would wrap around). Make its first value of "
+            f"a dtype that holds every value it logs (e.g. np.int64({self.name}) every call); "
+            "a new block starts a new run."
+        )
 
     def check_shape(self, shape: tuple[int, ...]) -> None:
         if shape != self.shape:
@@ -148,8 +187,8 @@ class _Leaf:
             return x
         a = _as_numbers(self.name, x)
         self.check_shape(a.shape)
-        if a.dtype != self.dtype:
-            self.check_dtype(a.dtype)
+        if a.dtype != self.dtype and self.check_dtype(a.dtype):
+            return self.fitting(a)
         return a
 
 
@@ -263,11 +302,12 @@ class Batch:
             if t is float and leaf.scalar and leaf.kind >= _FLOAT:  # the most common value
                 col[k] = x
             elif t in _ARRAYS or _is_array(x):
-                if x.dtype != leaf.dtype:
-                    leaf.check_dtype(x.dtype)
+                check = x.dtype != leaf.dtype and leaf.check_dtype(x.dtype)
                 if x.shape != leaf.shape:
                     leaf.check_shape(x.shape)
-                if leaf.host and x.is_ready():
+                if check:  # integers that may not fit: fetched (waited for) to be checked
+                    col[k] = leaf.fitting(np.asarray(x))
+                elif leaf.host and x.is_ready():
                     col[k] = np.asarray(x)  # computed, in host memory: copied now
                 else:
                     if copies is None:
@@ -277,10 +317,7 @@ class Batch:
                 try:
                     col[k] = leaf.take(x)
                 except OverflowError as e:  # a Python int beyond the leaf's integer type
-                    raise ValueError(
-                        f"jhw.log: {leaf.name} = {x} does not fit {leaf.dtype}, its dtype on "
-                        "this run's first call; log one dtype per name."
-                    ) from e
+                    raise leaf.does_not_fit(x) from e
         if leaves.step_index is not None:
             cols[leaves.step_index][k] = step
         if copies is not None:

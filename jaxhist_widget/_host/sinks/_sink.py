@@ -3,8 +3,9 @@
 Host runtime. A sink is attached for the duration of a ``with`` block (or a `Sink.run` call);
 every `jaxhist_widget.while_loop` that *starts* while it is attached streams to it. Where a
 jitted call returns before its loop has run (a TPU, a GPU, several CPU devices), the block
-waits for the device as it ends, and as it starts (`_dispatched`): a loop called inside the
-block is the block's, wherever the device runs it. The traced
+waits for the device as it ends, and as it starts (`Programs.wait`): a loop called inside the
+block is the block's, wherever the device runs it, whether or not its result is kept. In a
+sink's hook it does not wait (`_wait_for_device`). The traced
 program never holds a sink: it holds a run id, and the hub (`_hub.Hub`) maps the id to the
 sinks that were attached when that run started (so the jit cache cannot keep a stale sink).
 
@@ -23,11 +24,10 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from ..runtime import HUB, Run, call_name, check_name
+from ..runtime import HUB, Run, call_name, check_name, wait_for
 from . import _log
-from ._dispatched import wait_for, wait_for_device
 
-__all__ = ["Sink"]
+__all__ = ["Sink", "name_runs"]
 
 T = TypeVar("T")
 
@@ -101,6 +101,12 @@ class Sink:
             and "_should_stop" not in own
         )
 
+    @property
+    def _companions(self) -> tuple[Sink, ...]:
+        """Sinks that get every run this one gets, with it (a plot's store and TensorBoard
+        copies): the hub joins them to the run, before this sink (`HubSink._companions`)."""
+        return ()
+
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._in_flight: set[int] = set()  # ids of runs streaming here that have not ended
@@ -134,12 +140,9 @@ class Sink:
     def _wait_for_earlier_loops(self) -> None:
         """Before a name changes while attached, let the loops called before open their runs
         under the names they were called under (where dispatch is asynchronous they may not
-        have started yet; unattached, `__enter__` waits for them). Not from a hook (a worker
-        thread) nor inside a host call: the device may be waiting on that very thread."""
-        if not getattr(self, "_attach_depth", 0):
-            return
-        if not (HUB.worker.on_worker_thread() or HUB.interrupts.in_host_call()):
-            wait_for_device()
+        have started yet; unattached, `__enter__` waits for them)."""
+        if getattr(self, "_attach_depth", 0):
+            _wait_for_device()
 
     @contextlib.contextmanager
     def _naming(self, name: str | None, given: bool) -> Iterator[None]:
@@ -257,7 +260,7 @@ class Sink:
         # Loops dispatched before the block, still running on the device (dispatch may be
         # asynchronous), are not the block's: they open their runs before it attaches. Waited
         # for outside the shielded section, so that a press meanwhile raises as usual.
-        wait_for_device()
+        _wait_for_device()
         # In the main thread an interrupt (Ctrl-C, ■) during a run becomes a stop request;
         # elsewhere interrupts are left alone. A press while entering cannot leave the sink
         # half-entered: the section is shielded, and a press to raise undoes it first.
@@ -284,7 +287,7 @@ class Sink:
                 # Dispatch may be asynchronous (TPU, GPU, several CPU devices): the loops the
                 # block started may still run, or not have started, on the device. Their rows
                 # come while the sink is still attached and armed (a press stops them).
-                wait_for_device()
+                _wait_for_device()
                 HUB.drain(self)  # every row is in, and a slow sink has seen them
             finally:
                 try:
@@ -361,7 +364,7 @@ class Sink:
             HUB.drain(self)
             return result
 
-        wait_for_device()  # loops dispatched before are not this call's (see `__enter__`)
+        _wait_for_device()  # loops dispatched before are not this call's (see `__enter__`)
         self.attach()
         try:
             future = asyncio.get_running_loop().run_in_executor(None, work)
@@ -381,13 +384,30 @@ class Sink:
             self.detach()
 
 
+def name_runs(sink: Sink, name: str | None, given: bool) -> contextlib.AbstractContextManager:
+    """Name the runs that start while ``sink`` is attached until the block ends, as
+    ``sink.named`` does without attaching it (``given``: the user's name; else a made-up one,
+    which the sink's own `Sink.name` overrides; None: no name). For the %%jaxhist magic:
+    ``--name``, and ``cell 7`` for a cell's runs."""
+    return sink._naming(name, given)
+
+
+def _wait_for_device(poll: float = 0.01) -> None:
+    """Wait until the device has passed the loops dispatched so far (`Programs.wait`), unless
+    this is a sink's hook (inside the loop's host call, or on the worker): the device may be
+    waiting for this very thread there (the loop's next host call). A loop called there is
+    done when its call returns on a CPU (a program called inside a host call runs inline)."""
+    if not (HUB.worker.on_worker_thread() or HUB.interrupts.in_host_call()):
+        HUB.programs.wait(poll)
+
+
 def _block_until_ready(result: Any, poll: float = 0.01) -> None:
     """Wait for ``result`` and for the device work dispatched before it, so a runner returns
-    only when rows are in (see `wait_for_device`); raise the error of a computation that
+    only when rows are in (see `_wait_for_device`); raise the error of a computation that
     failed, as ``jax.block_until_ready`` would (on an accelerator the call returned before)."""
     import jax
 
     arrays = [x for x in jax.tree_util.tree_leaves(result) if isinstance(x, jax.Array)]
     wait_for(arrays, poll)
-    wait_for_device(poll)
+    _wait_for_device(poll)
     jax.block_until_ready([x for x in arrays if not x.is_deleted()])

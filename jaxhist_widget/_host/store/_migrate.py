@@ -15,6 +15,7 @@ import sys
 
 import numpy as np
 
+from ..runtime import RunWriter
 from . import _blocks as blocks
 from . import _legacy as legacy
 from . import _schema as schema
@@ -53,9 +54,10 @@ def _from_rows(conn: sqlite3.Connection) -> None:
     for line in lines:
         layout = layout_of(line)
         run = StoredRun(int(line["id"]), layout, line)
-        run._ensure_lanes(line["lanes"])
+        rows = RunWriter(run)
+        rows.lanes(line["lanes"])
         arrays, counts = legacy.read(conn, line, layout, len(run.counts))
-        run._install(arrays, counts)
+        rows.install(arrays, counts, list(run.statuses))
         written = np.zeros(len(counts), np.int64)
         todo = blocks.groups(written, np.asarray(counts, np.int64))
         conn.executemany(

@@ -1,19 +1,22 @@
 """The `Store`s of this process, by the file each writes: what a read here waits for, and what
 the end of Python files first.
 
-Host runtime, stdlib only. A read (`load_runs`) in the process that writes the file sees every
-row it sent: it waits for this process's stores of that path first. A store adds itself when
-it is made; this module holds them weakly and knows them only as `OpenStore`, so the reader
-(`_stored`) needs no import of the writer's sink (`_store`), which imports the reader.
+Host runtime. A read (`load_runs`) in the process that writes the file sees every row it sent:
+it waits for this process's stores of that path first. A store adds itself when it is made;
+this module holds them weakly and knows them only as `OpenStore`, so the reader (`_stored`)
+needs no import of the writer's sink (`_store`), which imports the reader. As Python exits,
+the stores file what they received once the hub has let the rows on their way in
+(`Hub.finish`).
 """
 
 from __future__ import annotations
 
-import atexit
 import os
 import weakref
 from pathlib import Path
 from typing import Protocol
+
+from ..runtime import HUB
 
 __all__ = ["OpenStore", "add", "flush_stores"]
 
@@ -49,7 +52,9 @@ def flush_stores(path: Path) -> None:
             store._wait(store.exit_wait, give_way=True)  # a locked file is read as it is
 
 
-@atexit.register
 def _file_before_exit() -> None:
     for store in list(_STORES):
         store._file_before_exit()
+
+
+HUB.at_exit(_file_before_exit)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..._wire import Layout
-from ..runtime import Run
+from ..runtime import Run, RunWriter
 from . import _blocks as blocks
 from . import _file as files
 from . import _legacy as legacy
@@ -94,15 +94,6 @@ class StoredRun(Run):
     @property
     def status(self) -> str:
         return self._stored_status
-
-    def _install(self, arrays: list[np.ndarray], counts: np.ndarray) -> None:
-        """Take the rows as read: one array per leaf (lanes, rows, ...), kept as the run's one
-        storage segment (no copy)."""
-        with self._lock:
-            rows = arrays[0].shape[1] if arrays else 0
-            self._segs = [arrays] if rows else []
-            self._seg_rows = max(1, rows)
-            self._counts[:] = [int(c) for c in counts]  # in place: its length is the lanes
 
     def arrivals(self) -> tuple[np.ndarray, np.ndarray]:
         """Row 0 at ``started_at``, the last row at ``ended_at`` (see the class docstring);
@@ -193,7 +184,8 @@ def _load(
 ) -> StoredRun:
     layout = layout_of(line)
     run = StoredRun(int(line["id"]), layout, line, ident)
-    run._ensure_lanes(line["lanes"])
+    rows = RunWriter(run)  # the reader's: nothing else writes a run read back
+    rows.lanes(line["lanes"])
     lanes = len(run.counts)
     objects = [n for n, d in zip(layout.names, layout.dtypes, strict=True) if d == "object"]
     if objects:
@@ -207,8 +199,7 @@ def _load(
         run._stored_status = INTERRUPTED
         specs = zip(layout.shapes, layout.dtypes, strict=True)
         empty = [np.zeros((lanes, 0, *shape), dtype) for shape, dtype in specs]
-        run._install(empty, np.zeros(lanes, np.int64))
-        run.statuses = [INTERRUPTED] * lanes
+        rows.install(empty, np.zeros(lanes, np.int64), [INTERRUPTED] * lanes)
         return run
     if version in schema.LEGACY:
         arrays, counts = legacy.read(conn, line, layout, lanes)
@@ -219,9 +210,8 @@ def _load(
         most = int(most or 0)
         byteorder = line["byteorder"]
         arrays, counts = blocks.read(conn, run.id, layout, lanes, most, byteorder)
-    run._install(arrays, counts)
     statuses = json.loads(line["statuses"]) if line["statuses"] else None
-    run.statuses = statuses or [run.status] * lanes
+    rows.install(arrays, counts, statuses or [run.status] * lanes)
     return run
 
 

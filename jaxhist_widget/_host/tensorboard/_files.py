@@ -3,7 +3,9 @@
 Host runtime, numpy only. A run becomes a directory under the log directory, named after the run
 (``adam``; ``adam (2)`` when that name is taken; ``run 1``, ``run 2``, ... for a run without a
 name; a name longer than a file name may be, 255 bytes, cut to fit with a digest of the whole
-after ``~``, the whole name in its text summary), holding one event file; under vmap, one
+after ``~``, the whole name in its text summary; a name of ``/``-separated parts whose whole
+path would pass the OS's limit on a path, 4096 bytes on Linux, keeps as many leading parts
+as fit and its other parts joined into one cut to fit), holding one event file; under vmap, one
 directory per lane (``adam/lane 3``), which TensorBoard's run selector lists as ``adam/lane 3``.
 A row is one event at its step (row 0, the initial carry, is step 0). What a leaf becomes
 (`TagPlan`):
@@ -29,6 +31,7 @@ a write that fails is cut back off the file and tried again with the next batch.
 from __future__ import annotations
 
 import datetime
+import errno
 import hashlib
 import itertools
 import os
@@ -57,6 +60,21 @@ TEXT_TAG = "jaxhist/run"
 #: that is taken gets `` (2)`` ... `` (999999)`` after it. A longer run name is cut (`_fit`);
 #: its text summary keeps the whole name.
 NAME_BYTES = 255 - len(" (999999)")
+
+#: The most bytes a path may take, its closing NUL included, where the OS cannot be asked (Linux's
+#: PATH_MAX). Past it every call on the path fails (Errno 36), however short each part.
+PATH_BYTES = 4096
+
+#: What a run's directory holds below it, at most: a lane's directory (``/lane 4294967295``)
+#: and an event file's name (``/`` and 255 bytes, the file system's limit on a name).
+BELOW_RUN_BYTES = len("/lane 4294967295") + 1 + 255
+
+#: The ``~`` and digest that end a name cut to fit (`_fit`).
+_DIGEST_BYTES = 11
+
+#: A run's last directory keeps at least this many bytes of its name besides its digest; a log
+#: directory too deep for that is refused, naming the fix.
+FEWEST_NAME_BYTES = 16
 
 #: Wall time of each row written, in seconds since the epoch, from the lanes written, each
 #: one's rows (from ``start`` to ``stop``), and the steps of all those rows, lane after lane.
@@ -301,7 +319,7 @@ def claim(logdir: Path, name: str | None) -> Path:
     (3)``, ...; ``run 1``, ``run 2``, ... for no name. Made here, so two writers (threads or
     processes) never share one."""
     parts = [_safe(p) for p in (name or "").split("/")]
-    parts = [p for p in parts if p]
+    parts = _within_path_limit(logdir, [p for p in parts if p])
     parent = logdir.joinpath(*parts[:-1])
     parent.mkdir(parents=True, exist_ok=True)
     last = parts[-1] if parts else None
@@ -316,6 +334,46 @@ def claim(logdir: Path, name: str | None) -> Path:
     raise FileExistsError(f"no free directory for run {name!r} under {str(parent)!r}")
 
 
+def _within_path_limit(logdir: Path, parts: list[str]) -> list[str]:
+    """``parts`` (each cut to fit a name) as directories under ``logdir`` whose files' paths
+    stay within the OS's limit: as they are if they fit, else the leading parts that leave room
+    for a last one, then the others joined by ``_`` and cut to fit (`_fit`, its digest keeping
+    two names that differ late apart). TensorBoard then still groups the runs by those leading
+    parts; the run's text summary has its whole name."""
+    if not parts:
+        return parts
+    room = _path_limit(logdir) - 1 - BELOW_RUN_BYTES - len(os.fsencode(os.path.abspath(logdir)))
+    sizes = [1 + len(os.fsencode(p)) for p in parts]
+    number = len(" (999999)")  # the number a taken name gets after it
+    if sum(sizes) + number <= room:
+        return parts
+    kept, used = 0, 0
+    while kept < len(parts) - 1 and used + sizes[kept] + 1 + NAME_BYTES + number <= room:
+        used += sizes[kept]
+        kept += 1
+    last_bytes = min(NAME_BYTES, room - used - 1 - number)
+    if last_bytes < FEWEST_NAME_BYTES + _DIGEST_BYTES:
+        raise OSError(
+            errno.ENAMETOOLONG,
+            f"TensorBoard: the log directory {str(logdir)!r} leaves no room under the OS's "
+            f"limit of {_path_limit(logdir)} bytes on a path for a run's directory and event "
+            "file; give TensorBoard a log directory with a shorter path.",
+        )
+    return [*parts[:kept], _fit("_".join(parts[kept:]), last_bytes)]
+
+
+def _path_limit(logdir: Path) -> int:
+    """The OS's limit on a path's bytes (its NUL included) on ``logdir``'s file system."""
+    for folder in (logdir, *logdir.absolute().parents):
+        try:
+            return os.pathconf(folder, "PC_PATH_MAX")
+        except FileNotFoundError:
+            continue  # not made yet: its nearest folder that is
+        except (AttributeError, OSError, ValueError):  # no pathconf (Windows), or no answer
+            break
+    return PATH_BYTES
+
+
 def _safe(part: str) -> str:
     """One path component of a run's name: no separator, no NUL, never ``.`` or ``..``, and
     short enough for a file name with a number after it (`_fit`)."""
@@ -323,14 +381,14 @@ def _safe(part: str) -> str:
     return "_" if part in (".", "..") else _fit(part)
 
 
-def _fit(part: str) -> str:
-    """``part`` if it fits `NAME_BYTES` (encoded as the file system encodes names), else its
-    beginning cut at a character, ``~`` and a digest of the whole: two long names that begin
-    alike still get directories of their own, and the same name gets the same one (then
+def _fit(part: str, limit: int = NAME_BYTES) -> str:
+    """``part`` if it fits ``limit`` bytes (encoded as the file system encodes names), else
+    its beginning cut at a character, ``~`` and a digest of the whole: two long names that
+    begin alike still get directories of their own, and the same name gets the same one (then
     numbered, as any name)."""
     encoded = os.fsencode(part)
-    if len(encoded) <= NAME_BYTES:
+    if len(encoded) <= limit:
         return part
-    tail = "~" + hashlib.sha256(encoded).hexdigest()[:10]  # ASCII: one byte a character
-    cut = encoded[: NAME_BYTES - len(tail)]
+    tail = "~" + hashlib.sha256(encoded).hexdigest()[: _DIGEST_BYTES - 1]  # ASCII
+    cut = encoded[: limit - len(tail)]
     return cut.decode(sys.getfilesystemencoding(), "ignore").rstrip() + tail

@@ -16,7 +16,8 @@ A `LivePlot` talks to it by run number: `add_run`, `add_marks`, `add_extra`, `se
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+import types
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import bqplot
@@ -116,6 +117,12 @@ class LiveFigure(FigureAxes):
         # and value of the point under the pointer) from these lines' points and `labels`.
 
     # ------------------------------------------------------------------ runs
+    @property
+    def runs(self) -> Mapping[int, RunMarks]:
+        """The chart's runs by number, oldest first: a read-only view (the chart adds and
+        drops them: `add_run`, `drop_runs`)."""
+        return types.MappingProxyType(self._runs)
+
     def add_run(self, number: int, x0: int = 0, name: str = "", color: str = PALETTE[0]) -> None:
         """Draw run ``number`` (no marks until `add_marks`), its steps starting at ``x0``,
         called ``name`` (``run N`` when empty) and drawn in ``color``."""

@@ -266,8 +266,8 @@ class ChartGrid(GridScales):
             chosen = [self._placed(number, key, lines[i]) for i in idx]
             self.charts[key].set_lines(number, chosen, last_step)
         for chart in self._all():  # the charts without a field of this run still count its steps
-            if number in chart._runs:
-                chart._runs[number].last_step = last_step
+            if number in chart.runs:
+                chart.runs[number].last_step = last_step
 
     def set_spreads(self, number: int, spreads: Sequence[object]) -> None:
         """Each lane's extent per field of run ``number`` (`add_marks` order; `._sweep`)."""
@@ -381,7 +381,7 @@ class ChartGrid(GridScales):
                 chart = self._blank
                 chart.figure.title = key if self.mode == "per_field" else ""
                 for number, x0 in self._runs.items():
-                    if number not in chart._runs:
+                    if number not in chart.runs:
                         chart.add_run(number, x0, *self._looks[number])
             else:
                 chart = self._new_chart(key)
@@ -413,10 +413,15 @@ class ChartGrid(GridScales):
         for chart in shown:
             chart.set_width(math.floor(width) if width else 0)
 
+    def update_legends(self) -> None:
+        """Set the legend row and each chart's own again, where what they name moved without
+        a run coming, going or restyled (a hyperparameter chart's best lane, its colours)."""
+        self._update_legend()
+
     def _update_legend(self) -> None:
         own, rest = shown_legends(self._all(), self.shown, self._order)
         self._cells.set_legends(self.shown, own)  # (none when no run is drawn)
-        if not any(c._runs for c in self._all()):  # an empty plot: what to do, not a blank
+        if not any(c.runs for c in self._all()):  # an empty plot: what to do, not a blank
             self.legend.value = notes_html([EMPTY_HINT], prefix="", fold=False)
             return
         notes = notes_html(self.notes + self.hints)

@@ -89,7 +89,7 @@ class GridScales(GridTime):
         ``settled``: every run drawn ended (the step axis fits them, without a live headroom)."""
         if self._update_time_scales(settled):
             return
-        ranges = [c.step_range() for c in self._all() if c._runs]
+        ranges = [c.step_range() for c in self._all() if c.runs]
         steps = (min(r[0] for r in ranges), max(r[1] for r in ranges)) if ranges else (0, 0)
         hints = self.log_hints
         changed = False

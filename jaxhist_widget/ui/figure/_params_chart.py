@@ -501,5 +501,5 @@ def show_params(grid: Any, points: Sequence[Any]) -> bool:
     if made or gone:
         grid._show()
     else:  # (their legends name the best lane and the colour scale: they move with the rows)
-        grid._update_legend()
+        grid.update_legends()
     return bool(made or gone)

@@ -59,7 +59,7 @@ def rename_lanes(
     ``roles`` ("" for none), with their lane indices ``ids`` and the ``hidden`` ones (the
     legend's toggles), those drawn for no role ``faint`` (`RunMarks.faint_others`): its hover
     labels, colours, opacities and legend follow."""
-    r = chart._runs.get(number)
+    r = chart.runs.get(number)
     if r is None or not r.marks:
         return
     r.lane_names, r.lane_roles = list(names), list(roles)
@@ -77,7 +77,7 @@ def flag_ends(chart: Any, number: int, flags: Sequence[np.ndarray]) -> None:
     series drawn there, ``(n, 2)`` steps and values); its `DivergedEnds` is made once one
     does."""
     points = np.concatenate([np.reshape(f, (-1, 2)) for f in flags] or [np.zeros((0, 2))])
-    r = chart._runs.get(number)
+    r = chart.runs.get(number)
     if r is None:
         return
     ends = next((e for e in r.extras if isinstance(e, DivergedEnds)), None)
@@ -206,7 +206,7 @@ def mark_runaways(chart: Any, left: dict[int, tuple[int, int]]) -> bool:
     Returns whether a legend entry changed."""
     lo, hi = float(chart.y_scale.min), float(chart.y_scale.max)
     changed = False
-    for r in list(chart._runs.values()):
+    for r in list(chart.runs.values()):
         if not r.batched or not r.marks:
             continue
         ups, downs = _exits(r, lo, hi, chart.log, chart.log_x)
@@ -413,7 +413,7 @@ def show_lane_probe(
     for key, idx in grid._groups.get(number, []) if lines else []:
         wanted[key] = [by_series[i] for i in idx if i in by_series]
     for key, chart in grid.charts.items():
-        for n, r in chart._runs.items():
+        for n, r in chart.runs.items():
             probe = next((e for e in r.extras if isinstance(e, LaneProbe)), None)
             show = wanted.get(key, []) if n == number else []
             if probe is None and show:

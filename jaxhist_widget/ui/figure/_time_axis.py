@@ -64,7 +64,7 @@ class GridTime:
         self.x_time = mode
         self._set_x_scales()
         for chart in self._all():
-            for r in chart._runs.values():
+            for r in chart.runs.values():
                 for extra in r.extras:
                     if hasattr(extra, "x_map"):
                         extra._drawn = None  # its x values are now the new axis's

@@ -227,6 +227,10 @@ class PlotDrawing:
         The titles of the charts whose y axis is logarithmic.
     mode
         ``"per_field"`` or ``"shared"`` (``LivePlot(charts=...)``).
+    work
+        What drawing the runs drawn took so far: values reduced and buckets touched, every
+        series together (a count, not a time). Its growth from one `LivePlot.refresh` to the
+        next is what an update cost; it stays flat however long the run (`benchmarks/`).
     legend
         The entries of the legend row under the charts, as they read: what the charts share,
         the plot's goal first while a sweep is drawn (``"best = lowest loss: lr=0.01
@@ -237,6 +241,7 @@ class PlotDrawing:
     notes: tuple[str, ...]
     log_charts: tuple[str, ...]
     mode: str
+    work: int
     legend: tuple[str, ...] = ()
 
     def chart(self, title: str | None = None) -> DrawnChart:

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._host import Run, Sink, Store, TensorBoard, table
-from ..._host.runtime import report
 from ..picture import PNG_HINT, png_from_svg
 
 if TYPE_CHECKING:
@@ -39,10 +38,12 @@ class Copies:
     """Files every run a plot draws into ``store`` (a `Store`, a path, or None) and writes it
     as TensorBoard event files under ``tensorboard`` (a `TensorBoard`, a directory, or None).
 
-    Handed the plot's hooks (the sinks are not attached themselves), they get exactly the runs
-    drawn there, whether the plot is attached or fed by a cell of %jaxhist auto mode; each hook
-    reaches them first, so a chunk is on disk before it is drawn. A failure is reported (once
-    per sink, run and hook) and never stops the drawing or the run.
+    They are the plot's companions (`Sink._companions`): the hub joins them to every run the
+    plot gets, whether the plot is attached or joined by a cell of %jaxhist auto mode, as
+    sinks of the run in their own right: each gets every hook (a run given up for dead and
+    taken up again included) before the plot (a chunk is handed to the store before it is
+    drawn), in the hub's order and under its policy (a failure reported once per sink, run and
+    hook, never stopping the drawing or the run; a slow one's updates moved to the worker).
     """
 
     def __init__(
@@ -56,15 +57,10 @@ class Copies:
             if isinstance(tensorboard, TensorBoard) or tensorboard is None
             else TensorBoard(tensorboard)
         )
-        self._sinks: list[Sink] = [s for s in (self.store, self.tensorboard) if s is not None]
-
-    def __call__(self, hook: str, run: Run, *args: Any) -> None:
-        for sink in self._sinks:
-            try:
-                getattr(sink, hook)(run, *args)
-            except Exception as e:
-                name = f"{type(sink).__name__}.{hook.lstrip('_')}"
-                report(e, name, once=(id(sink), run.id, hook))
+        #: The copies, as the plot's companions.
+        self.sinks: tuple[Sink, ...] = tuple(
+            s for s in (self.store, self.tensorboard) if s is not None
+        )
 
     def flush(self) -> None:
         """Wait until the runs handed over so far are in the files, as leaving a block of the

@@ -282,11 +282,11 @@ class LivePlot(controls.ControlOptions, Sink):
         self._outputs.update()
 
     # -------------------------------------------------------------- sink hooks
-    # Called from the host's callback threads. The copies (``store=``, ``tensorboard=``) get each
-    # hook first, so a chunk is on disk before it is drawn; their failures are only reported.
-    def _start(self, run: Run) -> None:
-        self._copies("_start", run)
-        super()._start(run)
+    # Called from the host's callback threads. The copies (``store=``, ``tensorboard=``) are
+    # sinks of the plot's runs, joined by the hub, which hands them each chunk first.
+    @property
+    def _companions(self) -> tuple[Sink, ...]:
+        return self._copies.sinks
 
     def on_start(self, run: Run) -> None:
         self._updates.start(run, keep_runs=self.panel.keep_runs)
@@ -298,20 +298,11 @@ class LivePlot(controls.ControlOptions, Sink):
     rows_can_wait = False
 
     def on_rows(self, run: Run, lanes: list[int]) -> None:
-        self._copies("on_rows", run, lanes)
         self._updates.rows()
-
-    def _end(self, run: Run) -> None:
-        self._copies("_end", run)
-        super()._end(run)
 
     def on_end(self, run: Run) -> None:
         self._updates.end(run)
         self._update_static()
-
-    def _push(self, final: bool, ended: Run | None = None) -> None:
-        # An update now, whatever the throttle says (``benchmarks/`` measure it).
-        self._updates.push(final, ended)
 
     # What the figure shows now, per chart (`PlotDrawing`); an update now, not throttled.
     drawing, refresh = snapshot.drawing, snapshot.refresh

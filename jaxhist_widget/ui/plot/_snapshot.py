@@ -11,6 +11,7 @@ shows is copied the same way for a test or a user to read (`drawing`: `..picture
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,7 @@ from ..picture import (
     StaticImage,
     StaticLine,
 )
+from ..series import RunDrawing
 
 __all__ = [
     "drawing",
@@ -95,7 +97,7 @@ def _chart(fig: Any, most: int) -> ChartPicture:
     a smoothed line over its faint raw one), each with its colour, dash and opacity, and the
     shown runs' extras (bands, heatmap images, a path's ends)."""
     lines, images, over = [], [], []
-    shown, left_out = _latest_runs([r for r in fig._runs.values() if not r.hidden], most)
+    shown, left_out = _latest_runs([r for r in fig.runs.values() if not r.hidden], most)
     for r in shown:
         for extra in r.extras:
             if isinstance(extra, BandExtra):
@@ -233,7 +235,7 @@ def drawing(plot: Any) -> PlotDrawing:
     ('value', True, [0.0, 1.0, 2.0, 3.0], [1.0, 2.0, 4.0, 8.0])
     """
     with plot._lock:
-        return drawing_of(plot._fig, [d.number for d in plot._state.drawn])
+        return drawing_of(plot._fig, plot._state.drawn)
 
 
 def refresh(plot: Any) -> None:
@@ -249,14 +251,14 @@ def refresh(plot: Any) -> None:
     >>> live.drawing().charts
     {}
     """
-    plot._updates.push(final=False)
+    plot._updates.push()
 
 
-def drawing_of(grid: Any, numbers: list[int]) -> PlotDrawing:
-    """What ``grid`` (a `ChartGrid`) shows now, its runs' numbers ``numbers`` in `LivePlot.runs`
-    order (the caller holds the plot's lock). Reads the charts' marks and scales and the
-    points each run's marks were last set from."""
-    index = {n: k for k, n in enumerate(numbers)}
+def drawing_of(grid: Any, drawn: Sequence[RunDrawing]) -> PlotDrawing:
+    """What ``grid`` (a `ChartGrid`) shows now of the runs ``drawn``, in `LivePlot.runs` order
+    (the caller holds the plot's lock). Reads the charts' marks and scales, the points each
+    run's marks were last set from, and the runs' work counters."""
+    index = {d.number: k for k, d in enumerate(drawn)}
     legends = {id(c): entries for c, entries in zip(grid.shown, grid.chart_legends(), strict=False)}
     charts = {
         key: _drawn_chart(key, c, index, [e.label for e in legends.get(id(c), [])])
@@ -267,7 +269,8 @@ def drawing_of(grid: Any, numbers: list[int]) -> PlotDrawing:
         charts = {}
     logs = tuple(key for key, c in grid.charts.items() if key in charts and c.log)
     legend = tuple(legend_labels(grid.legend_entries()[0])) if grid.drawing else ()
-    return PlotDrawing(charts, tuple(grid.notes), logs, str(grid.mode), legend)
+    work = sum(d.work for d in drawn)
+    return PlotDrawing(charts, tuple(grid.notes), logs, str(grid.mode), work, legend)
 
 
 def _drawn_chart(key: str, fig: Any, index: dict[int, int], legend: list[str]) -> DrawnChart:
@@ -276,7 +279,7 @@ def _drawn_chart(key: str, fig: Any, index: dict[int, int], legend: list[str]) -
     lines: list[DrawnLine] = []
     bands: list[DrawnBand] = []
     flags = [np.zeros((0, 2))]
-    runs = [r for r in fig._runs.values() if not r.hidden]
+    runs = [r for r in fig.runs.values() if not r.hidden]
     for smoothed in (False, True):
         for r in runs:
             marks, points = (r.smoothed, r.smoothed_points) if smoothed else (r.marks, r.points)

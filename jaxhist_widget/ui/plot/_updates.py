@@ -42,6 +42,8 @@ __all__ = ["TIME_WINDOW_NOTE", "Updates"]
 TIME_WINDOW_NOTE = (
     "The zoom and the last N steps apply to the step axis: the time axis shows every row."
 )
+#: How often new rows waiting for the plot's lock look again whether an update holds it.
+BUSY_LOOK_S = 0.005
 #: The key of the plot's own notes among the runs' (`ChartGrid.set_notes`: run numbers >= 1).
 WINDOW_NOTE_KEY = 0
 #: The key of the note that ``params_field`` names no plotted field (`PlotState.params_notes`).
@@ -101,13 +103,26 @@ class Updates(ShownUpdates):
     def rows(self) -> None:
         """Rows arrived: update now, or reduce them on the worker (`._ahead`) and leave the
         update to the trailing flush; while the plot is busy, taken up as that ends."""
-        if self.ahead.note_if_busy():  # (the loop never waits for the plot's lock)
+        if not self._lock_unless_busy():
             return
-        with self.lock:
+        try:
             if self.throttle.due(time.perf_counter()):
-                self.push(final=False)
+                self.push()
                 return
+        finally:
+            self.lock.release()
         self.ahead.queue()
+
+    def _lock_unless_busy(self) -> bool:
+        """Take the plot's lock for new rows, unless an update or a reduction holds the plot:
+        then the rows are noted, to be taken up as it ends, and False (the loop never waits for
+        one). A quick holder (a control, a run's start) is waited for, asking again every
+        `BUSY_LOOK_S` whether the plot became busy: an update may take the lock between one
+        look and the wait."""
+        while not self.ahead.note_if_busy():
+            if self.lock.acquire(timeout=BUSY_LOOK_S):
+                return True
+        return False
 
     def _ingest_live(self) -> None:
         """Reduce the rows that came (no widget is touched): `._ahead`, on the worker."""
@@ -122,21 +137,18 @@ class Updates(ShownUpdates):
         """A run ended: its last rows always show (never throttled)."""
         with self.lock:
             self.throttle.cancel()
-            self.push(final=True, ended=run)
+            self.push(ended=run)
 
     def flush(self) -> None:
         """The trailing flush: the rows held back, when due (an update may have raced it)."""
         with self.lock:
             if self.throttle.held and self.throttle.due(time.perf_counter()):
-                self.push(final=False)
+                self.push()
 
-    def push(self, final: bool, ended: Run | None = None) -> None:
-        """Send the current state of every run with new rows, and the panel.
-
-        ``final`` marks the update that ends a run; the panel does not read it (it asks the run
-        whether it ended, so a trailing flush after the end shows the same). It stays in this
-        signature because ``benchmarks/`` call it (`LivePlot._push`).
-        """
+    def push(self, ended: Run | None = None) -> None:
+        """Send the current state of every run with new rows, and the panel; ``ended``: the run
+        whose end this update shows (drawn although it ended). The panel asks each run whether
+        it ended, so a trailing flush after the end shows the same."""
         with self.lock, self.ahead.working() as came:
             start = self.throttle.started()
             current = self.state.latest.run if self.state.latest is not None else None

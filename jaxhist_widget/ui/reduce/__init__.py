@@ -4,8 +4,8 @@ Each keeps what a chart can show of a series that grows, at a cost per update of
 and the point budget, never of the length of the run:
 
 - ``_decimate``: min/max buckets of a line (`MinMaxBuckets`, `minmax_decimate`);
-- ``_lines``: one series of one lane as it grows (`LaneSeries`) and the extent a y axis fits;
-- ``_lockstep``: a sweep's drawn lanes extended all at once (`extend_lines`);
+- ``_lines``: one series of one lane as it grows (`LaneSeries`), a sweep's drawn lanes
+  extended all at once (`extend_lines`), and the extent a y axis fits;
 - ``_band``: a vector's quantile bands per step (`BandSeries`);
 - ``_histogram``: a vector's histogram per group of steps, a heatmap (`HistogramBuckets`);
 - ``_path``: a 2-D path kept where it moves (`PathSeries`);
@@ -23,8 +23,7 @@ from ._band import BAND_PERCENTILES, BandSeries, row_quantiles
 from ._decimate import MinMaxBuckets, minmax_decimate
 from ._ema import MAX_WEIGHT, Ema, check_weight, ema, smoothed_budget
 from ._histogram import HEATMAP_BINS, HEATMAP_COLUMNS, HEATMAP_ROWS, HistogramBuckets
-from ._lines import LaneSeries, finite_tail, values_extent
-from ._lockstep import extend_lines
+from ._lines import LaneSeries, extend_lines, finite_tail, values_extent
 from ._outliers import OUTLIER_FENCE, OUTLIER_FRACTION, robust_extent
 from ._parallel import each
 from ._path import PathSeries

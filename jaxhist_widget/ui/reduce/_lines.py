@@ -1,8 +1,15 @@
-"""A line as it grows: one series of one lane, reduced once as rows arrive (`LaneSeries`), and
-the extent of values a chart's y axis fits.
+"""A line as it grows: one series of one lane, reduced once as rows arrive (`LaneSeries`), a
+sweep's drawn lanes extended all at once (`extend_lines`), and the extent of values a chart's y
+axis fits.
 
 Numpy only. `LaneSeries` keeps min/max buckets (`._decimate.MinMaxBuckets`), so an update costs
 the new rows and the point budget, not the length of the run.
+
+A sweep draws up to 64 lanes per series, each its own `LaneSeries`; extending them one by one
+costs a dozen small array operations per lane and series, which made most of a sweep plot's
+decimation time. Lanes in lockstep (as many rows each, every value finite) have buckets alike,
+so one pass of array operations over all of them (`._decimate.extend_together`) gives each line
+exactly what its own `LaneSeries.extend` would; any other lanes are extended one by one.
 """
 
 from __future__ import annotations
@@ -11,9 +18,9 @@ import math
 
 import numpy as np
 
-from ._decimate import MinMaxBuckets
+from ._decimate import MinMaxBuckets, extend_together
 
-__all__ = ["LaneSeries", "finite_tail", "values_extent"]
+__all__ = ["LaneSeries", "extend_lines", "finite_tail", "values_extent"]
 
 
 class LaneSeries:
@@ -77,6 +84,54 @@ class LaneSeries:
         steps, y = self._line.points()
         x, y = finite_tail(steps + x0 if x0 else steps, y)
         return x, y, self.extent
+
+
+def extend_lines(series: list[LaneSeries], values: np.ndarray) -> None:
+    """``s.extend(row)`` for each of ``series`` and its row of ``values`` ``(series, rows, ...)``:
+    all at once for the lines alike (see the module docstring), the others (a lane that
+    diverged, a `PathSeries`) one by one.
+
+    >>> import numpy as np
+    >>> lines = [LaneSeries(100) for _ in range(3)]
+    >>> extend_lines(lines, np.array([[3.0, 1.0], [2.0, 5.0], [-1.0, 4.0]]))
+    >>> [line.points(0)[1].tolist() for line in lines], lines[2].points(0)[2]
+    ([[3.0, 1.0], [2.0, 5.0], [-1.0, 4.0]], (-1.0, 4.0, 4.0))
+    """
+    values = np.asarray(values, dtype=np.float64)
+    together = _alike(series, values)
+    if together:
+        extremes = extend_together([series[k]._line for k in together], values[together])
+        # every value finite: each line ends at its last row; its smallest positive value is
+        # its new rows' (inf: none), as `LaneSeries.extend` finds it
+        rows = values[together]
+        positive = np.where(rows > 0, rows, np.inf).min(axis=1).tolist()
+        lows, highs = extremes.tolist()
+        for k, lo, hi, pos in zip(together, lows, highs, positive, strict=True):
+            s = series[k]
+            s.end = (s.size - 1, float(values[k, -1]))
+            s._lo, s._hi, s._lo_pos = min(s._lo, lo), max(s._hi, hi), min(s._lo_pos, pos)
+    taken = set(together)
+    for k, s in enumerate(series):
+        if k not in taken:
+            s.extend(values[k])
+
+
+def _alike(series: list[LaneSeries], values: np.ndarray) -> list[int]:
+    """The lines of ``series`` to extend at once: lines (not paths) whose new values and
+    buckets so far are all finite: the largest group of them bucketed alike (none unless it
+    holds two)."""
+    if values.ndim != 2 or not values.shape[1] or len(series) < 2:
+        return []
+    if not all(type(s) is LaneSeries for s in series):
+        return []
+    finite = np.isfinite(values).all(axis=1).tolist()
+    keys: dict[tuple[int, int, int, int], list[int]] = {}
+    for k, s in enumerate(series):
+        key = s._line.lockstep_key() if finite[k] else None
+        if key is not None:
+            keys.setdefault(key, []).append(k)
+    most = max(keys.values(), key=len, default=[])
+    return most if len(most) > 1 else []
 
 
 def finite_tail(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -95,11 +95,11 @@ def test_host_call_arguments_need_no_packing_kernel():
     assert re.findall(r"[a-z]+\d+\[[\d,]*\]", operands) == [
         "s32[3]",
         "s32[4]",
-        "s32[1,1001]",
+        "s32[1,1001,1]",
         "f32[1,1001,8]",
     ]
     assert "bitcast-convert" not in hlo
-    assert not re.search(r"\[1,1001(,8)?\]\S* (copy|fusion)\(", hlo)  # no kernel makes them
+    assert not re.search(r"\[1,1001(,1|,8)?\]\S* (copy|fusion)\(", hlo)  # no kernel makes them
 
 
 @cpu_only
@@ -164,14 +164,16 @@ def test_tracing_does_not_grow_a_custom_rule_per_recorded_leaf():
         jaxprs = [jax.make_jaxpr(f)(x).jaxpr for f in (loop, scan)]
         return [(_eqns(j, "custom_jvp_call"), _eqns(j, "custom_vmap_call")) for j in jaxprs]
 
-    assert rules(30) == rules(3)
+    # (a step of at most 8 carry leaves runs in a conditional of its own on CPU, one rule more)
+    assert rules(30) == rules(10)
 
 
 def test_body_fun_is_in_the_program_once():
     # XLA compiles, and lowering grows with, every copy of a (possibly large) body_fun: one
-    # copy, as in lax.while_loop, whatever the platform choice around the step. The traced
-    # program holds a second one for a counting condition (an accelerator's blocks of steps,
-    # `steps._blocks`), which lowering for CPU leaves out; any other condition, one.
+    # copy, as in lax.while_loop, whatever the platform choice around the step. Where an
+    # accelerator may compile it, the traced program holds a second one for a counting
+    # condition (its blocks of steps, `steps._blocks`), which lowering for CPU leaves out; with
+    # only a CPU, none is traced either (a trace of the step less); any other condition, one.
     def run(x, cond=lambda c: c[0] < 100, **kw):
         return jhw.while_loop(cond, lambda c: (c[0] + 1, jnp.sin(c[1])), (0, x), max_steps=10, **kw)
 
@@ -181,7 +183,7 @@ def test_body_fun_is_in_the_program_once():
             lowered = _lowered(lambda x, kw=kw: run(x, **kw), jnp.ones(8))
             assert lowered.count("stablehlo.sine") == 1
         traced = jax.jit(lambda x, kw=kw: run(x, **kw)).trace(jnp.ones(8)).jaxpr.jaxpr
-        assert _eqns(traced, "sin") == 2
+        assert _eqns(traced, "sin") == (1 if BACKEND == "cpu" else 2)
         other = jax.jit(lambda x, kw=kw: run(x, not_counting, **kw)).trace(jnp.ones(8))
         assert _eqns(other.jaxpr.jaxpr, "sin") == 1
     vmapped = jax.jit(jax.vmap(run)).lower(jnp.ones((3, 8))).as_text()

@@ -112,6 +112,59 @@ def test_jacfwd_with_vmap_lanes_of_different_lengths(stream):
             assert run.counts == lengths
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_second_and_third_derivatives_through_the_loop_match_lax(stream):
+    # jax.jacfwd(jax.jacfwd(f)) crashed: "Cannot lower jaxpr with verifier errors" (stream=False)
+    # or "slice slice_sizes must be <= operand shape" (streaming). The row write's jvp rule
+    # wrote with the bare custom_vmap, so the second jvp took JAX's generic JVP of it, whose
+    # batching rule called ours with flags that did not match the arrays (an int row, batched
+    # twice). Integer and bool leaves are recorded too: those were the rows that broke.
+    def scalar(x, loop):  # the final x and a row of the History (the lax one unrolled)
+        if loop == "lax":
+            rows = [x] + [x := jnp.tanh(A @ x) for _ in range(3)]
+            return jnp.sum(lax_final(rows[0]) ** 3) + jnp.sum(rows[3] ** 2)
+        (_, final), hist = jhw.while_loop(
+            cond,
+            body,
+            (jnp.int32(0), x),
+            max_steps=60,
+            record=lambda c: {"x": c[1], "i": c[0], "up": c[1][0] > 0},
+            stream=stream,
+        )
+        return jnp.sum(final**3) + jnp.sum(hist.values["x"][3] ** 2)
+
+    x0 = x_start(0.8)
+    derivatives = {}  # order -> the jitted derivative, of either loop
+    with jhw.Recorder() as rec:
+        for order in (2, 3):
+            f = scalar
+            for _ in range(order):
+                f = jax.jacfwd(f)
+            derivatives[order] = jax.jit(f, static_argnums=1)
+            got, want = derivatives[order](x0, "jhw"), derivatives[order](x0, "lax")
+            assert got.shape == (DIM,) * order
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+        # vmap lanes that run different numbers of steps, each lane's Hessian its own
+        xs = jnp.stack([x_start(s) for s in (0.3, 0.8, 2.0)])
+        hessians = jax.vmap(jax.jacfwd(jax.jacfwd(scalar)), in_axes=(0, None))
+        want = np.stack([derivatives[2](x, "lax") for x in xs])
+        np.testing.assert_allclose(hessians(xs, "jhw"), want, rtol=1e-4, atol=1e-5)
+    if stream:  # the primal rows streamed, each call once, exactly lax's
+        assert [run.lanes for run in rec.runs] == [None, None, 3]
+        np.testing.assert_allclose(rec.runs[0].history()["x"], lax_rows(x0), rtol=1e-5)
+    else:
+        assert rec.runs == []
+    if stream:
+        return
+    # Reverse mode (jax.hessian, jax.jacrev of jax.jacfwd) is refused as lax.while_loop's is.
+    reverse = pytest.raises(ValueError, match="Reverse-mode differentiation does not work")
+    for transform in (jax.hessian, lambda f: jax.jacrev(jax.jacfwd(f))):
+        with reverse:
+            transform(lambda x: scalar(x, "jhw"))(x0)
+    with reverse:
+        jax.hessian(lambda x: scalar(x, "lax"))(x0)
+
+
 # ------------------------------------------------------- 7: a batched cond / switch predicate
 def test_streaming_loop_inside_cond_and_switch_with_a_batched_predicate():
     def solve(x):

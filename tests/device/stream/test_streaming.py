@@ -325,11 +325,12 @@ def test_compiled_loop_holds_no_effectful_callback(lanes):
 
 @cpu_only
 @pytest.mark.parametrize("lanes", [None, 4])
-def test_each_leaf_window_is_a_host_call_argument_of_its_own(lanes):
+def test_each_buffer_window_is_a_host_call_argument_of_its_own(lanes):
     # Joined into one array, XLA fused each window's slice into the join, an index computation
     # per element (0.55 ms a MiB against 0.25 ms for the slices, in a loop of host calls; see
     # streaming.py); flattening a window does the same. So a flush hands the host its small
-    # head (header + lane words), then one window per leaf, in its own shape.
+    # head (header + lane words), then one window per history buffer (here an int32 one and a
+    # float32 one), in its own shape: (lanes, rows, columns).
     def loop(x):
         return jhw.while_loop(
             lambda c: c[0] < 30,
@@ -348,9 +349,9 @@ def test_each_leaf_window_is_a_host_call_argument_of_its_own(lanes):
         for line in hlo.splitlines()
         if "xla_ffi_python_cpu_callback" in line
     ]
-    # the loop's last answer (stop, interval, run id), the lane words, then a window per leaf
+    # the loop's last answer (stop, interval, run id), the lane words, then a window per buffer
     lane_words = _wire.LANE_FIELDS * b
-    assert ["3", str(lane_words), f"{b},8", f"{b},8,5"] in operands, operands  # 8 rows
+    assert ["3", str(lane_words), f"{b},8,1", f"{b},8,5"] in operands, operands  # 8 rows
     with jhw.Recorder() as rec:
         _, hist = f(jnp.ones((5,) if lanes is None else (lanes, 5)))
     np.testing.assert_equal(rec.history(), hist.to_numpy())
@@ -369,6 +370,33 @@ def test_a_run_with_no_step_is_closed_by_its_only_flush(count_calls, lanes):
 
 
 # ------------------------------------------------------------ a loop's pace, remembered
+def stall_calls(monkeypatch, seconds: float) -> None:
+    """Make every flush's host call stop the loop ``seconds`` before the host sees it: on a CPU,
+    whose calls run inline, a chip's stall (the host sees it only as a longer gap)."""
+    real = HUB.receive_chunk
+
+    def stalled(*args):
+        time.sleep(seconds)
+        return real(*args)
+
+    monkeypatch.setattr(HUB, "receive_chunk", stalled)
+
+
+def test_a_cpu_loop_whose_calls_stall_is_paced_by_the_stall_it_measures(monkeypatch):
+    # Issue 55: only a loop traced for an accelerator fitted its calls' stall, so a loop on
+    # any other backend whose calls stall flushed every 50 ms whatever each call cost it.
+    from jaxhist_widget._host.runtime import _pace
+
+    stall_calls(monkeypatch, 0.003)
+    solve = slow_counter(step_seconds=5e-4, max_steps=600, steps=600)
+    with jhw.Recorder() as rec:
+        solve(jnp.float32(0))
+    run = rec.runs[-1]
+    assert not run.layout.accelerated and run.counts == [601]
+    kept = _pace._MEMORY.recall(run.layout)  # kept: the stall, not the rows, set its pace
+    assert kept is not None and kept[2] >= 0.0015, kept
+
+
 @pytest.mark.parametrize("kind", ["while_loop", "scan"])
 @pytest.mark.parametrize("start", ["per lane", "shared"])
 def test_a_loop_run_again_with_more_lanes_keeps_every_row(monkeypatch, start, kind):
@@ -379,7 +407,8 @@ def test_a_loop_run_again_with_more_lanes_keeps_every_row(monkeypatch, start, ki
     # rows than its window carries, and the host lost them ("rows from 2000, not 0" on a TPU).
     from jaxhist_widget._device.parallel import devices
 
-    monkeypatch.setattr(devices, "accelerated", lambda: True)  # an accelerator's budgets, pace
+    monkeypatch.setattr(devices, "accelerated", lambda: True)  # an accelerator's budgets
+    stall_calls(monkeypatch, 0.002)  # and its calls' stall, which sets the pace remembered
 
     def loop(rate):
         # "shared": every lane starts from the same value, only its rate differs (a sweep of

@@ -173,7 +173,8 @@ def test_a_run_taken_up_while_it_is_being_abandoned_stays_reachable(monkeypatch)
     log.attach()
     run_id = int(HUB.open_run(LAYOUT)[0])
     run = next(r for r in HUB.live_runs() if r.id == run_id)
-    real_finish = run._finish
+    rows = HUB._runs.get(run_id).rows  # the run's writer: the hub's, looked at here
+    real_finish = rows.finish
     finishing = threading.Event()
 
     def slow_finish(codes):
@@ -181,7 +182,7 @@ def test_a_run_taken_up_while_it_is_being_abandoned_stays_reachable(monkeypatch)
         time.sleep(0.2)  # a chunk arrives meanwhile
         real_finish(codes)
 
-    monkeypatch.setattr(run, "_finish", slow_finish)
+    monkeypatch.setattr(rows, "finish", slow_finish)
     chunk = threading.Thread(target=lambda: finishing.wait(5) and flush(run_id, 0, [1.0, 2.0]))
     chunk.start()
     log.detach()  # abandons the run

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import jaxhist_widget as jhw
 from jaxhist_widget._host import Run
-from jaxhist_widget._host.runtime import _run
+from jaxhist_widget._host.runtime import RunWriter, _run
 from jaxhist_widget._wire import Layout
 
 
@@ -25,12 +25,14 @@ def tiny_segments(monkeypatch):
     return 16
 
 
-def make_run(lanes: int | None, max_steps: int = 200) -> Run:
+def make_run(lanes: int | None, max_steps: int = 200) -> tuple[Run, RunWriter]:
+    """A run of ``lanes`` and its writer (the hub's half, here the test's)."""
     tree = jax.tree_util.tree_structure({"loss": 0, "x": 0})
     layout = Layout(("loss", "x"), ((), (3,)), ("float32", "int16"), tree, max_steps, 8, None)
     run = Run(7, layout)
-    run._ensure_lanes(lanes)
-    return run
+    rows = RunWriter(run)
+    rows.lanes(lanes)
+    return run, rows
 
 
 def rows_of(lane: int, start: int, count: int) -> list[np.ndarray]:
@@ -67,7 +69,7 @@ def test_rows_read_back_exactly_across_segments_and_lane_groups(rounds, lanes, r
     row count, read back the same rows; arrays handed out earlier never change later."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_run, "SEGMENT_BYTES", 1)  # 16-row segments: every read and write crosses
-        run = make_run(lanes)
+        run, rows = make_run(lanes)
     assert run._seg_rows == 16
     n_lanes = 1 if lanes is None else lanes
     count = [0] * n_lanes
@@ -80,7 +82,7 @@ def test_rows_read_back_exactly_across_segments_and_lane_groups(rounds, lanes, r
             same = [lane for lane in todo if count[lane] == at]
             group = sorted(rnd.sample(same, rnd.randint(1, len(same))))
             size = rnd.randint(1, 25)
-            run.append_lanes(group, at, block(group, at, size))
+            rows.append_lanes(group, at, block(group, at, size))
             for lane in group:
                 count[lane] += size
             todo = [lane for lane in todo if lane not in group]
@@ -108,11 +110,11 @@ def test_rows_read_back_exactly_across_segments_and_lane_groups(rounds, lanes, r
 
 
 def test_rows_within_one_segment_are_views_not_copies(tiny_segments):
-    run = make_run(2)
-    run.append_lanes([0, 1], 0, block([0, 1], 0, 10))
+    run, rows = make_run(2)
+    rows.append_lanes([0, 1], 0, block([0, 1], 0, 10))
     a, b = run.lane_rows(1)[0], run.rows_since(1, 4)[0]
     assert np.shares_memory(a, b)  # both read the one segment
-    run.append(0, 10, rows_of(0, 10, 10))  # lane 0 now spans two segments: joined, a copy
+    rows.append(0, 10, rows_of(0, 10, 10))  # lane 0 now spans two segments: joined, a copy
     np.testing.assert_array_equal(run.lane_rows(0)[0], rows_of(0, 0, 20)[0])
 
 
@@ -120,9 +122,9 @@ def test_rows_of_several_lanes_read_at_once_across_segments(tiny_segments):
     """`Run.block` gives what `rows_since` gives each lane, stacked: lanes as a slice
     or a list, rows across segments or in one; a lane short of rows is refused; a subclass
     keeping its rows elsewhere is read through its own `rows_since`."""
-    run = make_run(5)
-    run.append_lanes([0, 1, 2, 3], 0, block([0, 1, 2, 3], 0, 40))
-    run.append_lanes([4], 0, block([4], 0, 20))
+    run, rows = make_run(5)
+    rows.append_lanes([0, 1, 2, 3], 0, block([0, 1, 2, 3], 0, 40))
+    rows.append_lanes([4], 0, block([4], 0, 20))
     for lanes, spans in [
         ([0, 1, 2, 3], [(0, 40), (16, 32), (17, 35)]),
         ([1, 3], [(5, 19), (31, 40)]),
@@ -151,9 +153,9 @@ def test_one_column_of_several_lanes_reads_as_a_block_transposed(tiny_segments):
     """`Run.columns` (a sweep's band reads each series so) is `Run.block`'s column, steps by
     lanes, C-ordered and read-only: lanes as a slice or a list, rows across segments or in one,
     a scalar leaf and each component of a vector one, a subclass through its own rows."""
-    run = make_run(5)
-    run.append_lanes([0, 1, 2, 3], 0, block([0, 1, 2, 3], 0, 40))
-    run.append_lanes([4], 0, block([4], 0, 20))
+    run, rows = make_run(5)
+    rows.append_lanes([0, 1, 2, 3], 0, block([0, 1, 2, 3], 0, 40))
+    rows.append_lanes([4], 0, block([4], 0, 20))
     for lanes, spans in [
         ([0, 1, 2, 3], [(0, 40), (16, 32), (17, 35), (5, 5)]),
         ([1, 3], [(5, 19), (31, 40)]),
@@ -184,10 +186,10 @@ def test_each_lanes_latest_row_is_read_at_once_across_segments(tiny_segments):
     # lanes that ended at different rows, their last rows in different 16-row segments, one
     # with no row yet; and the same through a subclass keeping its rows elsewhere (`block`)
     lengths = [40, 17, 0, 33, 16]
-    run = make_run(len(lengths))
+    run, rows = make_run(len(lengths))
     for lane, n in enumerate(lengths):
         for start in range(0, n, 7):
-            run.append(lane, start, rows_of(lane, start, min(7, n - start)))
+            rows.append(lane, start, rows_of(lane, start, min(7, n - start)))
 
     class Elsewhere(Run):
         def rows_since(self, lane, start, stop=None):
@@ -198,7 +200,7 @@ def test_each_lanes_latest_row_is_read_at_once_across_segments(tiny_segments):
             return run.counts
 
     other = Elsewhere(1, run.layout)
-    other._ensure_lanes(len(lengths))
+    RunWriter(other).lanes(len(lengths))
     for reader in (run, other):
         has, (loss, x) = reader.latest()
         assert has.tolist() == [n > 0 for n in lengths]
@@ -208,22 +210,28 @@ def test_each_lanes_latest_row_is_read_at_once_across_segments(tiny_segments):
 
 
 def test_rows_out_of_order_are_refused():
-    run = make_run(3)
-    run.append_lanes([0, 2], 0, block([0, 2], 0, 4))
+    run, rows = make_run(3)
+    rows.append_lanes([0, 2], 0, block([0, 2], 0, 4))
     with pytest.raises(RuntimeError, match="lane 2: rows from 2, not 4"):
-        run.append_lanes([2], 2, block([2], 2, 1))
+        rows.append_lanes([2], 2, block([2], 2, 1))
     with pytest.raises(RuntimeError, match="lane 1: rows from 3, not 0"):
-        run.append(1, 3, rows_of(1, 3, 1))
+        rows.append(1, 3, rows_of(1, 3, 1))
     assert run.counts == [4, 0, 4]
 
 
 def test_each_lanes_end_code_names_its_status_and_an_unknown_code_is_a_stop():
-    run = make_run(7)
-    run._finish([1, 2, 3, 4, 0, 9, -1])
+    run, rows = make_run(7)
+    rows.finish([1, 2, 3, 4, 0, 9, -1])
     assert run.statuses == [
         "converged", "max_steps", "stopped", "failed", "running", "stopped", "stopped"
     ]  # fmt: skip
     assert run.status == "failed"
+
+
+def test_a_run_has_one_writer():
+    run, _ = make_run(2)
+    with pytest.raises(RuntimeError, match="has a writer already"):
+        RunWriter(run)
 
 
 def test_a_vmapped_run_streams_exactly_its_device_history_across_segments(tiny_segments):

@@ -76,6 +76,50 @@ def test_a_key_that_just_blocked_does_not_stall_another_key_s_work_or_drain():
     worker.drain("locked store")
 
 
+def _one_idle_thread(worker: Worker) -> None:
+    """Leave ``worker`` with one thread, waiting idle for work."""
+    worker.submit("warm", lambda: None)
+    worker.drain("warm")
+    while not worker._idle:  # it has finished its task and waits for the next
+        time.sleep(0.001)
+
+
+def test_keys_submitted_before_the_idle_thread_wakes_each_run_at_once():
+    # Issue 56 (8): with its one thread idle, two submits for different keys before it woke
+    # (here: made while holding the worker's lock, so it cannot wake between them): the second
+    # wake-up was lost and no thread more started, so the second key's work and its drain
+    # waited behind the first key's blocked task.
+    worker, release, done = Worker(), threading.Event(), threading.Event()
+    _one_idle_thread(worker)
+    with worker._lock:
+        worker.submit("locked store", release.wait, 10)
+        worker.submit("plot", done.set)
+    drained = threading.Event()
+    threading.Thread(target=lambda: (worker.drain("plot"), drained.set()), daemon=True).start()
+    try:
+        assert done.wait(2), "the second key's work waited behind the first key's"
+        assert drained.wait(2), "a drain of the second key waited behind the first key's"
+    finally:
+        release.set()
+    worker.drain("locked store")
+
+
+def test_many_keys_blocked_at_once_hold_up_none_of_the_others():
+    worker, release = Worker(), threading.Event()
+    _one_idle_thread(worker)
+    done = [threading.Event() for _ in range(8)]
+    with worker._lock:
+        for i, d in enumerate(done):
+            worker.submit(("stuck", i), release.wait, 10)
+            worker.submit(("quick", i), d.set)
+    try:
+        assert all(d.wait(2) for d in done)
+    finally:
+        release.set()
+    for i in range(8):
+        worker.drain(("stuck", i))
+
+
 def test_a_thread_holding_a_key_runs_as_the_key_s_next_task():
     # A run's channel: the loop's host call takes its run's turn (`holding`) after the chunks
     # queued before, and whatever is queued meanwhile waits behind it.
@@ -146,3 +190,19 @@ def test_a_failing_task_is_reported_and_the_key_goes_on(recwarn):
     worker.drain("k")
     assert seen == ["next"]
     assert any("ZeroDivisionError" in str(w.message) for w in recwarn)
+
+
+def test_a_timer_not_drained_runs_as_its_key_s_task_but_a_drain_does_not_wait_for_it():
+    # The hub's look at a quiet run: a task of the run's key when due, so that it never
+    # crosses the run's rows, while a block's end need not wait a look's period for it.
+    worker, seen, gate = Worker(), [], threading.Event()
+    worker.later(0.3, lambda: seen.append("look"), key="run", drained=False)
+    t = time.perf_counter()
+    worker.drain("run")
+    assert time.perf_counter() - t < 0.2 and seen == []
+    worker.submit("run", gate.wait, 5)
+    time.sleep(0.4)  # due: queued behind the key's task
+    assert seen == []
+    gate.set()
+    worker.drain("run")
+    assert seen == ["look"]

@@ -76,25 +76,33 @@ def test_values_of_any_dtype_and_shape_arrive_exactly_and_step_is_kept():
 
 
 def test_the_loop_does_not_wait_for_the_device():
+    # An order, not a time: each value is still being computed when its jhw.log call returns
+    # (a call that waited for it would return it computed). The step is made long enough here
+    # (~0.3 s) that the device cannot finish it meanwhile, on a CPU as on a chip, where a fixed
+    # step took 1.5 ms and compared with the loop's own time lost to noise.
     a = jax.random.normal(jax.random.key(0), (512, 512)) / 23
 
     @jax.jit
-    def heavy(x):  # pure XLA work: JAX returns before the device has done it
-        x = jax.lax.fori_loop(0, 300, lambda _, x: jnp.tanh(a @ x), x)
+    def heavy(x, n):  # pure XLA work: JAX returns before the device has done it
+        x = jax.lax.fori_loop(0, n, lambda _, x: jnp.tanh(a @ x), x)
         return x, jnp.sum(x)
 
-    x = jnp.ones((512, 64))
-    jax.block_until_ready(heavy(x))  # compiled
-    t = time.perf_counter()
-    jax.block_until_ready(heavy(x))
-    one_step = time.perf_counter() - t
-    with jhw.Recorder() as rec:
+    x, n = jnp.ones((512, 64)), 4
+    jax.block_until_ready(heavy(x, n))  # compiled
+    while True:  # n iterations to ~0.3 s of device time
         t = time.perf_counter()
-        for _ in range(3):
-            x, total = heavy(x)
-            jhw.log(total=total)  # not computed yet: kept, not waited for
+        jax.block_until_ready(heavy(x, n))
         took = time.perf_counter() - t
-    assert took < one_step, f"the loop waited: 3 steps took {took:.3f} s, one {one_step:.3f} s"
+        if took >= 0.25:
+            break
+        n = int(n * min(16.0, 0.3 / took)) + 1
+    computed = []
+    with jhw.Recorder() as rec:
+        for _ in range(3):
+            x, total = heavy(x, n)
+            jhw.log(total=total)  # not computed yet: kept, not waited for
+            computed.append(total.is_ready())
+    assert computed == [False] * 3, f"jhw.log waited for the step's value ({n} iterations)"
     assert rec.runs[-1].counts == [3]  # all in once the block ended
     np.testing.assert_array_equal(rec.history()["total"][-1], total)
 
@@ -337,6 +345,51 @@ def test_a_value_whose_dtype_would_lose_it_is_refused_at_the_call():
     assert got["x"].dtype == np.float32 and got["i"].dtype == np.int64
     np.testing.assert_array_equal(got["x"], np.float32([0.5, 0.25, 1 / 3, 1.0]))
     assert got["i"].tolist() == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize(
+    "first, wider, fits",
+    [
+        (jnp.int32(7), np.int64(2**40), np.int64(-(2**31))),  # would be 0
+        (jnp.int32(7), np.int64(3_000_000_000), np.int64(2**31 - 1)),  # would be -1294967296
+        (np.uint8(7), np.int64(-1), np.int64(255)),  # would be 255
+        (np.int8([1, 2]), np.array([5, 1000]), np.array([-128, 127])),  # would be -24
+        (np.int8(1), jnp.int32(1000), jnp.int32(-5)),  # a jax integer: fetched to be checked
+        (np.uint32(1), jnp.int32(-1), jnp.int32(2**31 - 1)),
+        (np.int32(1), 2**40, -(2**31)),  # a Python int, refused as before
+    ],
+)
+def test_an_integer_its_leaf_cannot_hold_is_refused_and_one_that_fits_is_taken(first, wider, fits):
+    # numpy casts an int64 array into an int32 column by wrapping it: 2**40 became 0 and the
+    # run read converged
+    with jhw.Recorder() as rec:
+        jhw.log(n=first)
+        with pytest.raises(ValueError, match=r"n = -?\d+ does not fit .*np\.int64\(n\)"):
+            jhw.log(n=wider)
+        jhw.log(n=fits)  # a value of the same wider dtype that the leaf holds exactly
+        jax.block_until_ready(fits)
+    (run,) = rec.runs
+    got = rec.history()["n"]
+    assert run.status == "converged" and run.counts == [2]
+    assert got.dtype == np.asarray(first).dtype
+    np.testing.assert_array_equal(got, np.stack([np.asarray(first), np.asarray(fits)]))
+
+
+def test_a_jax_integer_still_being_computed_is_checked_too():
+    a = jax.random.normal(jax.random.key(0), (256, 256)) / 16
+
+    @jax.jit
+    def slow(n):  # returns before the device has computed it
+        x = jax.lax.fori_loop(0, 50, lambda _, x: jnp.tanh(a @ x), jnp.ones((256, 64)))
+        return n * 10 + (x[0, 0] > 2).astype(jnp.int32)
+
+    n = jax.block_until_ready(slow(jnp.int32(1)))
+    with jhw.Recorder() as rec:
+        jhw.log(n=np.int8(1))
+        jhw.log(n=slow(jnp.int32(12)))  # 120 fits int8
+        with pytest.raises(ValueError, match="n = 1200 does not fit int8"):
+            jhw.log(n=slow(jnp.int32(120)))
+    assert int(n) == 10 and rec.history()["n"].tolist() == [1, 120]
 
 
 @pytest.mark.parametrize(

@@ -25,10 +25,12 @@ import pytest
 
 import jaxhist_widget as jhw
 from jaxhist_widget._host import Run
+from jaxhist_widget._host.runtime import RunWriter
 from jaxhist_widget._host.tensorboard import _files as _tensorboard_files
 from jaxhist_widget._host.tensorboard._files import RunFiles
 from jaxhist_widget._wire import Layout
 
+from ...helpers.backends import ON_TPU
 from ...helpers.loops import failing_solve
 from ...helpers.stores import CHILD_ENV
 from ...helpers.tensorboard import read_events, run_names
@@ -181,6 +183,44 @@ def test_a_run_name_too_long_for_a_file_name_is_written_under_a_shorter_one(tmp_
     assert [r.name for r in jhw.load_runs(path)] == names
 
 
+def test_a_run_name_whose_whole_path_passes_the_os_limit_is_written_under_a_shorter_one(tmp_path):
+    # 25 `key=value/` parts of ~200 bytes: each part fits a file name, the joined path (~5 KB)
+    # does not fit a path (4096 bytes on Linux): no event file was written, only an Errno 36
+    # warning per chunk.
+    parts = [f"key{i}=" + "v" * 190 for i in range(25)]
+    names = ["/".join(parts), "/".join([*parts[:-1], "key24=w"])]  # alike but the last part
+    tb = jhw.TensorBoard(tmp_path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for name in names:
+            with tb.named(name):
+                jax.vmap(loop)(starts(2))  # a directory per lane below the run's
+    assert not [str(c.message) for c in caught if "jaxhist_widget" in str(c.message)]
+    dirs = tb.run_dirs
+    assert len(set(dirs)) == 2 and dirs[0].parent == dirs[1].parent
+    kept = dirs[0].relative_to(tmp_path).parts[:-1]
+    assert len(kept) >= 10 and list(kept) == parts[: len(kept)]  # TensorBoard groups by them
+    assert dirs[0].name.startswith(parts[len(kept)])
+    limit = os.pathconf(tmp_path, "PC_PATH_MAX")
+    for d, name in zip(dirs, names, strict=True):
+        for lane in range(2):
+            (event_file,) = (d / f"lane {lane}").iterdir()
+            assert len(os.fsencode(event_file)) < limit
+            events = read_events(d / f"lane {lane}")
+            assert len(events.scalars["f32"][0]) == 41  # every row
+            assert all(f"**{name}**, lane {lane} of 2" in text for _, text in events.texts)
+    runs = run_names(tmp_path)
+    assert sorted(runs) == sorted(
+        f"{d.relative_to(tmp_path)}/lane {k}" for d in dirs for k in (0, 1)
+    )
+
+
+def test_a_log_directory_too_deep_for_any_run_says_so(tmp_path):
+    deep = tmp_path.joinpath(*["d" * 200] * 19)  # 3,800 bytes: no room for a run's files
+    with pytest.raises(OSError, match="log directory with a shorter path"):
+        _tensorboard_files.claim(deep, "adam")
+
+
 def test_the_files_are_readable_while_the_run_goes_on(tmp_path):
     w = jnp.eye(256) * 0.999
 
@@ -223,7 +263,12 @@ def test_the_files_are_readable_while_the_run_goes_on(tmp_path):
     assert events.texts[-1] == (run.counts[0] - 1, f"**long**: stopped after {steps[-1]} steps")
 
 
-def test_a_run_whose_computation_raised_ends_failed_in_its_files(tmp_path, monkeypatch):
+def test_a_run_whose_host_step_raised_ends_in_its_files_as_its_sinks_saw_it(tmp_path, monkeypatch):
+    # What holds wherever it runs: the block is left with the files complete (their slow end
+    # waited for), the rows before the failure in them, and the run's end as the hub knows it.
+    # A CPU's runtime raises the host step's error: the block ends with it, the run failed. A
+    # TPU's only logs it and the program goes on, the callback's output undefined
+    # (`callback_errors_raise`): nothing failed that the host could see.
     real = RunFiles.end
 
     def slow_disk(self, run, wall_time):
@@ -231,13 +276,24 @@ def test_a_run_whose_computation_raised_ends_failed_in_its_files(tmp_path, monke
         real(self, run, wall_time)
 
     monkeypatch.setattr(RunFiles, "end", slow_disk)
-    tb = jhw.TensorBoard(tmp_path, name="boom")
-    with pytest.raises(Exception, match="host step failed"), tb:
-        failing_solve()(jnp.float32(0))
+    tb, rec = jhw.TensorBoard(tmp_path, name="boom"), jhw.Recorder()
+    raised = None
+    try:
+        with tb, rec:
+            # waited for: where dispatch is asynchronous a computation's error is raised
+            # where its result is used, as JAX does it
+            jax.block_until_ready(failing_solve()(jnp.float32(0)))
+    except Exception as e:
+        raised = e
+    (run,) = rec.runs
     events = read_events(tmp_path / "boom")  # complete once the block is left
     steps, values, _ = events.scalars["[1]"]
     assert values.tolist()[:3] == [0.0, 1.0, 2.0] and steps.tolist() == list(range(len(steps)))
-    assert events.texts[-1][1] == f"**boom**: failed after {steps[-1]} steps"
+    assert len(steps) == run.counts[0]  # every row the run kept
+    assert events.texts[-1][1] == f"**boom**: {run.status} after {steps[-1]} steps"
+    assert (run.status == "failed") == (raised is not None)
+    if not ON_TPU:
+        assert "host step failed" in str(raised)
 
 
 def test_writing_happens_on_the_worker_never_in_the_loops_call(tmp_path, monkeypatch):
@@ -296,10 +352,11 @@ def synthetic(dtype, values):
     """A real `Run` of one scalar leaf of ``dtype`` holding ``values``, ended."""
     tree = jax.tree_util.tree_structure(0)
     run = Run(1, Layout(("v",), ((),), (dtype,), tree, len(values), 8, None))
-    run.name = dtype
-    run._ensure_lanes(None)
-    run.append(0, 0, [np.asarray(values, dtype)])
-    run._finish([1])
+    rows = RunWriter(run)
+    rows.named(dtype, False)
+    rows.lanes(None)
+    rows.append(0, 0, [np.asarray(values, dtype)])
+    rows.finish([1])
     return run
 
 
@@ -335,10 +392,11 @@ def test_a_histogram_counts_the_finite_components(tmp_path):
     )
     tree = jax.tree_util.tree_structure(0)
     run = Run(1, Layout(("x",), ((12,),), ("float32",), tree, 3, 8, None))
-    run.name = "nan"
-    run._ensure_lanes(None)
-    run.append(0, 0, [x])
-    run._finish([1])
+    rows = RunWriter(run)
+    rows.named("nan", False)
+    rows.lanes(None)
+    rows.append(0, 0, [x])
+    rows.finish([1])
     [folder] = jhw.to_tensorboard(run, tmp_path)
     steps, [full, empty, flat] = read_events(folder).histograms["x"]
     assert steps.tolist() == [0, 1, 2]
@@ -362,13 +420,14 @@ def test_a_failing_write_is_reported_once_and_the_run_goes_on(tmp_path):
 def test_a_write_cut_short_leaves_no_half_record_and_is_tried_again(tmp_path, monkeypatch):
     tree = jax.tree_util.tree_structure(0)
     run = Run(1, Layout(("v",), ((),), ("float32",), tree, 100, 8, None))
-    run._ensure_lanes(3)
+    writer = RunWriter(run)
+    writer.lanes(3)
     rows = np.arange(300, dtype=np.float32).reshape(3, 100)
-    run.append_lanes([0, 1, 2], 0, [rows[:, :40]])
+    writer.append_lanes([0, 1, 2], 0, [rows[:, :40]])
     files = RunFiles(tmp_path, "cut", run)
     wall = lambda *_, steps: np.full(len(steps), 1e9)  # noqa: E731
     files.write(run, wall)
-    run.append_lanes([0, 1, 2], 40, [rows[:, 40:]])
+    writer.append_lanes([0, 1, 2], 40, [rows[:, 40:]])
     real, calls = os.write, []
 
     def full_disk(fd, data):

@@ -14,6 +14,7 @@ from jaxhist_widget.ui import look as legend
 from jaxhist_widget.ui.figure import MAX_CHARTS
 from jaxhist_widget.ui.look import chart_columns
 
+from ...helpers.colours import contrast, lab
 from ...helpers.synthetic import feed
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -185,19 +186,6 @@ def test_each_chart_gets_the_x_ticks_its_width_allows() -> None:
     assert abs(ticks[0] - ticks[1]) <= 1, ticks
 
 
-def _luminance(color: str) -> float:
-    def channel(c: float) -> float:
-        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
-
-    r, g, b = (channel(int(color[i : i + 2], 16) / 255) for i in (1, 3, 5))
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b
-
-
-def _contrast(a: str, b: str) -> float:
-    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
-    return (hi + 0.05) / (lo + 0.05)
-
-
 #: JupyterLab 4's ``--jp-layout-color0`` in the light and the dark theme.
 _LIGHT, _DARK = "#ffffff", "#111111"
 
@@ -207,32 +195,15 @@ def test_every_line_color_has_3_to_1_contrast_in_both_themes(n) -> None:
     colors = legend.lane_colors(n)
     assert len(set(colors)) == n
     for color in colors:
-        assert _contrast(color, _LIGHT) >= 3.0, color
-        assert _contrast(color, _DARK) >= 3.0, color
-
-
-def _lab(color: str) -> tuple[float, float, float]:
-    """CIELAB (D65) of an sRGB colour."""
-
-    def lin(c: int) -> float:
-        c /= 255
-        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
-
-    r, g, b = (lin(int(color[i : i + 2], 16)) for i in (1, 3, 5))
-    xyz = (
-        (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047,
-        0.2126 * r + 0.7152 * g + 0.0722 * b,
-        (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883,
-    )
-    fx, fy, fz = (t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116 for t in xyz)
-    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+        assert contrast(color, _LIGHT) >= 3.0, color
+        assert contrast(color, _DARK) >= 3.0, color
 
 
 def test_no_two_palette_colours_are_near_duplicates() -> None:
     # two blues, two oranges and two teals read as one series in a legend of ten
     pairs = itertools.combinations(legend.PALETTE, 2)
-    closest = min(pairs, key=lambda p: math.dist(_lab(p[0]), _lab(p[1])))
-    assert math.dist(*map(_lab, closest)) >= 30, closest
+    closest = min(pairs, key=lambda p: math.dist(lab(p[0]), lab(p[1])))
+    assert math.dist(*map(lab, closest)) >= 30, closest
 
 
 def test_the_palette_has_no_pure_red_or_green() -> None:

@@ -465,3 +465,16 @@ def test_an_empty_plot_draws_no_invented_axes_nor_status():
     assert {"jhw-chart", "jhw-status"} <= classes
     live.clear()
     assert live.charts.layout.visibility == "hidden"
+
+
+def test_a_charts_runs_are_read_only_for_everyone_but_the_chart() -> None:
+    # (issue 58) Five modules read `Chart._runs`; they read `runs`, a view the chart alone
+    # changes (`add_run`, `drop_runs`).
+    fig = LiveFigure(log_y=False)
+    fig.add_run(1, 0, "adam")
+    fig.add_run(2, 10, "sgd")
+    assert list(fig.runs) == [1, 2] and fig.runs[2].x0 == 10
+    with pytest.raises(TypeError):
+        fig.runs[3] = fig.runs[1]
+    fig.drop_runs([1])
+    assert list(fig.runs) == [2]  # a view: what the chart holds now

@@ -21,8 +21,8 @@ import pytest
 import jaxhist_widget as jhw
 
 from ...helpers.static import SVG, picture
+from ...helpers.sweeps import STEPS, sweep
 from ...helpers.synthetic import FakeLoop, feed, layout
-from .test_runaways import STEPS, sweep
 
 LANES = 4096
 

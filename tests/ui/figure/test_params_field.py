@@ -20,8 +20,8 @@ import pytest
 import jaxhist_widget as jhw
 
 from ...helpers.static import SVG, picture
+from ...helpers.sweeps import STEPS, sweep
 from ...helpers.synthetic import feed
-from .test_runaways import STEPS, sweep
 
 LANES = 64
 

@@ -48,6 +48,46 @@ def test_a_chunk_never_waits_for_an_update_in_progress_and_its_rows_are_drawn() 
     assert [line.y.tolist() for line in lines] == [[1.0] * 3 + [2.0] * 5] * 4
 
 
+def test_rows_never_wait_for_an_update_that_takes_the_plot_after_they_looked() -> None:
+    # Issue 56 (8): new rows asked whether the plot was busy, then waited for its lock. An
+    # update that took the plot between the two (here: a holder that becomes an update once
+    # the rows have looked) held the loop's call until it ended.
+    live = jhw.LivePlot()
+    ahead = live._updates.ahead
+    with live:
+        loop = FakeLoop(layout(("loss",)))
+        loop.send(loss=np.ones(3))
+        looked, returned = threading.Event(), threading.Event()
+        asked = ahead.note_if_busy
+
+        def note_if_busy() -> bool:
+            busy = asked()
+            looked.set()
+            return busy
+
+        ahead.note_if_busy = note_if_busy  # type: ignore[method-assign]
+        came: list[bool] = []
+
+        def holder() -> None:  # a quick change, then an update, in one hold of the plot
+            with live._lock:
+                chunk.start()
+                assert looked.wait(30)
+                with ahead.working() as rows_came:
+                    returned.wait(10)
+            came.append(rows_came())
+
+        chunk = threading.Thread(target=lambda: (loop.send(loss=np.full(2, 2.0)), returned.set()))
+        busy = threading.Thread(target=holder)
+        busy.start()
+        busy.join(30)
+        chunk.join(30)
+        assert came == [True] and returned.is_set(), "the loop's call waited for the update"
+        del ahead.note_if_busy
+        loop.end()
+    assert live.panel.step == 4  # the rows noted were taken up: rows 0..4 drawn
+    assert live.drawing().chart("loss").lines[0].y.tolist() == [1.0] * 3 + [2.0] * 2
+
+
 def test_a_sweep_is_reduced_on_the_worker_between_updates(monkeypatch) -> None:
     lanes, steps = 512, 3000
     reduced_by: list[str] = []

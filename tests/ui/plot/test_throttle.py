@@ -31,9 +31,9 @@ def test_a_slow_first_update_does_not_space_out_the_next_ones(monkeypatch) -> No
     pushed = _updates.Updates.push
     steps: list[int] = []
 
-    def counted(self, final, ended=None):
-        pushed(self, final, ended)
-        if not final:
+    def counted(self, ended=None):
+        pushed(self, ended)
+        if ended is None:  # (not the update that shows a run's end)
             steps.append(self.panel.step)
 
     monkeypatch.setattr(_updates.Updates, "push", counted)
@@ -55,9 +55,9 @@ def test_a_trailing_flush_that_an_update_overtook_keeps_to_the_cap(monkeypatch) 
     pushed = _updates.Updates.push
     sent: list[tuple[float, int]] = []
 
-    def counted(self, final, ended=None):
-        pushed(self, final, ended)
-        if not final:
+    def counted(self, ended=None):
+        pushed(self, ended)
+        if ended is None:  # (not the update that shows a run's end)
             sent.append((time.perf_counter(), self.panel.step))
 
     monkeypatch.setattr(_updates.Updates, "push", counted)
@@ -74,7 +74,7 @@ def test_a_trailing_flush_that_an_update_overtook_keeps_to_the_cap(monkeypatch) 
                 chunk = threading.Thread(target=lambda: loop.send(loss=np.ones(1)))
                 chunk.start()
                 chunk.join(30)
-                updates.push(final=False)  # the update sends the rows held back
+                updates.push()  # the update sends the rows held back
             assert came()
             updates.rows()  # taken up: too soon for an update, so held for a flush
         HUB.drain(live)  # the flush that was overtaken, then the one the last rows asked for

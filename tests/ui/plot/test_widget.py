@@ -533,14 +533,16 @@ def test_a_line_never_ends_in_nan_so_bqplot_can_place_its_label():
 @given(chunks=st.lists(st.integers(1, 7), min_size=0, max_size=6), start=st.integers(0, 45))
 def test_rows_since_equals_the_tail_of_all_rows(chunks, start):
     from jaxhist_widget._host import Run
+    from jaxhist_widget._host.runtime import RunWriter
     from jaxhist_widget._wire import Layout
 
     layout = Layout(("x",), ((2,),), ("<f4",), jax.tree_util.tree_structure(0), 50, 8, None)
     run = Run(1, layout)
-    run._ensure_lanes(None)
+    rows = RunWriter(run)
+    rows.lanes(None)
     n = 0
     for size in chunks:
-        run.append(0, n, [np.arange(n, n + size, dtype=np.float32)[:, None].repeat(2, 1)])
+        rows.append(0, n, [np.arange(n, n + size, dtype=np.float32)[:, None].repeat(2, 1)])
         n += size
         if size % 3 == 0:
             run.lane_rows(0)  # compaction in between must not change the answer

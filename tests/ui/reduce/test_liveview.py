@@ -137,6 +137,30 @@ def test_each_update_reduces_only_the_new_rows():
         assert len(mark.x) <= budget and mark.x[-1] == n - 1
 
 
+def test_a_plots_drawing_counts_the_work_of_each_update():
+    """`LivePlot.drawing().work`, what `benchmarks/liveview.py` and `vectors.py` read: each
+    update counts the new values it reduced and the buckets it touched, the same early and late
+    in a long run."""
+    rng = np.random.default_rng(1)
+    live = LivePlot()
+    assert live.drawing().work == 0  # no run: nothing drawn, nothing done
+    chunk, per_update = 1000, []
+    with live:
+        loop = FakeLoop(layout(("f0", "f1", "f2"), max_steps=10**7))
+        for _ in range(200):
+            before = live.drawing().work
+            loop.send(**{f"f{k}": rng.standard_normal(chunk) for k in range(3)})
+            live.refresh()
+            per_update.append(live.drawing().work - before)
+        loop.end("max_steps")
+    budget = min(DEFAULT_POINTS, MARK_POINTS)
+    # every new value, plus a few passes over at most `budget` buckets per series (as a lone
+    # RunDrawing's, above: the plot's own update, when its throttle lets one through, too)
+    assert min(per_update) >= 3 * chunk, min(per_update)
+    assert max(per_update) <= 3 * (chunk + 4 * budget), max(per_update)
+    assert sum(per_update[-50:]) <= 1.2 * sum(per_update[50:100])
+
+
 def bucket_size(values: np.ndarray, budget: int) -> int:
     """The bucket size a line of ``values`` ends with at ``budget`` points (appended whole or
     in pieces: the same, see `test_incremental_decimation_equals_the_reference`)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jaxhist_widget.ui.reduce import LaneSeries, PathSeries, _lockstep, extend_lines
+from jaxhist_widget.ui.reduce import LaneSeries, PathSeries, _lines, extend_lines
 
 
 def _state(s: LaneSeries) -> tuple:
@@ -96,4 +96,4 @@ def test_the_lines_alike_go_together_and_the_others_alone():
         s.extend(np.zeros(1))
     values = np.ones((5, 4))
     values[3, 2] = np.inf  # a lane diverging now
-    assert _lockstep._alike(lines, values) == [1, 2]
+    assert _lines._alike(lines, values) == [1, 2]
