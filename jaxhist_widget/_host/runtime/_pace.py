@@ -10,13 +10,11 @@ interval is sized from what is measured on the host, per run:
 - what a chunk costs: the host's work for it (the call's Python, and the work deferred to the
   worker: filing, sinks' updates, which competes with the loop for the processor), plus the
   stall: the time the device waits for a call beyond the host's Python, moving the chunk's
-  window out and the answer back. On a TPU v5e ~1.1 ms a call plus ~0.4 ms a MiB
-  (docs/performance.md), more than a cheap step's whole chunk costs; on a CPU, whose calls run
-  inline, microseconds. The host never sees the stall directly: it sits inside the gap between
-  two calls, beside the rows' own time, so it is the intercept of a line fitted through (rows,
-  gap) of the run's chunks, whose sizes vary as the interval grows (`_fit`). It is measured
-  wherever the loop runs, never assumed from the backend's kind: a GPU's calls, a CPU's behind a
-  host that makes them wait, stall by what they measure.
+  window out and the answer back. On a CPU that is nothing; on a TPU v5e ~1.1 ms a call plus
+  ~0.4 ms a MiB (docs/performance.md), more than a cheap step's whole chunk costs. The host
+  never sees the stall directly: it sits inside the gap between two calls, beside the rows'
+  own time, so it is the intercept of a line fitted through (rows, gap) of the run's chunks,
+  whose sizes vary as the interval grows (`_fit`).
 
 The interval is the rows the loop makes in `TARGET_INTERVAL` (about 20 updates a second), or in
 as long as keeps a chunk's cost under `HOST_SHARE` of the loop's time, whichever is longer, but
@@ -26,11 +24,10 @@ loop steps in blocks (`Layout.block`). It grows at most `GROWTH`-fold from one f
 next: the first estimates rest on a row or two, where a call's own overheads dominate, and a
 short run still shows its first rows as they come.
 
-A loop whose calls stall (the stall, not `TARGET_INTERVAL`, set its last run's pace: a TPU's, a
-GPU's) run again (the same `Layout`: a jitted function called once more, a notebook cell run
-again) starts where its last run ended (`Pace.first`): its first flush comes after the interval
-the last run settled on, not after one row, and with what was measured of the stall. A short
-loop then makes one or two calls, not the ten of a ramp from one row.
+A loop on an accelerator run again (the same `Layout`: a jitted function called once more, a
+notebook cell run again) starts where its last run ended (`Pace.first`): its first flush comes
+after the interval the last run settled on, not after one row, and with what was measured of
+the stall. A short loop then makes one or two calls, not the ten of a ramp from one row.
 """
 
 from __future__ import annotations
@@ -85,10 +82,10 @@ class Pace:
             return min(layout.every, layout.chunk)
         with self._lock:
             self._layout = layout
-            # Only a device loop whose calls stall skips its ramp (a TPU's call costs the
-            # device a millisecond); a Python loop's rows (`jaxhist_widget.log`) cost none until
-            # handed over. What was kept says whether the stall set the last run's pace.
-            known = _MEMORY.recall(layout) if not layout.ends_itself else None
+            # Only a device loop on an accelerator skips its ramp: there each call of it costs
+            # the device a millisecond. On a CPU a call costs microseconds, and a Python loop's
+            # rows (`jaxhist_widget.log`) cost none until handed over.
+            known = _MEMORY.recall(layout) if _remembers(layout) else None
             if known is None:
                 return 1
             self.rate, self.cost, self.stall, self._last = known
@@ -105,8 +102,9 @@ class Pace:
             dt, drows = arrived - self.t_end, rows - self.rows
             self.rows = rows
             if dt > 0 and drows > 0:
-                self._points.append((drows, dt))
-                self.stall = _fit(self._points, self.stall)
+                if layout.accelerated:  # on a CPU a call runs inline: nothing stalls unseen
+                    self._points.append((drows, dt))
+                    self.stall = _fit(self._points, self.stall)
                 rate = drows / max(dt - self.stall, 0.1 * dt)
                 # Smooth, but let a sudden slowdown win at once so latency stays bounded.
                 slower = self.rate == 0 or rate < self.rate
@@ -135,23 +133,13 @@ class Pace:
                 return
             # A rise counts at once (the host must not fall behind), a fall slowly.
             self.cost = cost if cost > self.cost else 0.8 * self.cost + 0.2 * cost
-            layout = self._layout
-            if layout is not None and self.rate > 0 and not layout.ends_itself:
-                if _stall_sets_pace(self.stall):
-                    _MEMORY.keep(layout, (self.rate, self.cost, self.stall, self._last))
-                else:  # (a loop whose calls stalled no more: a ramp shows its start at once)
-                    _MEMORY.forget(layout)
+            if self._layout is not None and self.rate > 0 and _remembers(self._layout):
+                _MEMORY.keep(self._layout, (self.rate, self.cost, self.stall, self._last))
 
 
-def _stall_sets_pace(stall: float) -> bool:
-    """Whether a call's stall, not `TARGET_INTERVAL`, spaces the flushes: then a loop's pace is
-    kept for its next run (see `Pace.first`), whose ramp from one row would cost a stall a
-    call. On a CPU's inline calls (tens of microseconds) it never does.
-
-    >>> _stall_sets_pace(1.1e-3), _stall_sets_pace(2e-5)  # a TPU v5e's call, a CPU's
-    (True, False)
-    """
-    return stall / HOST_SHARE > TARGET_INTERVAL
+def _remembers(layout: Layout) -> bool:
+    """Whether a loop's pace is kept for its next run (see `Pace.first`)."""
+    return layout.accelerated and not layout.ends_itself
 
 
 def _fit(points: collections.deque[tuple[int, float]], stall: float) -> float:
@@ -192,10 +180,6 @@ class _Memory:
     def recall(self, layout: Layout) -> tuple | None:
         with self._lock:
             return self._kept.get(layout)
-
-    def forget(self, layout: Layout) -> None:
-        with self._lock:
-            self._kept.pop(layout, None)
 
     def keep(self, layout: Layout, pace: tuple) -> None:
         with self._lock:

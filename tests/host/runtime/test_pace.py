@@ -17,7 +17,7 @@ _loops = itertools.count()
 
 
 def fresh_layout(accelerated: bool = True):
-    """A loop no earlier run has paced (the pace of a loop whose calls stalled is
+    """A loop no earlier run has paced (the pace of a loop run before on an accelerator is
     remembered)."""
     name = (f"loop {next(_loops)}",)
     return AUTO.__class__(**{**AUTO.__dict__, "names": name, "accelerated": accelerated})
@@ -115,23 +115,8 @@ def test_a_loop_run_again_starts_at_the_pace_its_last_run_ended_with():
     assert again.stall == pytest.approx(1.1e-3, rel=0.05)
     assert Pace().first(fresh_layout()) == 1  # a loop never run shows its start at once
     on_cpu = fresh_layout(accelerated=False)  # a call costs microseconds there: no memory
-    run(Pace(), rows_per_s=450_000, host_s=5e-5, flushes=12, stall_s=2e-5, layout=on_cpu)
+    run(Pace(), rows_per_s=450_000, host_s=5e-5, flushes=12, layout=on_cpu)
     assert Pace().first(on_cpu) == 1
-
-
-def test_a_stall_is_measured_wherever_the_loop_runs_not_assumed_from_its_backend():
-    # Issue 55: the stall was fitted only for a loop traced for an accelerator, so a loop whose
-    # calls stall elsewhere (a CPU whose host makes each call wait, a backend the package does
-    # not know) streamed as if calls were free: a call every 50 ms, each stopping the loop.
-    stall, rate = 2e-3, 450_000
-    layout = fresh_layout(accelerated=False)
-    pace = Pace()
-    out = run(pace, rows_per_s=rate, host_s=5e-5, flushes=12, stall_s=stall, layout=layout)
-    assert pace.stall == pytest.approx(stall, rel=0.05)
-    share = (stall + 5e-5) / (out[-1] / rate + stall + 5e-5)
-    assert share <= _pace.HOST_SHARE * 1.05, (out, share)
-    # and, the stall having set its pace, its next run skips the ramp
-    assert Pace().first(layout) == out[-1]
 
 
 def test_a_costly_host_still_updates_five_times_a_second():
