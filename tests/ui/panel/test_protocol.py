@@ -39,6 +39,7 @@ SAMPLES: dict[str, Any] = {
     "log_x": True,
     "keep_runs": True,
     "ignore_outliers": True,
+    "all_lanes": True,
     "x_axis": "wall",
     "smoothing": 0.5,
     "last_steps": 100,
