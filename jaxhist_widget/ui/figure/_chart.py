@@ -40,7 +40,16 @@ from ..reduce import LOG_DECADES, bulk_decades, decades
 from ._axes import AXIS_TEXT, Extent, FigureAxes, Lines
 from ._extras import extra_colors
 from ._legend import legend_html
-from ._run_marks import Key, RunMarks, chart_legend, set_points, set_traits, styles
+from ._run_marks import (
+    OFF_AXIS,
+    Key,
+    RunMarks,
+    chart_legend,
+    off_axis,
+    set_points,
+    set_traits,
+    styles,
+)
 from ._sweep import fitted_extent, mark_runaways
 
 __all__ = ["Extent", "Lines", "LiveFigure"]
@@ -74,6 +83,10 @@ class LiveFigure(FigureAxes):
         #: Be on a log y axis while the values span `..reduce.LOG_DECADES` decades on a
         #: linear one (back under two), until the user toggles it (``LivePlot(log_y=None)``).
         self.auto_log = False
+        #: The bound a line's value was last drawn at, far off a linear axis (`_put`), or None;
+        #: and the extent of the values drawn since the points were last set again.
+        self._clipped_at: tuple[float, float] | None = None
+        self._sent: tuple[float, float] | None = None
         self.legend_changed = False  # since the grid last read it (a sweep's runaway count)
         self._width: float | None = None  # of the figure in a view, once one reported it
         # Charts of one grid share their step scale (one message per update, not one each).
@@ -165,7 +178,45 @@ class LiveFigure(FigureAxes):
         r.points = [(xs, ys) for xs, ys, _ in lines]  # as given: a log step axis hides step 0
         for i, (mark, (xs, ys, extent)) in enumerate(zip(r.marks, lines, strict=True)):
             r.extents[i] = extent
-            set_points(mark, xs, ys, r.batched, log_x=self.log_x, log_y=self.log)
+            self._put(mark, xs, ys, r.batched)
+
+    def _put(self, mark: bqplot.Lines, xs: Any, ys: Any, batched: bool) -> None:
+        """Set ``mark``'s points (`set_points`), on a linear y axis each value at most far off
+        it (`off_axis` of its limits now; `_replace_far` once they moved much)."""
+        if self.log:
+            set_points(mark, xs, ys, batched, log_x=self.log_x, log_y=True)
+            return
+        clip = off_axis((float(self.y_lin.min), float(self.y_lin.max)))
+        if set_points(mark, xs, ys, batched, log_x=self.log_x, log_y=False, clip=clip):
+            self._clipped_at = clip
+        finite = [y[np.isfinite(y)] for y in (np.asarray(v, np.float64) for v in ys)]
+        values = np.concatenate(finite) if finite else np.zeros(0)
+        if values.size:  # (as drawn: at most at the bound)
+            lo, hi = max(float(values.min()), clip[0]), min(float(values.max()), clip[1])
+            sent = self._sent or (lo, hi)
+            self._sent = (min(sent[0], lo), max(sent[1], hi))
+
+    def _replace_far(self) -> None:
+        """Set the points again where the y limits now set moved much from those they were
+        drawn for (`_put`): a value sent as it is now lies past the new bound (the axis shrank
+        to the bulk, away from a runaway's 1e38), or one drawn at the old bound lies near the
+        new limits (the axis grew to it)."""
+        if self.log or (self._clipped_at is None and self._sent is None):
+            return
+        lo, hi = float(self.y_lin.min), float(self.y_lin.max)
+        # (a thousand times the bound drawn at: still a pixel the page parses, and no update
+        # of a live sweep sends its lines twice as its limits move a little)
+        bound, used, sent = off_axis((lo, hi), 1e3 * OFF_AXIS), self._clipped_at, self._sent
+        far = sent is not None and (sent[0] < bound[0] or sent[1] > bound[1])
+        near = used is not None and (
+            lo - used[0] < 0.01 * (used[1] - used[0]) or used[1] - hi < 0.01 * (used[1] - used[0])
+        )
+        if far or near:
+            self._clipped_at = self._sent = None
+            for r in self._runs.values():
+                marks, points = r.marks + r.smoothed, r.points + r.smoothed_points
+                for mark, xy in zip(marks, points, strict=False):
+                    self._put(mark, *xy, r.batched)
 
     def set_spreads(self, number: int, spreads: Sequence[Any]) -> None:
         """Each lane's extent per mark of run ``number`` (a sweep's; else None: `._sweep`)."""
@@ -179,7 +230,7 @@ class LiveFigure(FigureAxes):
         r = self._runs[number]
         r.smoothed_points = [(xs, ys) for xs, ys, _ in lines]
         for mark, (xs, ys, _) in zip(r.smoothed, lines, strict=False):
-            set_points(mark, xs, ys, r.batched, log_x=self.log_x, log_y=self.log)
+            self._put(mark, xs, ys, r.batched)
 
     def restyle(self) -> None:
         """Colour and dash every run's lines by `._run_marks.styles` (the raw ones faint under
@@ -277,7 +328,7 @@ class LiveFigure(FigureAxes):
             r.smoothed = [self._copy_line(m) for m in r.smoothed]
             marks, points = r.marks + r.smoothed, r.points + r.smoothed_points
             for mark, xy in zip(marks, points, strict=False):
-                set_points(mark, *xy, r.batched, log_x=self.log_x, log_y=self.log)
+                self._put(mark, *xy, r.batched)
             old += [m for extra in r.extras for m in extra.make(self.x_scale, self.y_scale)]
         with self.figure.hold_sync():
             self._show()
@@ -326,6 +377,7 @@ class LiveFigure(FigureAxes):
         if away:  # a lane that ran away is drawn faint
             self.restyle()
         self._set_y_limits()
+        self._replace_far()
         self.legend_changed |= mark_runaways(self, left)
         self._draw_extras()
         self._update_ticks()
@@ -333,7 +385,7 @@ class LiveFigure(FigureAxes):
     def _values_drawn(self, runs: list[RunMarks]) -> list[np.ndarray]:
         """The values ``runs`` draw here (but lanes hidden or that ran away): what decides
         whether a chart of `auto_log` is on a log axis."""
-        return [y for r in runs for y in r.shown_ys(without=r.away)]
+        return [y for r in runs for y in r.shown_ys(without=r.away, given=True)]
 
     @property
     def log_hint(self) -> int:

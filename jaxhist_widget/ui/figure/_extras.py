@@ -29,7 +29,7 @@ import numpy as np
 
 from ..look import BAND_OPACITY, LegendLine, notes_line
 from ..reduce import BandSeries, HistogramBuckets, encode_png, finite_tail, values_extent
-from ._run_marks import step_array
+from ._run_marks import off_axis, step_array
 
 __all__ = ["BandExtra", "HeatmapExtra", "PathEnds", "extra_colors", "make_extra", "notes_html"]
 
@@ -131,7 +131,11 @@ class BandExtra:
         return y if steps is None else y[(x >= steps[0]) & (x <= steps[1])]
 
     def draw(self, y_limits: tuple[float, float], log: bool) -> None:
-        key = (self.band.size, log, y_limits[0] if log else None)
+        # (on a linear axis an edge far off it, a runaway's 1e38, is drawn at `off_axis`)
+        bound = off_axis(y_limits)
+        lo, hi, _ = self.band.extent
+        far = None if log or bound[0] <= lo <= hi <= bound[1] else bound
+        key = (self.band.size, log, y_limits[0] if log else None, far)
         if key == self._drawn or not self.marks:
             return
         self._drawn = key
@@ -139,6 +143,8 @@ class BandExtra:
             x = self.x_map(x) if self.x_map is not None else x
             if log:  # values <= 0 have no place on a log axis: the band runs to its bottom
                 y = np.maximum(y, y_limits[0])
+            elif far is not None:
+                y = np.clip(y, *far)
             with mark.hold_sync():
                 mark.x, mark.y = step_array(x), y
         if len(self.marks) > 2:

@@ -33,12 +33,14 @@ from ..look import (
 )
 
 __all__ = [
+    "OFF_AXIS",
     "RunMarks",
     "chart_legend",
     "joint_extent",
     "lane_keys",
     "lanes_named",
     "legend_lines",
+    "off_axis",
     "pad",
     "set_points",
     "set_traits",
@@ -83,14 +85,26 @@ class RunMarks:
     def batched(self) -> bool:
         return bool(self.lane_names)
 
-    def shown_ys(self, without: set[int] | frozenset[int] = frozenset()) -> list[np.ndarray]:
+    def shown_ys(
+        self, without: set[int] | frozenset[int] = frozenset(), given: bool = False
+    ) -> list[np.ndarray]:
         """The y values of the lines but those of the lanes hidden one by one (drawn
         transparent, their points kept), as `..series.hide_lanes` leaves them out of the
         extents, and of the lanes ``without`` (those that ran away); every lane's when all
-        would go (as a chart keeps every run then)."""
+        would go (as a chart keeps every run then). ``given``: the values as given (`points`,
+        an array per lane), not as drawn (a value far off a linear axis is drawn at its bound:
+        `set_points`' ``clip``)."""
         off = self.hidden_lanes | set(without)
         shown = np.array([lane not in off for lane in self.lane_ids], bool)
-        if shown.all() or not shown.any():
+        every = bool(shown.all() or not shown.any())
+        if given:
+            return [
+                y
+                for _, ys in self.points
+                for k, y in enumerate(ys)
+                if every or k >= len(shown) or shown[k]
+            ]
+        if every:
             return [m.y for m in self.marks]
         out = []
         for m in self.marks:
@@ -247,19 +261,28 @@ def set_points(
     batched: bool,
     log_x: bool = False,
     log_y: bool = False,
-) -> None:
+    clip: tuple[float, float] | None = None,
+) -> bool:
     """One mark's points: one x and one y array per lane (stacked, each padded, under vmap).
 
     On a log step axis a point at step 0 (or below), which it cannot place, becomes a gap at
     step 1 (a NaN position would be an invalid SVG path, an error per update). A line ends at
     its last point the axes can place: bqplot puts its label there, and a NaN or inf (a
     diverged lane) or, on a log y axis, a value <= 0 there is an invalid SVG transform; such
-    trailing points draw nothing anyway.
+    trailing points draw nothing anyway. ``clip``: the values a linear y axis can place, far
+    beyond its limits (`off_axis`); a value past them is drawn there, as far off the chart the
+    same way (a runaway's 1e38 over an axis to 0.5: a pixel past float32's range, which the
+    page's SVG cannot parse). Returns whether a value was so drawn.
     """
     ends = [_drawable_end(y, log_y) for y in ys]
     xs = [x[:n] for x, n in zip(xs, ends, strict=True)]
     ys = [y[:n] for y, n in zip(ys, ends, strict=True)]
     x, y = (pad(xs, 0), pad(ys, np.nan)) if batched else (xs[0], ys[0])
+    clipped = False
+    if clip is not None and y.size:
+        placed = np.clip(y, *clip)  # (NaN stays: a gap)
+        clipped = bool((placed != y).any())
+        y = placed if clipped else y
     if log_x and x.size and (x <= 0).any():
         y = np.where(x > 0, y, np.nan)
         x = np.where(x > 0, x, 1)
@@ -270,6 +293,24 @@ def set_points(
         mark.x, mark.y = step_array(x), y
         if mark.marker != marker:
             mark.marker = marker
+    return clipped
+
+
+#: How far past a linear y axis's limits a value is drawn at most, in spans of the axis: far
+#: off the chart (3 million pixels of a 300 px plot), every pixel a number the page can parse.
+OFF_AXIS = 1e4
+
+
+def off_axis(limits: tuple[float, float], spans: float = OFF_AXIS) -> tuple[float, float]:
+    """The values a linear y axis of ``limits`` draws a line's points within (`set_points`'s
+    ``clip``): ``spans`` spans of the axis past each limit.
+
+    >>> off_axis((0.0, 2.0))
+    (-20000.0, 20002.0)
+    """
+    lo, hi = limits
+    span = hi - lo if hi > lo else max(abs(hi), 1.0)
+    return lo - spans * span, hi + spans * span
 
 
 def _drawable_end(y: np.ndarray, log_y: bool) -> int:

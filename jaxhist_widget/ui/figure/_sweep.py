@@ -24,7 +24,7 @@ import numpy as np
 from ..look import BADGE_COLORS, LINE_WIDTH, LegendLine
 from ..reduce import bulk_range, robust_extent
 from ._extras import BandExtra
-from ._run_marks import joint_extent, set_points
+from ._run_marks import joint_extent, off_axis, set_points
 
 __all__ = [
     "DIVERGED_COLOR",
@@ -127,11 +127,18 @@ class DivergedEnds:
         return _NO_EXTENT  # its points are the lines' own
 
     def draw(self, y_limits: tuple[float, float], log: bool) -> None:
-        key = (log, self.points.tobytes())
+        # (a flag far off a linear axis, a runaway's 1e38, is drawn at `off_axis`)
+        far = None if log else off_axis(y_limits)
+        ys = self.points[:, 1]
+        if far is not None and ((ys >= far[0]) & (ys <= far[1])).all():
+            far = None
+        key = (log, self.points.tobytes(), far)
         if key == self._drawn or not self.marks:
             return
         self._drawn = key
         xy = self.points[self.points[:, 1] > 0] if log else self.points  # placeable only
+        if far is not None:
+            xy = np.c_[xy[:, 0], np.clip(xy[:, 1], *far)]
         (mark,) = self.marks
         with mark.hold_sync():
             mark.x, mark.y = xy[:, 0], xy[:, 1]

@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 
 import jaxhist_widget as jhw
-from jaxhist_widget.ui.look import AWAY_OPACITY, OTHER_OPACITY
+from jaxhist_widget.ui.look import AWAY_OPACITY, CHART_HEIGHT_PX, OTHER_OPACITY
 from jaxhist_widget.ui.series import RunDrawing
 
 from ...helpers.static import SVG, picture
 from ...helpers.sweeps import STEPS, sweep
-from ...helpers.synthetic import feed
+from ...helpers.synthetic import FakeLoop, feed, layout
 
 
 def limits(figure) -> tuple[float, float]:
@@ -47,6 +47,17 @@ def test_the_y_range_fits_the_lanes_that_did_not_run_away(lanes: int, away: int)
     # the lines that leave are marked where they leave, at the top, and counted in the legend
     assert len(arrows(live.figure)) > 0 and len(arrows(live.figure, "triangle-down")) == 0
     assert f"{away:,} lanes ran away above: left out of the y range" in live.legend.value
+    # every value a pixel the page can parse: a runaway's 1e36 over an axis to 2 would be
+    # ~1e38 px of a 300 px plot, at float32's limit (an invalid SVG path past it); it is drawn
+    # far off the chart instead, leaving it the same way
+    ys = [
+        np.ravel(np.asarray(m.y, np.float64))
+        for m in live.figure.marks
+        if type(m).__name__ == "Lines"
+    ]
+    drawn = np.concatenate(ys)
+    top = float(drawn[np.isfinite(drawn)].max())
+    assert top > 100 * hi and (top - lo) / (hi - lo) * CHART_HEIGHT_PX < 1e30, top
     # the loss spans decades: a log axis is offered, by the chart's log button and a note
     (decades,) = live.panel.log_hints.values()
     assert list(live.panel.log_hints) == ["loss"] and decades >= 7
@@ -143,3 +154,20 @@ def test_each_lanes_extent_is_numpys_whatever_the_lanes_lengths() -> None:
         finite = v[np.isfinite(v)]
         assert (spread.lo[k], spread.hi[k]) == (finite.min(), finite.max())
         assert spread.last[k] == finite[-1] and spread.gone[k] == (len(finite) < len(v))
+
+
+def test_a_value_drawn_far_off_the_axis_is_drawn_true_once_the_axis_reaches_it() -> None:
+    # A loss about 1, then a jump to 1e8 that the axis follows (outliers kept): drawn at the
+    # bound of the axis it arrived on (1e4 of its spans off it), the value is drawn again as
+    # it is once the axis grew to it, not left at 1e4 inside a chart to 1e8.
+    live = jhw.LivePlot(ignore_outliers=False, log_y=False)
+    with live:
+        loop = FakeLoop(layout(("loss",)))
+        loop.send(loss=np.linspace(1.0, 0.5, 20))
+        live.refresh()
+        loop.send(loss=np.r_[np.full(5, 0.5), 1e8])
+        live.refresh()
+        assert limits(live.figure)[1] >= 1e8
+        (line,) = [m for m in live.figure.marks if type(m).__name__ == "Lines"]
+        assert float(np.nanmax(np.asarray(line.y, np.float64))) == pytest.approx(1e8)
+        loop.end()
