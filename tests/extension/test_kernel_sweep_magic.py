@@ -91,7 +91,8 @@ def test_the_cell_magic_draws_the_chart_of_the_lanes_it_names(session: KernelDri
     assert views(run) == 1
     # read once the cell ended: its plot drew every row by then
     chart = printed(session.execute("chart_report(p, hist, 'rates', rates)"), "CHART")
-    assert chart["titles"] == ["acc", "loss", "acc vs rates"]  # the parameter named as given
+    # the parameter named as given; the charts in the order the record is written
+    assert chart["titles"] == ["loss", "acc", "acc vs rates"]
     assert chart["options"] == ["acc", "max"] and chart["synced"] == "max"
     assert chart["best_is_highest"] and chart["x_are_values"]
     # numbers as labels are the lanes' values too, as LivePlot(lane_labels=rates)
@@ -146,7 +147,7 @@ def test_auto_mode_reads_the_name_when_each_cells_plot_is_made(session: KernelDr
         gone = session.execute("del lrs\n_, hist = sweep(rates)")
         check_ok(gone)
         titles = session.execute("print('TITLES', json.dumps([f.title for f in auto.figures]))")
-        assert printed(titles, "TITLES") == ["acc", "loss"]
+        assert printed(titles, "TITLES") == ["loss", "acc"]
         assert "--lane-values lrs: no variable 'lrs'" in stderr(gone), stderr(gone)
         assert "before the cell's first loop" in stderr(gone)
     finally:
