@@ -434,11 +434,13 @@ def hover_until_read_out(
         page.mouse.move(vertex["x"] + 3, vertex["y"] + 3)
         page.mouse.move(vertex["x"], vertex["y"])
         try:
-            page.wait_for_function(f"() => ({READOUT_JS})() !== null", timeout=2_000, polling=50)
+            # The read-out as the poll saw it: a second look could find it gone (a new row
+            # redraws the line and hides it until the pointer moves again).
+            shown = page.wait_for_function(f"() => ({READOUT_JS})()", timeout=2_000, polling=50)
         except PlaywrightTimeout:
             assert time.monotonic() < deadline, f"no read-out at {prefix!r} {frac} in {timeout} s"
             continue
-        return vertex, page.evaluate(READOUT_JS)
+        return vertex, shown.json_value()
 
 
 def wait_lines(page: Page, per_chart: int) -> None:
