@@ -29,11 +29,12 @@ from jaxhist_widget.ui.plot import LivePlot
 
 
 def filled(n: int) -> tuple[LivePlot, object]:
-    """A plot drawing a run of ``n`` rows of three fields, fed in chunks as a run arrives."""
+    """A plot drawing a run of ``n`` rows of three fields, fed in chunks as a run arrives, and
+    the run's writer (to append more)."""
     rng = np.random.default_rng(0)
     run = fake_run(None, 3)
     live = LivePlot()
-    live.on_start(run)
+    live.on_start(run.run)
     done = 0
     while done < n:
         k = min(65_536, n - done)

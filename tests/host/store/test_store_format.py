@@ -81,11 +81,13 @@ def test_the_sql_view_decodes_every_dtype_exactly(tmp_path):
     path = tmp_path / "runs.db"
     names = [*DTYPES, "int64", "float64"]
     columns = [patterns(d) for d in names]
-    with jhw.Store(path):
+    with jhw.Store(path) as store:
         for name, values in zip(names, columns, strict=True):
             run = Stream(record_layout([name], [values.dtype.name], max_steps=70_000))
             run.send([values[None, :]])
             run.end()
+    # (the block waits `exit_wait` for its rows; a loaded machine may need longer)
+    store.flush()
     with sqlite3.connect(path) as conn:
         for k, (name, values) in enumerate(zip(names, columns, strict=True), 1):
             got = conn.execute(
