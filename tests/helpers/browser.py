@@ -444,8 +444,11 @@ def hover_until_read_out(
 
 
 def wait_lines(page: Page, per_chart: int) -> None:
+    """Wait until every chart, titled (a chart made anew is untitled for a frame or two: read
+    by title, it would be missed), draws ``per_chart`` lines."""
     page.wait_for_function(
-        f"(n) => Object.values(({LINES_JS})()).every((lines) => lines.length === n)",
+        f"(n) => Object.entries(({LINES_JS})())"
+        ".every(([title, lines]) => title !== '' && lines.length === n)",
         arg=per_chart,
         timeout=30_000,
     )
