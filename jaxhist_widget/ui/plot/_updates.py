@@ -248,7 +248,7 @@ class Updates(ShownUpdates):
         shown runs), decimated afresh from those steps' rows, a run only when they changed."""
         window, weight = self.state.window, self.state.smoothing
         bounds = window.bounds(self.state.drawn, self.state.off)
-        self.fig.window, self.fig.zoomed = bounds, window.zoomed
+        self.fig.set_window(bounds, window.zoomed)
         for d in self.state.drawn:
             if not d.series or not window.changed(d, bounds, weight):
                 continue
@@ -266,7 +266,7 @@ class Updates(ShownUpdates):
         d, points = self.state.param_points()
         show_params(self.fig, points)
         notes = self.state.params_notes()
-        if tuple(notes) != self.fig._notes.get(PARAMS_NOTE_KEY, ()):
+        if tuple(notes) != self.fig.notes_of(PARAMS_NOTE_KEY):
             self.fig.set_notes(PARAMS_NOTE_KEY, notes)
         lanes = {}
         if d is not None:
@@ -314,7 +314,7 @@ class Updates(ShownUpdates):
             if self._windowed():
                 self._draw_window()
             else:
-                self.fig.window, self.fig.zoomed = None, False
+                self.fig.set_window(None)
                 for d in self.state.drawn:
                     if d.series:
                         self._draw_whole(d)
