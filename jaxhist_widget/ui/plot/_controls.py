@@ -229,7 +229,7 @@ class Controls:
         # The lane the page points at in a hyperparameter chart, drawn while it does: a
         # request, no trait (another view points elsewhere).
         panel.serve("lane_probe", self._on_lane_probe)
-        panel.serve("lane_lines", lambda number: panel.send(*updates.lane_lines(number)))
+        panel.serve("lane_lines", lambda number: panel.send(*updates.lanes.lane_lines(number)))
 
     def clear(self) -> None:
         """Forget the ended runs and their lines, and reset the panel (the Clear button)."""
@@ -353,7 +353,7 @@ class Controls:
         self._picture()
 
     def _on_lane_probe(self, value: Any) -> None:
-        self.updates.show_lane_probe(value)
+        self.updates.lanes.show_lane_probe(value)
 
     def _on_plot_width(self, change: dict[str, Any]) -> None:
         # The number of x ticks follows the figure's width, which only a view knows.
