@@ -339,7 +339,7 @@ class LiveFigure(FigureAxes):
         self._update_ticks()
 
     # ------------------------------------------------------------ scales, ticks
-    def _shown_runs(self) -> list[RunMarks]:
+    def shown_runs(self) -> list[RunMarks]:
         """The runs whose lines are shown (all of them when every one is hidden: the axes
         then stay where they were)."""
         runs = list(self._runs.values())
@@ -347,12 +347,12 @@ class LiveFigure(FigureAxes):
 
     def step_range(self) -> tuple[int, int]:
         """The first and last step of the shown runs (> 0 first: continued, earlier dropped)."""
-        runs = self._shown_runs()
+        runs = self.shown_runs()
         first = min((r.x0 for r in runs), default=0)
         return first, max((r.x0 + r.last_step for r in runs), default=first)
 
     def update_scales(
-        self, steps: tuple[int, int] | None = None, exact: bool = False, settled: bool = False
+        self, steps: tuple[float, float] | None = None, exact: bool = False, settled: bool = False
     ) -> None:
         """Scales from the shown runs' steps (or ``steps``, shared by several charts; ``exact``:
         a zoom's, not rounded out; ``settled``: every run ended, the axis fits them) and
@@ -361,10 +361,10 @@ class LiveFigure(FigureAxes):
         lanes' lines less a spike), then the ticks and whether to offer a log axis
         (`log_hint`); one that follows its values (`auto_log`) is on a log axis while they
         span decades."""
-        runs = self._shown_runs()
-        bounds = steps if steps is not None else self.step_range()
-        point = any(r.marks and not r.last_step and r.x0 == bounds[0] for r in runs)
-        self._set_x_limits(*bounds, exact=exact, settled=settled, point=point)
+        runs = self.shown_runs()
+        first, last = steps if steps is not None else self.step_range()
+        point = any(r.marks and not r.last_step and r.x0 == first for r in runs)
+        self._set_x_limits(first, last, exact=exact, settled=settled, point=point)
         shown = steps if self.x_time == "step" else None  # (a time axis shows every row)
         if self.auto_log:  # the axis the bulk of the values drawn asks for
             # (back to linear only under two decades: no flapping at the line)

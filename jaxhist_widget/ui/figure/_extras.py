@@ -69,6 +69,10 @@ class BandExtra:
         self.marks: list[bqplot.Lines] = []
         self._drawn: tuple | None = None
 
+    def moved(self) -> None:
+        """Its x values are now another axis's (`TimeAxis.set_mode`): drawn anew next time."""
+        self._drawn = None
+
     def make(self, x_scale: bqplot.Scale, y_scale: bqplot.Scale) -> list[bqplot.Mark]:
         old = self.marks
         self.marks = []
@@ -201,6 +205,10 @@ class HeatmapExtra:
         self.x_limits = (0.0, 1.0)  #: the steps it spans
         self.marks: list[bqplot.Image] = []
         self._drawn: tuple | None = None
+
+    def moved(self) -> None:
+        """Its x values are now another axis's (`TimeAxis.set_mode`): drawn anew next time."""
+        self._drawn = None
 
     def make(self, x_scale: bqplot.Scale, y_scale: bqplot.Scale) -> list[bqplot.Mark]:
         old = self.marks

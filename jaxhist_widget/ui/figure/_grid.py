@@ -11,14 +11,16 @@ flags).
 
 It answers the calls a `LivePlot` makes of a single figure (`add_run`, `add_marks`,
 `set_lines`, `restyle`, `drop_runs`, `set_hidden`, `set_smoothing`, `update_scales`, `set_log`,
-`set_width`, `set_x_time`: `._time_axis`) and hands each chart its share of the fields; a run
-has one name and one colour (the plot's), in every chart.
+`set_width`, `set_x_time`) and hands each chart its share of the fields; a run has one name
+and one colour (the plot's), in every chart. Its parts: the time axis (`._time_axis.TimeAxis`:
+what the x axis counts, each run's steps placed on it) and the scales (`._grid_scales`), which
+it hands the charts.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import bqplot
@@ -41,6 +43,7 @@ from ._legend import grid_legend, legend_html
 from ._path_chart import PathFigure
 from ._run_marks import Key
 from ._sweep import flag_ends, rename_lanes
+from ._time_axis import Clock, TimeAxis
 
 __all__ = ["CHART_MODES", "EMPTY_HINT", "MAX_CHARTS", "ChartGrid", "check_charts"]
 
@@ -67,7 +70,7 @@ def check_charts(charts: object) -> str:
     return charts
 
 
-class ChartGrid(GridScales):
+class ChartGrid:
     """The charts of one `LivePlot` and what they draw.
 
     Attributes
@@ -80,30 +83,20 @@ class ChartGrid(GridScales):
         chart shown names.
     charts
         The charts, by key (a field's label, a vector leaf's name, or ``""`` when shared).
+    time
+        The x axis: what it counts, each run's steps placed on it.
+    scales
+        The charts' scales: log y, log steps, outliers, the window of steps.
     """
 
     def __init__(self, log_y: bool | None, charts: str = "per_field") -> None:
         self.mode = check_charts(charts)
-        self.log = bool(log_y)
-        #: Each chart goes to a log y axis of itself once its values span decades
-        #: (``log_y=None``), until a log toggle is used (`GridScales.set_log`).
-        self.auto_log = log_y is None
         self.charts: dict[str, LiveFigure] = {}
-        self._x_scale = bqplot.LinearScale(min=0.0, max=1.0)  # every chart's steps
-        self._x_log = bqplot.LogScale(min=1.0, max=10.0)  # the same, on a log step axis
-        self.log_x = False
-        #: What the x axis counts (`..look.X_AXES`); a time axis places each run's steps at
-        #: the times its `set_clock` gives them.
-        self.x_time = "step"
-        self._clocks: dict[int, Callable[[np.ndarray], np.ndarray]] = {}
+        self.time = TimeAxis()
+        self.scales = GridScales(self.time, log_y)
         self._runs: dict[int, int] = {}  # run number -> its first step (x0)
         self._looks: dict[int, tuple[str, str]] = {}  # run number -> its name and colour
         self.smoothing = False
-        self.ignore_outliers = False
-        #: The steps shown, first and last, while a window is on (else None); ``zoomed``: it is
-        #: a zoom, which the step axis spans exactly (a "last N steps" one is rounded out).
-        self.window: tuple[int, int] | None = None
-        self.zoomed = False
         self._groups: dict[int, list[tuple[str, list[int]]]] = {}  # run -> (key, field indices)
         self._order: list[str] = []  # every label seen, in first-seen order (legend order)
         self._fields: dict[int, list[str]] = {}  # run -> its marks' labels
@@ -128,7 +121,7 @@ class ChartGrid(GridScales):
         # Before any run one empty chart holds the place (and reports the width of a chart),
         # and the legend row says what to do.
         self._blank = self._new_chart("")
-        self._show()
+        self.show_charts()
         self._update_legend()
 
     # ------------------------------------------------------------------ views
@@ -148,6 +141,30 @@ class ChartGrid(GridScales):
         shown = [c for c in self.charts.values() if c.has_marks()]
         return shown or [self._blank if not self.charts else next(iter(self.charts.values()))]
 
+    @property
+    def log(self) -> bool:
+        """Whether a chart made now starts on a log y axis (`set_log`; the panel's "log y"
+        follows the charts' own toggles: it sets this too)."""
+        return self.scales.log
+
+    @log.setter
+    def log(self, on: bool) -> None:
+        self.scales.log = bool(on)
+
+    @property
+    def x_time(self) -> str:
+        """What the x axis counts (`..look.X_AXES`): `set_x_time`."""
+        return self.time.mode
+
+    def groups(self, number: int) -> list[tuple[str, list[int]]]:
+        """Run ``number``'s charts: each one's key and the indices (`add_marks` order) of the
+        run's fields drawn on it."""
+        return self._groups.get(number, [])
+
+    def notes_of(self, key: int) -> tuple[str, ...]:
+        """The notes said under the charts for run ``key`` (`set_notes`)."""
+        return self._notes.get(key, ())
+
     # ------------------------------------------------------------------ runs
     def add_run(self, number: int, x0: int, name: str, color: str) -> None:
         """Draw run ``number`` (no marks until `add_marks`), its steps starting at ``x0``,
@@ -155,6 +172,7 @@ class ChartGrid(GridScales):
         runs: the run list shows the same)."""
         self._looks[number] = (name, color)
         self._runs[number] = x0
+        self.time.add_run(number, x0)
         for chart in self._all():
             chart.add_run(number, x0, name, color)
 
@@ -195,7 +213,7 @@ class ChartGrid(GridScales):
             chart.add_marks(
                 number, sub, lane_names, lanes, colors=[self._color(key, f) for f in sub]
             )
-        self._show()
+        self.show_charts()
 
     def _color(self, key: str, label: str) -> str:
         """The colour of series ``label`` on chart ``key``: the chart's (by the charts' order)
@@ -217,9 +235,9 @@ class ChartGrid(GridScales):
                 label = fields[i]
                 if label in extras:
                     extra = make_extra(extras[label], label, number, self._color(key, label), x0)
-                    extra.x_map = lambda steps, n=number: self.x_of(n, steps)
+                    extra.x_map = lambda steps, n=number: self.time.x_of(n, steps)
                     self.charts[key].add_extra(number, extra)
-        self._show()
+        self.show_charts()
 
     def set_notes(self, number: int, notes: Sequence[str]) -> None:
         """What run ``number`` does not draw as asked, said under the charts."""
@@ -301,7 +319,10 @@ class ChartGrid(GridScales):
         """Flag the drawn lines of run ``number`` that end at NaN or ±inf: per field, in
         `add_marks` order, ``(n, 2)`` steps and values of their last finite points."""
         for key, idx in self._groups.get(number, []):
-            chosen = [self._placed_flags(number, key, flags[i]) for i in idx]
+            chosen = [
+                flags[i] if key in self._paths else self.time.place_flags(number, flags[i])
+                for i in idx
+            ]
             flag_ends(self.charts[key], number, chosen)
         self._update_legend()  # (a band's left-out count, too: it changes with the rows)
 
@@ -339,18 +360,91 @@ class ChartGrid(GridScales):
         if not numbers:
             return
         for n in numbers:
-            for held in (self._runs, self._clocks, self._looks, self._groups, self._fields):
+            for held in (self._runs, self._looks, self._groups, self._fields):
                 held.pop(n, None)
             self._notes.pop(n, None)
+        self.time.drop_runs(numbers)
         for chart in self._all():
             chart.drop_runs(numbers)
-        self._show()
+        self.show_charts()
 
     def set_width(self, pixels: float) -> None:
         """The grid's width in a view (0: unknown): each chart's width follows from the
         columns it is laid out in, and its number of x ticks from that."""
         self._width = float(pixels) if pixels and pixels > 0 else None
         self._set_chart_widths()
+
+    # ------------------------------------------------------------------ axes
+    def set_clock(self, number: int, clock: Clock) -> None:
+        """When run ``number``'s steps reached the host (`.TimeAxis.set_clock`)."""
+        self.time.set_clock(number, clock)
+
+    def set_x_time(self, mode: str) -> None:
+        """What the x axis counts (`..look.X_AXES`): steps, seconds since each run's first
+        row, or the wall clock. The lines are placed anew as they are next set (the plot
+        redraws them); a band or heatmap at its next draw."""
+        self.time.set_mode(mode, self._all())
+        self.scales.fit_all_x(self._all())
+
+    def x_of(self, number: int, steps: np.ndarray) -> np.ndarray:
+        """Run ``number``'s ``steps`` as the x axis counts them (`.TimeAxis.x_of`)."""
+        return self.time.x_of(number, steps)
+
+    def set_window(self, steps: tuple[int, int] | None, zoomed: bool = False) -> None:
+        """Show steps ``steps`` (first, last) only, spanned exactly when ``zoomed`` (a "last N
+        steps" one is rounded out); None: every step. Scales follow at `update_scales`."""
+        self.scales.set_window(steps, zoomed)
+
+    def set_ignore_outliers(self, on: bool) -> None:
+        """Fit each chart's y range to its drawn points without the extreme few percent
+        (`..reduce.robust_extent`), or to all of them; scales follow at `update_scales`."""
+        self.scales.set_ignore_outliers(on, self._all())
+
+    def set_log(self, log: bool) -> None:
+        """Switch every chart's y axis (and the charts made later) to a log (or linear) scale:
+        the user's choice, which no chart's values change any more (`LiveFigure.auto_log`)."""
+        self.scales.set_log(log, self._all())
+        self.show_charts()
+
+    def set_log_x(self, log: bool) -> None:
+        """Put every chart's step axis on a log (or linear) scale; scales follow at
+        `update_scales`. A time axis stays linear (the toggle applies to steps)."""
+        self.scales.set_log_x(log, self._all())
+
+    def set_log_charts(self, keys: Iterable[str]) -> None:
+        """Put exactly the charts ``keys`` (titles, see `log_charts`) on a log y axis, the
+        others on a linear one: each chart's own log toggle."""
+        self.scales.set_log_charts(keys, self.charts)
+        self.show_charts()
+
+    @property
+    def log_charts(self) -> list[str]:
+        """The keys (titles) of the charts on a log y axis, in grid order."""
+        return [k for k, c in self.charts.items() if c.log]
+
+    @property
+    def log_hints(self) -> dict[str, int]:
+        """The charts on a linear axis whose values span decades (a loss falling from 1 to
+        1e-9), by key (title): how many, offered a log axis by the chart's tools."""
+        return self.scales.log_hints(self.charts)
+
+    def log_state(self) -> dict[str, Any]:
+        """The panel's traits that say the charts' y scales: `log_charts`, `log_hints`."""
+        return {"log_charts": self.log_charts, "log_hints": self.log_hints}
+
+    @property
+    def every_log(self) -> bool:
+        """Whether every chart shown is on a log y axis (the panel's "log y" then reads on)."""
+        return all(c.log for c in self.shown)
+
+    def update_scales(self, settled: bool = False) -> None:
+        """Every chart's scales: one step range for all (a window's, if on), each its y range;
+        ``settled``: every run drawn ended (the step axis fits them, without a live headroom)."""
+        hints = self.log_hints if self.time.on_steps else None
+        changed = self.scales.update(self._all(), settled)
+        # a sweep's count of lanes that ran away (`._sweep.mark_runaways`), a log axis offered
+        if hints is not None and (changed or self.log_hints != hints):
+            self._update_legend()
 
     # ------------------------------------------------------------------ helpers
     def _all(self) -> list[LiveFigure]:
@@ -359,20 +453,32 @@ class ChartGrid(GridScales):
     def _new_chart(self, key: str) -> LiveFigure:
         if key in self._paths:  # its own x axis: the x series, not the steps
             chart: LiveFigure = PathFigure(
-                self.log, title=key, height=CHART_HEIGHT_PX, x_label=self._paths[key]
+                self.scales.log, title=key, height=CHART_HEIGHT_PX, x_label=self._paths[key]
             )
         else:
             title = key if self.mode == "per_field" else ""
             titled = self.mode == "per_field"
             chart = LiveFigure(
-                self.log, title=title, height=CHART_HEIGHT_PX, titled=titled, x_scale=self._x_scale
+                self.scales.log,
+                title=title,
+                height=CHART_HEIGHT_PX,
+                titled=titled,
+                x_scale=self.scales.x_scale,
             )
-            self._fit_x(chart)
-        chart.smoothing, chart.ignore_outliers = self.smoothing, self.ignore_outliers
-        chart.auto_log = self.auto_log
-        for number, x0 in self._runs.items():
-            chart.add_run(number, x0, *self._looks[number])
+        self.scales.fit(chart)
+        chart.smoothing = self.smoothing
+        self.add_runs_to(chart)
         return chart
+
+    def add_runs_to(self, chart: LiveFigure) -> None:
+        """Draw the grid's runs on ``chart`` too (made now: it draws what every chart does)."""
+        for number, x0 in self._runs.items():
+            if number not in chart.runs:
+                chart.add_run(number, x0, *self._looks[number])
+
+    def _placed(self, number: int, key: str, line: tuple) -> tuple:
+        """A series' line as the x axis counts it (a path chart's xs are its x series)."""
+        return line if key in self._paths else self.time.place(number, line)
 
     def _chart(self, key: str) -> LiveFigure:
         """The chart of ``key``: the blank placeholder becomes the first one."""
@@ -380,15 +486,13 @@ class ChartGrid(GridScales):
             if not self.charts and not self._blank.has_marks() and key not in self._paths:
                 chart = self._blank
                 chart.figure.title = key if self.mode == "per_field" else ""
-                for number, x0 in self._runs.items():
-                    if number not in chart.runs:
-                        chart.add_run(number, x0, *self._looks[number])
+                self.add_runs_to(chart)
             else:
                 chart = self._new_chart(key)
             self.charts[key] = chart
         return self.charts[key]
 
-    def _show(self) -> None:
+    def show_charts(self) -> None:
         """List the shown charts' figures in the grid, size them, and redo the legend. Until a
         run draws something the one chart is hidden: axes from 0 to 1 would be invented. (Not
         ``display: none``: bqplot lays a figure out in a box of no size as negative rects.)"""

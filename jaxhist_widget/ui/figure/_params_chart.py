@@ -243,7 +243,7 @@ class ParamFigure(PathFigure):
 
     def step_range(self) -> tuple[int, int]:
         # (its run of its own is no run of steps: the grid's step range is the others')
-        runs = [r for r in self._shown_runs() if r.number != PARAM_RUN]
+        runs = [r for r in self.shown_runs() if r.number != PARAM_RUN]
         first = min((r.x0 for r in runs), default=0)
         return first, max((r.x0 + r.last_step for r in runs), default=first)
 
@@ -491,15 +491,14 @@ def show_params(grid: Any, points: Sequence[Any]) -> bool:
                 x = np.asarray(p.x, np.float64)
                 x = x[np.isfinite(x)]
                 log_x = bool(x.size and (x > 0).all() and x.max() >= LOG_SPAN * x.min())
-                chart = ParamFigure(grid.log, p.title, CHART_HEIGHT_PX, p.param, log_x)
-                chart.auto_log = grid.auto_log
-            for number, x0 in grid._runs.items():
-                chart.add_run(number, x0, *grid._looks[number])
+                chart = ParamFigure(grid.scales.log, p.title, CHART_HEIGHT_PX, p.param, log_x)
+                chart.auto_log = grid.scales.auto_log
+            grid.add_runs_to(chart)
             grid.charts[p.title] = chart
             made = True
         chart.set_points(p)
     if made or gone:
-        grid._show()
+        grid.show_charts()
     else:  # (their legends name the best lane and the colour scale: they move with the rows)
         grid.update_legends()
     return bool(made or gone)

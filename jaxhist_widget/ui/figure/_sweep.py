@@ -157,7 +157,7 @@ class DivergedEnds:
 
 
 def fitted_extent(
-    runs: Sequence[Any], steps: tuple[int, int] | None, log: bool, robust: bool = False
+    runs: Sequence[Any], steps: tuple[float, float] | None, log: bool, robust: bool = False
 ) -> tuple[tuple[float, float, float], dict[int, tuple[int, int]], bool]:
     """The extent a chart's y axis fits, of its shown ``runs`` (`RunMarks`): each mark's and
     extra's (of ``steps`` only, where a window shows part of a run), but a sweep's field (a
@@ -417,7 +417,7 @@ def show_lane_probe(
     other chart's probe hidden (all of them when ``lines`` is empty)."""
     by_series = {i: (label, x, y) for i, label, x, y in lines}
     wanted: dict[str, list[tuple[str, np.ndarray, np.ndarray]]] = {}
-    for key, idx in grid._groups.get(number, []) if lines else []:
+    for key, idx in grid.groups(number) if lines else []:
         wanted[key] = [by_series[i] for i in idx if i in by_series]
     for key, chart in grid.charts.items():
         for n, r in chart.runs.items():

@@ -17,7 +17,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..._host import Run, Sink
+from ..._host import Sink
 from ..figure import ChartGrid
 from ..look import check_x_axis
 from ..panel import LivePanel
@@ -35,7 +35,6 @@ from ._updates import Updates
 __all__ = [
     "ControlOptions",
     "Controls",
-    "add_run",
     "all_lanes",
     "ignore_outliers",
     "keep_runs",
@@ -46,8 +45,6 @@ __all__ = [
     "params_best",
     "params_field",
     "run_filter",
-    "show_lane",
-    "show_run",
     "smoothing",
     "step_range",
     "x_axis",
@@ -162,60 +159,6 @@ params_best = option(
 )
 
 
-def show_run(plot: Any, run: int | str, visible: bool = True) -> None:
-    """Show (or hide, ``visible=False``) a drawn run, as its toggle in the run list does:
-    ``run`` is its index in `runs` (``-1``: the latest) or the name the plot lists it by. (A
-    `LivePlot` method.)"""
-    with plot._lock:
-        number = plot._state.number_of(run)
-        hidden = [n for n in plot.panel.hidden_runs if n != number]
-        plot.panel.write(hidden_runs=hidden if visible else [*hidden, number])
-
-
-def add_run(plot: Any, run: Run) -> None:
-    """Draw a run that has ended, e.g. one read back from a store (`jaxhist_widget.load_runs`),
-    as if it had just ended on this plot: runs that come next are drawn beside it, it is
-    listed by its name (a stored run's stored name) in a colour of its own like a kept run,
-    and it is in `runs` (and `history`). Turns `keep_runs` on, so that it
-    stays (a baseline next to today's run). (A `LivePlot` method.)
-
-    Examples
-    --------
-    >>> import os, tempfile, jaxhist_widget as jhw
-    >>> path = os.path.join(tempfile.mkdtemp(), "runs.db")
-    >>> def halve(x):
-    ...     return jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, x, max_steps=9)
-    >>> with jhw.Store(path, name="baseline"):
-    ...     _ = halve(10.0)
-    >>> live = jhw.LivePlot()
-    >>> live.add_run(jhw.load_runs(path)[0])
-    >>> with live:
-    ...     _ = halve(40.0)
-    >>> [len(r.history()) for r in live.runs]
-    [5, 7]
-    """
-    if run.ended is None:
-        raise ValueError("add_run draws a run that has ended; attach the plot to see one live.")
-    if plot.running:
-        raise RuntimeError("add_run while a run streams to this plot: add it before or after.")
-    plot.keep_runs = True
-    # The hooks a run that started and ended here gets: it is drawn the same way.
-    plot.on_start(run)
-    plot.on_end(run)
-
-
-def show_lane(plot: Any, run: int | str, lane: int, visible: bool = True) -> None:
-    """Show (or hide, ``visible=False``) vmap lane ``lane`` (its index in the vmap) of a drawn
-    run, as a click on its legend entry or its toggle in the run list does: ``run`` is its
-    index in `runs` (``-1``: the latest) or its name. (A `LivePlot` method.)"""
-    if isinstance(lane, bool) or not isinstance(lane, int) or lane < 0:
-        raise TypeError(f"lane must be a vmap lane's index (an int >= 0), got {lane!r}.")
-    with plot._lock:
-        number = plot._state.number_of(run)
-        pairs = [p for p in plot.panel.hidden_lanes if list(p) != [number, lane]]
-        plot.panel.write(hidden_lanes=pairs if visible else [*pairs, [number, lane]])
-
-
 class ControlOptions:
     """A `LivePlot`'s options synced with its panel's controls, as its properties: set in
     Python or clicked in the view, one truth (the panel's traits)."""
@@ -286,7 +229,7 @@ class Controls:
         # The lane the page points at in a hyperparameter chart, drawn while it does: a
         # request, no trait (another view points elsewhere).
         panel.serve("lane_probe", self._on_lane_probe)
-        panel.serve("lane_lines", lambda number: panel.send(*updates.lane_lines(number)))
+        panel.serve("lane_lines", lambda number: panel.send(*updates.lanes.lane_lines(number)))
 
     def clear(self) -> None:
         """Forget the ended runs and their lines, and reset the panel (the Clear button)."""
@@ -410,7 +353,7 @@ class Controls:
         self._picture()
 
     def _on_lane_probe(self, value: Any) -> None:
-        self.updates.show_lane_probe(value)
+        self.updates.lanes.show_lane_probe(value)
 
     def _on_plot_width(self, change: dict[str, Any]) -> None:
         # The number of x ticks follows the figure's width, which only a view knows.

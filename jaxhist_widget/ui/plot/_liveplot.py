@@ -23,7 +23,7 @@ import ipywidgets
 from ..._host import Run, Sink, Store, TensorBoard
 from ..figure import ChartGrid
 from ..panel import LivePanel
-from ..picture import save_svg
+from ..picture import PlotDrawing, save_svg
 from ..series import MAX_LANES
 from . import _controls as controls
 from . import _export as export
@@ -304,8 +304,42 @@ class LivePlot(controls.ControlOptions, Sink):
         self._updates.end(run)
         self._update_static()
 
-    # What the figure shows now, per chart (`PlotDrawing`); an update now, not throttled.
-    drawing, refresh = snapshot.drawing, snapshot.refresh
+    # ---------------------------------------------------------------- drawing
+    def drawing(self) -> PlotDrawing:
+        """What the figure shows now, per chart, as frozen plain data (`..picture.PlotDrawing`):
+        each chart's lines (run, lane, field, the points drawn, colour, opacity), bands, flags,
+        axes (log or linear, limits, ticks), and the notes under the charts. A copy: later rows
+        or controls change the figure, not it; `refresh` first to draw what has arrived. Safe
+        from any thread (it holds the plot's lock).
+
+        Examples
+        --------
+        >>> import jaxhist_widget as jhw
+        >>> live = jhw.LivePlot(log_y=True)
+        >>> with live:
+        ...     _ = jhw.while_loop(lambda x: x < 8, lambda x: x * 2, 1.0, max_steps=5)
+        >>> chart = live.drawing().chart()  # the only chart
+        >>> line = chart.line()  # its only line
+        >>> chart.title, chart.log_y, line.x.tolist(), line.y.tolist()
+        ('value', True, [0.0, 1.0, 2.0, 3.0], [1.0, 2.0, 4.0, 8.0])
+        """
+        with self._lock:
+            return snapshot.drawing_of(self._fig, self._state.drawn)
+
+    def refresh(self) -> None:
+        """Draw what has arrived now, without waiting for the update throttle (which spaces the
+        updates of a streaming run). Safe from any thread, a loop running or not: it holds the
+        plot's lock, as every update does.
+
+        Examples
+        --------
+        >>> import jaxhist_widget as jhw
+        >>> live = jhw.LivePlot()
+        >>> live.refresh()  # no run yet: no chart drawn
+        >>> live.drawing().charts
+        {}
+        """
+        self._updates.push()
 
     def attach(self) -> None:
         super().attach()
@@ -399,7 +433,56 @@ class LivePlot(controls.ControlOptions, Sink):
         """
         return save_svg(self._outputs.picture()["image/svg+xml"], path)
 
-    add_run, show_run, show_lane = controls.add_run, controls.show_run, controls.show_lane
+    # ------------------------------------------------------------------- runs
+    def add_run(self, run: Run) -> None:
+        """Draw a run that has ended, e.g. one read back from a store (`jaxhist_widget.load_runs`),
+        as if it had just ended on this plot: runs that come next are drawn beside it, it is
+        listed by its name (a stored run's stored name) in a colour of its own like a kept run,
+        and it is in `runs` (and `history`). Turns `keep_runs` on, so that it stays (a baseline
+        next to today's run).
+
+        Examples
+        --------
+        >>> import os, tempfile, jaxhist_widget as jhw
+        >>> path = os.path.join(tempfile.mkdtemp(), "runs.db")
+        >>> def halve(x):
+        ...     return jhw.while_loop(lambda x: x > 1.0, lambda x: x / 2, x, max_steps=9)
+        >>> with jhw.Store(path, name="baseline"):
+        ...     _ = halve(10.0)
+        >>> live = jhw.LivePlot()
+        >>> live.add_run(jhw.load_runs(path)[0])
+        >>> with live:
+        ...     _ = halve(40.0)
+        >>> [len(r.history()) for r in live.runs]
+        [5, 7]
+        """
+        if run.ended is None:
+            raise ValueError("add_run draws a run that has ended; attach the plot to see one live.")
+        if self.running:
+            raise RuntimeError("add_run while a run streams to this plot: add it before or after.")
+        self.keep_runs = True
+        # The hooks a run that started and ended here gets: it is drawn the same way.
+        self.on_start(run)
+        self.on_end(run)
+
+    def show_run(self, run: int | str, visible: bool = True) -> None:
+        """Show (or hide, ``visible=False``) a drawn run, as its toggle in the run list does:
+        ``run`` is its index in `runs` (``-1``: the latest) or the name the plot lists it by."""
+        with self._lock:
+            number = self._state.number_of(run)
+            hidden = [n for n in self.panel.hidden_runs if n != number]
+            self.panel.write(hidden_runs=hidden if visible else [*hidden, number])
+
+    def show_lane(self, run: int | str, lane: int, visible: bool = True) -> None:
+        """Show (or hide, ``visible=False``) vmap lane ``lane`` (its index in the vmap) of a
+        drawn run, as a click on its legend entry or its toggle in the run list does: ``run`` is
+        its index in `runs` (``-1``: the latest) or its name."""
+        if isinstance(lane, bool) or not isinstance(lane, int) or lane < 0:
+            raise TypeError(f"lane must be a vmap lane's index (an int >= 0), got {lane!r}.")
+        with self._lock:
+            number = self._state.number_of(run)
+            pairs = [p for p in self.panel.hidden_lanes if list(p) != [number, lane]]
+            self.panel.write(hidden_lanes=pairs if visible else [*pairs, [number, lane]])
 
     def clear(self) -> None:
         """Forget previous runs and their lines (a running run stays), and reset the panel."""

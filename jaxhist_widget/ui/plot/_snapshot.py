@@ -20,6 +20,7 @@ from ..figure import (
     BEST_COLOR,
     DIVERGED_COLOR,
     BandExtra,
+    ChartGrid,
     DivergedEnds,
     GridMarks,
     HeatmapExtra,
@@ -45,13 +46,7 @@ from ..picture import (
 )
 from ..series import RunDrawing
 
-__all__ = [
-    "drawing",
-    "drawing_of",
-    "refresh",
-    "snapshot",
-    "synced_state",
-]
+__all__ = ["drawing_of", "snapshot", "synced_state"]
 
 
 def snapshot(grid: Any, panel: Any) -> Picture:
@@ -216,45 +211,7 @@ def _unpad(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return x[:end], y[:end]
 
 
-def drawing(plot: Any) -> PlotDrawing:
-    """What the figure shows now, per chart, as frozen plain data (`..picture.PlotDrawing`):
-    each chart's lines (run, lane, field, the points drawn, colour, opacity), bands, flags,
-    axes (log or linear, limits, ticks), and the notes under the charts. A copy: later rows or
-    controls change the figure, not it; `refresh` first to draw what has arrived. Safe from
-    any thread (it holds the plot's lock). (A `LivePlot` method.)
-
-    Examples
-    --------
-    >>> import jaxhist_widget as jhw
-    >>> live = jhw.LivePlot(log_y=True)
-    >>> with live:
-    ...     _ = jhw.while_loop(lambda x: x < 8, lambda x: x * 2, 1.0, max_steps=5)
-    >>> chart = live.drawing().chart()  # the only chart
-    >>> line = chart.line()  # its only line
-    >>> chart.title, chart.log_y, line.x.tolist(), line.y.tolist()
-    ('value', True, [0.0, 1.0, 2.0, 3.0], [1.0, 2.0, 4.0, 8.0])
-    """
-    with plot._lock:
-        return drawing_of(plot._fig, plot._state.drawn)
-
-
-def refresh(plot: Any) -> None:
-    """Draw what has arrived now, without waiting for the update throttle (which spaces the
-    updates of a streaming run). Safe from any thread, a loop running or not: it holds the
-    plot's lock, as every update does. (A `LivePlot` method.)
-
-    Examples
-    --------
-    >>> import jaxhist_widget as jhw
-    >>> live = jhw.LivePlot()
-    >>> live.refresh()  # no run yet: no chart drawn
-    >>> live.drawing().charts
-    {}
-    """
-    plot._updates.push()
-
-
-def drawing_of(grid: Any, drawn: Sequence[RunDrawing]) -> PlotDrawing:
+def drawing_of(grid: ChartGrid, drawn: Sequence[RunDrawing]) -> PlotDrawing:
     """What ``grid`` (a `ChartGrid`) shows now of the runs ``drawn``, in `LivePlot.runs` order
     (the caller holds the plot's lock). Reads the charts' marks and scales, the points each
     run's marks were last set from, and the runs' work counters."""

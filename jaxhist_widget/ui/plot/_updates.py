@@ -4,10 +4,14 @@ The state (`._state.PlotState`) says what is drawn; this draws it: the figure is
 draw by run number (it owns its marks), and the panel's run-state traits come from one pure
 function (`..panel.panel_state`) written in one place (`sync_panel`), in one message. The host
 runtime calls the plot's hooks from its callback threads (and the worker: `._ahead`), the
-controls come from the main thread; every method runs under the plot's one lock, which the
-panel's writes hold too. Each update reduces only the rows new since the last (most already
-reduced on the worker) and sends at most ``max_points`` points per line; when to update is the
-throttle's (`._throttle`). An exception here is shown in the panel, never raised into the run.
+controls come from the main thread (what the plot shows of its runs, changed: runs forgotten,
+kept, hidden or filtered, lanes hidden one by one, the smoothing, the window of steps, the axes,
+the width a view reports: each changes the state and draws it anew); every method runs under
+the plot's one lock, which the panel's writes hold too. The page's requests about a sweep's
+lanes are a part of their own (`._lane_requests.LaneRequests`, `lanes`). Each update reduces
+only the rows new since the last (most already reduced on the worker) and sends at most
+``max_points`` points per line; when to update is the throttle's (`._throttle`). An exception
+here is shown in the panel, never raised into the run.
 """
 
 from __future__ import annotations
@@ -27,14 +31,15 @@ from ..series import (
     Goal,
     ParamGrid,
     RunDrawing,
+    check_hidden_lanes,
     hide_lanes,
     ranked_fields,
     window_lines,
 )
 from ._ahead import Ahead
+from ._lane_requests import LaneRequests
 from ._state import PlotState, x_clocks
 from ._throttle import Throttle
-from ._views import ShownUpdates
 
 __all__ = ["TIME_WINDOW_NOTE", "Updates"]
 
@@ -50,7 +55,7 @@ WINDOW_NOTE_KEY = 0
 PARAMS_NOTE_KEY = -1
 
 
-class Updates(ShownUpdates):
+class Updates:
     """Draws ``state`` into ``fig`` and ``panel`` (see the module docstring).
 
     Parameters
@@ -78,6 +83,8 @@ class Updates(ShownUpdates):
         self._attached = attached
         self.throttle = Throttle(self.flush, key)
         self.ahead = Ahead(self._ingest_live, lock, self.rows, key)
+        #: The page's requests about a sweep's lanes (a part of its own: it draws nothing).
+        self.lanes = LaneRequests(state, fig, lock)
         # run number -> the `RunDrawing.lanes_version`, hidden lanes and faint lanes named
         self._named: dict[int, tuple[int, frozenset[int], bool]] = {}
 
@@ -248,7 +255,7 @@ class Updates(ShownUpdates):
         shown runs), decimated afresh from those steps' rows, a run only when they changed."""
         window, weight = self.state.window, self.state.smoothing
         bounds = window.bounds(self.state.drawn, self.state.off)
-        self.fig.window, self.fig.zoomed = bounds, window.zoomed
+        self.fig.set_window(bounds, window.zoomed)
         for d in self.state.drawn:
             if not d.series or not window.changed(d, bounds, weight):
                 continue
@@ -266,7 +273,7 @@ class Updates(ShownUpdates):
         d, points = self.state.param_points()
         show_params(self.fig, points)
         notes = self.state.params_notes()
-        if tuple(notes) != self.fig._notes.get(PARAMS_NOTE_KEY, ()):
+        if tuple(notes) != self.fig.notes_of(PARAMS_NOTE_KEY):
             self.fig.set_notes(PARAMS_NOTE_KEY, notes)
         lanes = {}
         if d is not None:
@@ -314,12 +321,142 @@ class Updates(ShownUpdates):
             if self._windowed():
                 self._draw_window()
             else:
-                self.fig.window, self.fig.zoomed = None, False
+                self.fig.set_window(None)
                 for d in self.state.drawn:
                     if d.series:
                         self._draw_whole(d)
             self.draw_params()
             self.fig.update_scales(self._settled())
+
+    # ----------------------------------------------------------------- controls
+    def forget_ended(self) -> None:
+        """Drop the runs that ended, their lines and, when none is left, the panel's run."""
+        with self.lock:
+            self.fig.drop_runs(self.state.forget_ended())
+            self.fig.update_scales(self._settled())
+            self.sync_panel()
+
+    def keep_latest_only(self) -> None:
+        """Drop every run but the latest (``keep_runs`` turned off)."""
+        with self.lock:
+            self.fig.drop_runs(self.state.keep_latest())
+            self.fig.set_hidden(self.state.off)
+            self.fig.update_scales(self._settled())
+            self.sync_panel()
+
+    def set_smoothing(self, weight: float) -> None:
+        """Smooth every line with the EMA weight ``weight`` (0: off), recomputing each drawn
+        run's smoothed series from all of its rows once."""
+        with self.lock:
+            if weight == self.state.smoothing:
+                return
+            self.state.smoothing, self.state.smoothed = weight, {}
+            self.fig.set_smoothing(weight > 0)
+            self.redraw()
+
+    def set_last_steps(self, steps: int) -> None:
+        """Show the last ``steps`` steps only (0: every step)."""
+        with self.lock:
+            if steps != self.state.window.last_steps:
+                self.state.window.last_steps = steps
+                self.redraw()
+
+    def set_step_range(self, steps: tuple[int, int] | None) -> None:
+        """Zoom every chart's step axis to ``steps`` (first, last), or back out (None)."""
+        with self.lock:
+            if steps != self.state.window.step_range:
+                self.state.window.step_range = steps
+                self.redraw()
+
+    def set_hidden(self, numbers: set[int]) -> None:
+        """Hide exactly the drawn runs ``numbers`` (the run list's toggles)."""
+        with self.lock:
+            self.state.hide(numbers)
+            self._show_runs()
+
+    def set_run_filter(self, text: str) -> None:
+        """Show only the runs whose names match the regex ``text`` (none when empty or
+        invalid: `..series.run_pattern`)."""
+        with self.lock:
+            self.state.set_filter(text)
+            self._show_runs()
+
+    def _show_runs(self) -> None:
+        """Draw exactly the runs neither hidden nor filtered out, and list them so."""
+        self.fig.set_hidden(self.state.off)
+        if self._windowed():  # the last N steps are the shown runs' own
+            self.redraw()
+        self.draw_params()  # (of the latest shown sweep)
+        self.fig.update_scales(self._settled())
+        self.sync_panel()
+
+    def set_hidden_lanes(self, pairs: list[list[int]]) -> None:
+        """Hide exactly the lanes ``pairs`` (``[run number, lane]``) of the drawn runs."""
+        with self.lock:
+            self.state.hide_lanes(check_hidden_lanes(pairs))
+            for d in self.state.drawn:
+                if d.started:
+                    self._name_lanes(d)
+            self.redraw()
+            self.sync_panel()
+
+    def set_all_lanes(self, on: bool) -> None:
+        """Draw a sweep's every lane at full strength (``on``), or, past `..series.LEAD_LANES`
+        lanes, those drawn for no role faint."""
+        with self.lock:
+            if on != self.state.all_lanes:
+                self.state.all_lanes = on
+                for d in self.state.drawn:
+                    if d.started:
+                        self._name_lanes(d)
+
+    def set_params(self, field: str | None, best: str | None) -> None:
+        """The plot's one goal: rank every "best" (the lanes named, the hyperparameter charts)
+        by plotted field ``field`` (None: a loss-like one, `..series.default_field`), a lane's
+        best value of it its lowest (``best`` ``"min"``) or highest (``"max"``; None: by the
+        field's name)."""
+        goal = Goal(field, best)
+        with self.lock:
+            if goal == self.state.goal:
+                return
+            self.state.set_goal(goal)
+            for d in self.state.drawn:
+                if d.started:
+                    self._name_lanes(d)
+            self.redraw()  # (the lanes drawn for a role past MAX_LANES, the charts)
+            self.fig.restyle()  # (the legends: "best (highest)")
+
+    def set_log(self, log: bool) -> None:
+        with self.lock:
+            self.fig.set_log(log)
+
+    def set_log_x(self, on: bool) -> None:
+        with self.lock:
+            self.fig.set_log_x(on)
+            self.fig.update_scales(self._settled())
+
+    def set_x_axis(self, mode: str) -> None:
+        """What the x axis counts (`..look.X_AXES`): every run drawn anew on it."""
+        with self.lock:
+            if mode != self.fig.x_time:
+                self.fig.set_x_time(mode)
+                self.redraw()
+                self._sync_clocks()
+
+    def set_ignore_outliers(self, on: bool) -> None:
+        with self.lock:
+            self.fig.set_ignore_outliers(on)
+            self.fig.update_scales(self._settled())
+
+    def set_width(self, pixels: int) -> None:
+        """The figure's width in a view: its x ticks follow (a view's report never fails the
+        kernel side: an error shows in the panel)."""
+        with self.lock:
+            try:
+                self.fig.set_width(pixels)
+            except Exception as e:
+                latest = self.state.latest
+                self.show_error(e, latest.run if latest is not None else None)
 
     # -------------------------------------------------------------------- panel
     def sync_panel(self, now: float | None = None) -> None:

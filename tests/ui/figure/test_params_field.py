@@ -179,13 +179,16 @@ def test_a_lane_drawn_only_in_the_band_is_drawn_while_pointed_at() -> None:
     ask(live.panel, {"jhw_control": "lane_probe", "value": "nonsense"}, [])
     assert probes() == []
     # every lane's line, for the page to draw the one it points at without asking each time
-    content, (data,) = live._updates.lane_lines(number)
+    content, (data,) = live._updates.lanes.lane_lines(number)
     assert content["fields"] == ["loss"] and content["charts"] == ["loss"]
     x = np.asarray(content["x"])
     y = np.frombuffer(data, np.float32).reshape(1, lanes, len(x))
     assert x[0] == 0 and x[-1] == STEPS - 1
     np.testing.assert_array_equal(y[0, lane], values[lane][x].astype(np.float32))
-    assert live._updates.lane_lines(99) == ({"jhw_lane_lines": 99, "fields": [], "charts": []}, [])
+    assert live._updates.lanes.lane_lines(99) == (
+        {"jhw_lane_lines": 99, "fields": [], "charts": []},
+        [],
+    )
 
 
 def _picture_has_no(live: jhw.LivePlot, name: str) -> bool:
