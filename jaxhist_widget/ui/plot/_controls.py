@@ -108,6 +108,20 @@ class ControlOptions:
     the table (`._options.Options`) declares a `Control`."""
 
     panel: LivePanel
+    # The properties' types, for type checkers and editors (the loop below makes them, from
+    # the table; tests/ui/plot/test_options_agree.py holds these names to its controls).
+    log_y: bool
+    keep_runs: bool
+    params_field: str | None
+    params_best: str | None
+    all_lanes: bool
+    smoothing: float
+    ignore_outliers: bool
+    log_x: bool
+    last_steps: int
+    step_range: tuple[int, int] | None
+    x_axis: str
+    run_filter: str
 
 
 for _name, _spec in specs().items():

@@ -18,6 +18,7 @@ from IPython.core.error import UsageError
 from jaxhist_widget import LivePlot
 from jaxhist_widget._extension._magics import JaxHistMagics
 from jaxhist_widget._extension._options import _parse
+from jaxhist_widget.ui.plot._controls import ControlOptions
 from jaxhist_widget.ui.plot._options import OPTIONS, defaults, options_table, specs
 
 from ...helpers import ROOT
@@ -71,6 +72,16 @@ def test_the_docstring_has_every_options_doc_in_order() -> None:
     params = doc.split("Parameters\n    ----------\n", 1)[1].split("\n    Examples\n")[0]
     names = re.findall(r"^    (\w+)$", params, re.M)
     assert names == list(_signature())
+
+
+def test_the_control_properties_are_the_table_s_typed() -> None:
+    # A property per control of the table, and its type for a type checker (the annotations
+    # of `ControlOptions`): the same names, in the table's order.
+    controls = [name for name, spec in specs().items() if spec.control is not None]
+    typed = [name for name in ControlOptions.__annotations__ if name != "panel"]
+    assert typed == controls
+    for name in controls:
+        assert isinstance(getattr(LivePlot, name), property), name
 
 
 def test_the_flags_are_the_table_s() -> None:
