@@ -137,10 +137,14 @@ MOST_LINES = 400
 
 def code_lines(source: str) -> int:
     """Lines holding code: docstrings, comment-only and blank lines are not counted, so the
-    cap never asks for a docstring or a comment to be cut."""
+    cap never asks for a docstring or a comment to be cut; nor are the lines a text held as
+    data continues on (a multi-line string's after its first: the docs in `LivePlot`'s option
+    table, each option's declared once there, are its docstrings moved)."""
     tree = ast.parse(source)
     docs: set[int] = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            docs.update(range(node.lineno + 1, (node.end_lineno or node.lineno) + 1))
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             first = node.body[0] if node.body else None
             if (
@@ -160,6 +164,8 @@ def test_code_lines_leave_out_docstrings_and_comments():
     source = '"""Module.\n\nMore."""\n\n# a comment\ndef f():\n'
     source += '    """Doc."""\n    return 1  # why\n'
     assert code_lines(source) == 2
+    # a text held as data: its first line is code, the lines it continues on are not
+    assert code_lines('TEXT = """one\ntwo\nthree"""\nx = 1\n') == 2
 
 
 @pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PACKAGE)))

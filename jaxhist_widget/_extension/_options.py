@@ -13,29 +13,40 @@ from IPython.core.error import UsageError
 from IPython.utils.process import arg_split
 
 from .._host import Store
-from ..ui import MAX_POINTS_LIMIT
-from ..ui.series import BEST, VECTOR_MODES, check_lane_labels, check_lane_values, numeric_labels
+from ..ui import option_specs
+from ..ui.series import check_lane_labels, check_lane_values, numeric_labels
 
 #: The hyperparameter chart's options (`LivePlot`'s ``params_field``, ``params_best``).
 PARAMS = ("params_field", "params_best")
 #: The `LivePlot` options a magic takes as the name of a variable of the user's namespace
 #: (``--lane-values rates``): a sweep's lanes are arrays a line of options cannot spell.
-NAMED = ("lane_values", "lane_labels")
+NAMED = tuple(
+    name for name, spec in option_specs().items() if spec.flag and spec.flag.parse == "variable"
+)
 
 
 # The option types raise ArgumentTypeError: argparse shows its text (for a ValueError it would
 # only say "invalid value").
-def _max_points(text: str) -> int:
-    # Checked while parsing, so a bad value is a usage error before any widget exists.
+def _int(text: str) -> int:
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if not 5 <= value <= MAX_POINTS_LIMIT:
-        raise ArgumentTypeError(
-            f"must be in 5..{MAX_POINTS_LIMIT} (points per line per update), got {value}"
-        )
-    return value
+
+
+def _checked_now(name: str, check: Callable[[Any], Any], read: Callable[[str], Any]) -> Any:
+    """``read``, then the option's own check: a bad value is a usage error before any widget
+    exists, saying what the constructor would (less the option's name, which argparse says)."""
+
+    def parse(text: str) -> Any:
+        value = read(text)
+        try:
+            check(value)
+        except (TypeError, ValueError) as e:
+            raise ArgumentTypeError(str(e).removeprefix(f"{name} ").removesuffix(".")) from None
+        return value
+
+    return parse
 
 
 def _name(text: str) -> str:
@@ -78,15 +89,52 @@ def _paths(text: str) -> list[str | tuple[str, str]]:
     return out
 
 
+#: How a flag's text is read, by the option table's `Flag.parse` ("choice" and "switch":
+#: argparse's own ``choices`` and ``store_true``).
+_READERS: dict[str, Callable[[str], Any]] = {
+    "int": _int,
+    "fields": _fields,
+    "paths": _paths,
+    "store": _store,
+    "variable": _name,
+}
+
+
+def _option_flags() -> list[Any]:
+    """The flags of the options the table (`LivePlot`'s) makes ``%%jaxhist`` flags, in its
+    order, as `magic_arguments` decorators."""
+    arguments = []
+    for name, spec in option_specs().items():
+        flag = spec.flag
+        if flag is None:
+            continue
+        kwargs: dict[str, Any] = {"help": flag.help}
+        if flag.parse == "switch":
+            kwargs["action"] = "store_true"
+        elif flag.parse == "choice":
+            kwargs["choices"] = flag.choices
+        else:
+            kwargs["metavar"] = flag.metavar
+            read = _READERS.get(flag.parse)
+            if flag.check and spec.check is not None:
+                read = _checked_now(name, spec.check, read or str)
+            if read is not None:
+                kwargs["type"] = read
+        arguments.append(magic_arguments.argument(_flag(name), **kwargs))
+    return arguments
+
+
 def _plot_options(args: Any) -> dict[str, Any]:
-    """`LivePlot` keyword arguments from parsed magic options (only those given)."""
+    """`LivePlot` keyword arguments from parsed magic options (only those given; the named
+    variables aside, `_named`)."""
     options: dict[str, Any] = {}
-    # A flag is an option only when given (True); every other option when set.
-    flags = ("log_y", "keep_runs")
-    names = ("fields", "max_points", "store", "charts", "vectors", "paths", *PARAMS)
-    for name in ("title", *flags, *names):
+    for name, spec in option_specs().items():
+        flag = spec.flag
+        if flag is None or not flag.to_plot or flag.parse == "variable":
+            continue
+        # A switch is an option only when given (True); every other option when set.
         value = getattr(args, name)
-        if (value is True) if name in flags else (value is not None):
+        if (value is True) if flag.parse == "switch" else (value is not None):
             options[name] = value
     return options
 
@@ -170,80 +218,7 @@ def _plot_arguments(func: Callable[..., Any]) -> Callable[..., Any]:
                 type=_name,
                 help="store the LivePlot in the user namespace as NAME",
             ),
-            magic_arguments.argument("--title", metavar="TEXT", help="title of the plot"),
-            magic_arguments.argument(
-                "--log-y", action="store_true", help="start with a logarithmic y axis"
-            ),
-            magic_arguments.argument(
-                "--fields",
-                metavar="A,B",
-                type=_fields,
-                help="what to plot, comma-separated: leaf names, '|x|' (norm), 'x[3]'",
-            ),
-            magic_arguments.argument(
-                "--keep-runs",
-                action="store_true",
-                help="keep previous runs on the plot, a colour each",
-            ),
-            magic_arguments.argument(
-                "--max-points",
-                metavar="N",
-                type=_max_points,
-                help=f"points sent per line per update, 5..{MAX_POINTS_LIMIT}",
-            ),
-            magic_arguments.argument(
-                "--charts",
-                choices=("per_field", "shared"),
-                help="one chart per field (the default) or every field on one chart",
-            ),
-            magic_arguments.argument(
-                "--vectors",
-                choices=VECTOR_MODES,
-                help="how a vector leaf is drawn: lines, band (median, quartiles, min-max), "
-                "heatmap, or auto (lines up to 10 components, a band beyond)",
-            ),
-            magic_arguments.argument(
-                "--paths",
-                metavar="XY,A:B",
-                type=_paths,
-                help="charts of one series against another: a leaf of two components, or x:y",
-            ),
-            magic_arguments.argument(
-                "--lane-values",
-                metavar="NAME",
-                type=_name,
-                help="the variable holding a sweep's values, one per vmap lane (rates, or "
-                "{'lr': rates}): its hyperparameter chart (LivePlot(lane_values=NAME))",
-            ),
-            magic_arguments.argument(
-                "--lane-labels",
-                metavar="NAME",
-                type=_name,
-                help="the variable holding the vmap lanes' names (str), or their values "
-                "(numbers) (LivePlot(lane_labels=NAME))",
-            ),
-            magic_arguments.argument(
-                "--params-field",
-                metavar="FIELD",
-                help="the plotted field a sweep's hyperparameter chart ranks (default: the first)",
-            ),
-            magic_arguments.argument(
-                "--params-best",
-                choices=BEST,
-                help="a lane's best value of that field: lowest (min, default) or highest (max)",
-            ),
-            magic_arguments.argument(
-                "--store",
-                metavar="PATH",
-                type=_store,
-                help="also append every run to the SQLite store at PATH (jhw.load_runs reads it)",
-            ),
-            magic_arguments.argument(
-                "--tensorboard",
-                metavar="DIR",
-                help="also write every run as TensorBoard event files under DIR "
-                "(tensorboard --logdir DIR)",
-            ),
+            *_option_flags(),
         ]
     ):
         func = decorator(func)

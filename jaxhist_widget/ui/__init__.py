@@ -16,6 +16,6 @@ Loaded lazily (``jhw.LivePlot``): the core runs without anywidget, ipywidgets or
 from __future__ import annotations
 
 from .panel import LivePanel
-from .plot import MAX_POINTS_LIMIT, LivePlot
+from .plot import MAX_POINTS_LIMIT, LivePlot, option_specs
 
-__all__ = ["MAX_POINTS_LIMIT", "LivePanel", "LivePlot"]
+__all__ = ["MAX_POINTS_LIMIT", "LivePanel", "LivePlot", "option_specs"]

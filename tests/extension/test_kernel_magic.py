@@ -237,7 +237,8 @@ def test_magic_rejects_bad_options_with_the_usage(
     assert run.reply["content"]["ename"] == "UsageError"
     text = "\n".join(run.errors) + run.reply["content"]["evalue"]
     assert message in text, text
-    assert "usage: %%jaxhist [-o NAME] [--title TEXT] [--log-y]" in text, text
+    # (the flags in the order of LivePlot's options, the table they are made of)
+    assert "usage: %%jaxhist [-o NAME] [--fields A,B] [--log-y]" in text, text
     assert not widget_views(run) and not comm_opens(run), "a bad cell still made a plot"
     assert "NameError" in "\n".join(session.execute("ran").errors), "the cell body ran"
 

@@ -6,5 +6,13 @@ the static picture of both (`..picture`) in its notebook outputs.
 from __future__ import annotations
 
 from ._liveplot import MAX_LANES, MAX_POINTS_LIMIT, MAX_UPDATES_PER_SECOND, PUSH_BUDGET, LivePlot
+from ._options import specs as option_specs
 
-__all__ = ["MAX_LANES", "MAX_POINTS_LIMIT", "MAX_UPDATES_PER_SECOND", "PUSH_BUDGET", "LivePlot"]
+__all__ = [
+    "MAX_LANES",
+    "MAX_POINTS_LIMIT",
+    "MAX_UPDATES_PER_SECOND",
+    "PUSH_BUDGET",
+    "LivePlot",
+    "option_specs",
+]

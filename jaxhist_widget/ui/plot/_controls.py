@@ -1,5 +1,5 @@
 """What a `LivePlot`'s panel controls and view options do (`Controls`), and the options as the
-plot's properties (`option`).
+plot's properties (`ControlOptions`, one per option the table in `._options` makes a control).
 
 The panel's view sends its controls as messages, which set the panel's traits (`LivePanel`);
 a `LivePlot` option set in Python sets the same trait. `Controls` observes those traits and
@@ -21,162 +21,58 @@ from ..._host import Sink
 from ..figure import ChartGrid
 from ..look import check_x_axis
 from ..panel import LivePanel
-from ..reduce import check_weight
-from ..series import (
-    check_last_steps,
-    check_params_best,
-    check_params_field,
-    check_run_filter,
-    check_step_range,
-)
-from ._options import check_flag
+from ._options import Control, Spec, check_flag, specs
 from ._updates import Updates
 
-__all__ = [
-    "ControlOptions",
-    "Controls",
-    "all_lanes",
-    "ignore_outliers",
-    "keep_runs",
-    "last_steps",
-    "log_x",
-    "log_y",
-    "option",
-    "params_best",
-    "params_field",
-    "run_filter",
-    "smoothing",
-    "step_range",
-    "x_axis",
-]
+__all__ = ["ControlOptions", "Controls"]
 
 
-def option(
-    name: str, check: Callable[[Any], Any], doc: str, read: Callable[[Any], Any] | None = None
-) -> property:
+def _property(name: str, spec: Spec, control: Control) -> property:
     """A `LivePlot` property synced with the panel's control trait ``name``: it reads the trait
-    (through ``read``), and writes ``check(value)`` through the panel's one writer."""
+    (through ``control.read``), and writes the value set, checked as the option's table entry
+    says, through the panel's one writer."""
 
     def get(plot: Any) -> Any:
         value = getattr(plot.panel, name)
-        return read(value) if read is not None else value
+        return control.read(value) if control.read is not None else value
 
     def set_(plot: Any, value: Any) -> None:
-        plot.panel.write(**{name: check(value)})
+        if control.check is not None:
+            value = control.check(plot, value)
+        elif spec.boolean:
+            value = check_flag(name, value)
+        elif spec.check is not None:
+            value = spec.check(value)
+        plot.panel.write(**{name: control.to_trait(value) if control.to_trait else value})
 
-    return property(get, set_, doc=doc)
-
-
-def _step_range(value: Any) -> list[int]:
-    steps = check_step_range(value)
-    return list(steps) if steps is not None else []
-
-
-# The options a `LivePlot` shares with its panel's controls, as its properties.
-log_y = option(
-    "log_y",
-    lambda v: check_flag("log_y", v),
-    """Whether every chart's y axis is logarithmic (synced with the panel's toggle; set, it
-        ends each chart's going to a log axis of itself, as the constructor's None does).""",
-)
-log_x = option(
-    "log_x",
-    lambda v: check_flag("log_x", v),
-    "Whether the step axis is logarithmic (synced with the panel's toggle).",
-)
-x_axis = option(
-    "x_axis",
-    check_x_axis,
-    """What the x axis counts: ``"step"``, ``"relative"`` (seconds since each run's first row)
-        or ``"wall"`` (the local time of day its rows reached the host); synced with the
-        panel's select. Times are per chunk of rows (see `jaxhist_widget.Run.times`).""",
-)
-keep_runs = option(
-    "keep_runs",
-    bool,
-    "Whether previous runs stay on the plot and in `runs` (synced with the toggle).",
-)
-smoothing = option(
-    "smoothing", check_weight, "The smoothing weight (0: off; synced with the panel's slider)."
-)
-ignore_outliers = option(
-    "ignore_outliers",
-    lambda v: check_flag("ignore_outliers", v),
-    "Whether the y ranges leave out the points far outside their bulk (synced with the toggle).",
-)
-all_lanes = option(
-    "all_lanes",
-    lambda v: check_flag("all_lanes", v),
-    """Whether a sweep past 16 lanes draws every lane at full strength, not only the band, its
-        median and the lanes named for a role (the others faint); synced with the toggle.""",
-)
-last_steps = option(
-    "last_steps",
-    check_last_steps,
-    "Steps shown: the last ``last_steps`` only (0: every step; synced with the panel).",
-)
-step_range = option(
-    "step_range",
-    _step_range,
-    """The zoom: the ``(first, last)`` steps every chart shows, or None (every step, or the
-        `last_steps`). Synced with the charts: a drag across one sets it, a double-click resets
-        it. It wins over `last_steps` until reset; setting `last_steps` resets it.""",
-    read=lambda steps: (steps[0], steps[1]) if steps else None,
-)
-run_filter = option(
-    "run_filter",
-    check_run_filter,
-    """A regular expression (case-insensitive, anywhere in the name): only the runs whose names
-        match are drawn and listed ("": every run). Synced with the run list's filter field.""",
-)
-
-
-def _params_field(plot: Any) -> str | None:
-    return plot.panel.params_field or None
-
-
-def _set_params_field(plot: Any, value: Any) -> None:
-    with plot._lock:
-        field = plot._state.check_ranked(check_params_field(value))
-    plot.panel.write(params_field=field or "")
-
-
-params_field = property(
-    _params_field,
-    _set_params_field,
-    doc="""The plot's goal: the plotted field every "best" ranks (the lanes named, the
-        hyperparameter charts; None: a loss-like one, the validation one first, else the first
-        plotted); synced with the field select in the chart's corner. Setting one the shown
-        sweep does not plot raises a ValueError naming those it does.""",
-)
-params_best = option(
-    "params_best",
-    lambda v: check_params_best(v) or "",
-    """Whether a lane's best value of `params_field` is its lowest (``"min"``: a loss) or its
-        highest (``"max"``: an accuracy); None: by the field's name (``"max"`` for an
-        accuracy-like one). Synced with the best toggle in the chart's corner.""",
-    read=lambda best: best or None,
-)
+    return property(get, set_, doc=control.doc)
 
 
 class ControlOptions:
     """A `LivePlot`'s options synced with its panel's controls, as its properties: set in
-    Python or clicked in the view, one truth (the panel's traits)."""
+    Python or clicked in the view, one truth (the panel's traits). One property per option
+    the table (`._options.Options`) declares a `Control`."""
 
     panel: LivePanel
+    # The properties' types, for type checkers and editors (the loop below makes them, from
+    # the table; tests/ui/plot/test_options_agree.py holds these names to its controls).
+    log_y: bool
+    keep_runs: bool
+    params_field: str | None
+    params_best: str | None
+    all_lanes: bool
+    smoothing: float
+    ignore_outliers: bool
+    log_x: bool
+    last_steps: int
+    step_range: tuple[int, int] | None
+    x_axis: str
+    run_filter: str
 
-    log_y = log_y
-    log_x = log_x
-    x_axis = x_axis
-    keep_runs = keep_runs
-    smoothing = smoothing
-    ignore_outliers = ignore_outliers
-    all_lanes = all_lanes
-    last_steps = last_steps
-    step_range = step_range
-    run_filter = run_filter
-    params_field = params_field
-    params_best = params_best
+
+for _name, _spec in specs().items():
+    if _spec.control is not None:
+        setattr(ControlOptions, _name, _property(_name, _spec, _spec.control))
 
 
 class Controls:

@@ -30,7 +30,7 @@ from . import _export as export
 from . import _outputs as outputs
 from . import _snapshot as snapshot
 from ._download import Downloads
-from ._options import MAX_POINTS_LIMIT, OPTIONS, checked
+from ._options import MAX_POINTS_LIMIT, OPTIONS, checked, control_traits, with_parameters
 from ._state import PlotState
 from ._throttle import MAX_UPDATES_PER_SECOND, PUSH_BUDGET
 from ._updates import Updates
@@ -50,120 +50,6 @@ class LivePlot(controls.ControlOptions, Sink):
     does (the kernel handles no widget message before the cell ends, and the interrupt becomes a
     stop of this plot's run); in an async cell it sends a message, handled while the cell awaits.
 
-    Parameters
-    ----------
-    fields
-        What to plot, by leaf name of ``record(carry)``. Default: every leaf. Entries:
-        ``"loss"`` (a leaf; a vector leaf is drawn as ``vectors`` says), ``"|x|"`` (its L2
-        norm), ``"x[3]"`` (one flat component; ``"W[1,2]"`` of a matrix). A name a run's
-        record does not have is said in a note under the charts (the run is not an error).
-    log_y
-        None (default): each chart starts on a linear y axis and goes to a logarithmic one
-        once its positive values span three decades or more (a loss falling from 2 to 1e-6;
-        the hyperparameter chart too), until its own "log" toggle or the panel's "log y" is
-        used. True / False: every chart on a log / linear axis from the start. The panel's
-        "log y" toggle sets every chart; each chart also has its own "log" toggle in its top
-        left corner.
-    keep_runs
-        Keep previous runs on the plot and in `runs` (a toggle), each in its own colour, listed
-        in the panel (a show/hide toggle each, show all / hide all, a filter: ``run_filter``);
-        False keeps the latest run only (bounded memory). A run is named where it starts
-        (`named`, ``run(..., name=...)``, ``%%jaxhist --name``, `name`), else after the call
-        (``solve(3, lr=0.001)``), the cell (``cell 7``) or its number (``run N``).
-    title
-        Shown at the top of the panel.
-    max_points
-        Points per line per update (min/max decimated), 5..4000; None: 2000, lanes sharing 4000.
-    lane_labels
-        Names of the vmap lanes (e.g. ``[f"lr={lr}" for lr in lrs]``), used wherever the plot
-        names a lane; one per lane (a run with another lane count warns and uses ``lane k``).
-        Numbers (``lane_labels=rates``, a numpy or jax array) are the lanes' values too.
-    lane_values
-        The swept parameters' values, one per lane: ``rates``, or ``{"lr": rates, "wd":
-        wds}``. A sweep whose lanes carry values gets a chart per parameter of each lane's
-        last and best value of a plotted field (``params_field``) against it (log x where the
-        values span decades), live; hovering a point names its lane and lights its lines (a
-        lane drawn only in the band: its line, drawn while hovered). They name the lanes
-        (``lr=0.001``) when ``lane_labels`` is not given.
-    params_field
-        The plot's one goal: the plotted field every "best", "median" and "worst" ranks (the
-        lanes a sweep names, the legend's ``best = lowest val_loss``, the hyperparameter
-        charts; ``"acc"``, ``"|x|"``). None: a loss-like field, the validation one first
-        (``val_loss`` over ``train_loss``), else an accuracy-like one, else the first plotted.
-        ``params_best``: whether a lane's best value of it is its lowest (``"min"``, a loss) or
-        its highest (``"max"``, an accuracy); None: ``"max"`` for an accuracy-like name, else
-        ``"min"``: ``LivePlot(lane_values=rates, params_field="acc")`` ranks by the highest
-        accuracy. Both are properties and controls in the hyperparameter chart's corner (a
-        field select, a best toggle), changed live; the static picture and the chart's CSV
-        follow them. A field ``fields=`` does not plot is refused here, one the sweep does
-        not plot is said in a note under the charts.
-    params_best
-        ``"min"``, ``"max"`` or None (default: by the field's name): see ``params_field``.
-    lanes
-        The vmap lanes drawn as lines (indices, negative from the end, or ``lane_labels``), at
-        most `MAX_LANES`; by default all up to it, else a stride and the best, median, worst
-        and a diverged lane by the goal (re-chosen as rows arrive: `..series.ROLES`) over every
-        lane's band. Those lanes are named for their role at any lane count.
-    all_lanes
-        Past 16 lanes (`..series.LEAD_LANES`) a sweep is read by the band of every lane's
-        quartiles and min–max, its median (a line over it) and the lanes named best, median,
-        worst and diverged: the other lanes' lines are drawn faint. True draws them all at full
-        strength; a panel toggle too ("all lanes", shown for such a sweep).
-    continue_steps
-        Draw each run from the step where the previous one ended (a loop resumed from its last
-        carry, e.g. in chunks of ``max_steps``), so the step axis counts the whole optimisation;
-        best with ``keep_runs=True``. Host rows (`history`) keep each run's own steps.
-    store
-        Also append every run this plot draws to the SQLite store at this path (or this
-        `jaxhist_widget.Store`), chunk by chunk, so a killed kernel keeps them; read them back
-        with `jaxhist_widget.load_runs`.
-    tensorboard
-        Also write every run this plot draws as TensorBoard event files under this directory
-        (or through this `jaxhist_widget.TensorBoard`), chunk by chunk, for
-        ``tensorboard --logdir``. Leaving ``with live:`` (or `run_async`) waits until the runs
-        are in the files, as for ``store``.
-    vectors
-        How a leaf of more than one value is drawn, on one chart: ``"lines"`` (one per
-        component), ``"band"`` (the median over quartile and min–max bands), ``"heatmap"`` (the
-        median over a histogram per step), ``"auto"`` (default: lines up to 10 components, 4
-        under vmap, else a band), or a dict per leaf (``{"w": "heatmap"}``).
-    paths
-        Charts of one series against another, live: ``["xy"]`` (a leaf of two components) or
-        ``[("x[0]", "x[1]")]`` (x, then y); one line per lane, its start and latest point marked.
-    charts
-        ``"per_field"`` (default): one chart per plotted field, each with its own y range and
-        titled with the field's name (a vector leaf's components share one chart), in a grid
-        that reflows with the cell's width (charts of at least 320 px side by side, one column
-        when narrower); every chart shows the same steps and has its own log toggle. A run
-        plotting more than 12 metrics draws them on one chart.
-        ``"shared"``: every field on one chart.
-    smoothing
-        Weight of a debiased exponential moving average drawn over every line, TensorBoard's
-        smoothing (0: off, up to 0.999; a panel slider); the raw line stays, faint. Computed in
-        the kernel from every row: exact however the line is decimated.
-    log_x
-        A logarithmic step axis on every chart (step 0, which it cannot place, is left out);
-        a panel toggle too.
-    last_steps
-        Show only the last ``last_steps`` steps (None or 0: every step), redrawn from their
-        rows at each update (exact however long the run), each y axis fitting them (a field).
-    step_range
-        Zoom: show steps ``(first, last)`` only (None: every step), drawn from their rows
-        (every point of the range, however long the run), each y axis fitting them; it wins
-        over ``last_steps`` until reset. A drag across a chart sets it, a double-click resets
-        it, shift+drag pans it (`step_range` is synced with them).
-    x_axis
-        ``"step"``, ``"relative"`` (seconds since each run's first row) or ``"wall"`` (time of
-        day); a panel select too. Times are a chunk's (`Run.times`); zoom and `last_steps` wait.
-    ignore_outliers
-        Fit each chart's y range to its drawn points but those far outside their bulk (more
-        than twice the span of the central 96% beyond it: an early spike leaves the axis to the
-        rest, a line's own ends stay), as TensorBoard's "ignore outliers", on by default as
-        there; False fits every point. A panel toggle too.
-    run_filter
-        Draw and list only the runs whose names match this regular expression (searched in
-        the name, case-insensitive; "": every run): the run list's filter field.
-
     Examples
     --------
     >>> import jax, jaxhist_widget as jhw
@@ -177,6 +63,9 @@ class LivePlot(controls.ControlOptions, Sink):
     >>> live.history().tolist() == hist.to_numpy().tolist()
     True
     """
+
+    # The Parameters section: each option's doc, declared once in the table (`._options`).
+    __doc__ = with_parameters(__doc__)
 
     def __init__(
         self,
@@ -208,7 +97,7 @@ class LivePlot(controls.ControlOptions, Sink):
         **unknown: Any,
     ) -> None:
         given = locals()  # (the options by name, as `checked` takes them)
-        o = checked(unknown, **{k: given[k] for k in OPTIONS if k not in ("store", "tensorboard")})
+        o = checked(unknown, **{k: given[k] for k in OPTIONS})
         super().__init__()
         self.max_points, self.continue_steps = o.max_points, o.continue_steps
         # The one lock of the plot's state and widgets: the hooks (callback threads), the
@@ -237,13 +126,9 @@ class LivePlot(controls.ControlOptions, Sink):
         #: The legend row under the charts (HTML): what the charts share.
         self.legend = self._fig.legend
         self._outputs.link_figures()
-        steps = list(o.step_range) if o.step_range is not None else []
-        self.panel.write(smoothing=o.smoothing, ignore_outliers=o.ignore_outliers, log_x=o.log_x)
-        self.panel.write(all_lanes=o.all_lanes)
-        self.panel.write(params_field=o.params_field or "", params_best=o.params_best or "")
-        self.panel.write(
-            last_steps=o.last_steps, step_range=steps, x_axis=o.x_axis, run_filter=o.run_filter
-        )
+        # Every control's trait, in the table's order (``last_steps`` before ``step_range``,
+        # which its setting would reset).
+        self.panel.write(**control_traits(o))
 
     @property
     def runs(self) -> list[Run]:
