@@ -156,13 +156,18 @@ def test_second_and_third_derivatives_through_the_loop_match_lax(stream):
         assert rec.runs == []
     if stream:
         return
-    # Reverse mode (jax.hessian, jax.jacrev of jax.jacfwd) is refused as lax.while_loop's is.
-    reverse = pytest.raises(ValueError, match="Reverse-mode differentiation does not work")
+    # Reverse mode (jax.hessian, jax.jacrev of jax.jacfwd) is refused as lax.while_loop's is:
+    # a ValueError naming reverse mode (JAX 0.10.0's own lax.while_loop fails jax.hessian with
+    # a TypeError instead, and so does ours, which runs on it).
     for transform in (jax.hessian, lambda f: jax.jacrev(jax.jacfwd(f))):
-        with reverse:
+        with pytest.raises((ValueError, TypeError)) as lax_refusal:
+            transform(lambda x: scalar(x, "lax"))(x0)
+        refused, said = type(lax_refusal.value), str(lax_refusal.value).splitlines()[0]
+        if refused is ValueError:
+            assert "Reverse-mode differentiation does not work" in said, said
+        with pytest.raises(refused) as ours:
             transform(lambda x: scalar(x, "jhw"))(x0)
-    with reverse:
-        jax.hessian(lambda x: scalar(x, "lax"))(x0)
+        assert str(ours.value).splitlines()[0] == said
 
 
 # ------------------------------------------------------- 7: a batched cond / switch predicate
