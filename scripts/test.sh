@@ -17,15 +17,22 @@ fi
 
 python3 -m pip install -q --disable-pip-version-check -e ".[test]"
 
-python3 -m ruff check .
-python3 -m ruff format --check .
-# Types: the package's annotations checked against what it calls (config: pyproject.toml), so a
-# wrong one, or a value that can be None where it is used, fails here rather than in a test.
-python3 -m mypy
-if command -v node >/dev/null; then
-  node --test js/
-else
-  echo "node not found: skipping the JS unit tests" >&2
+# JHW_TEST_PASS: both (default); shared: the checks and the tests on every core only; alone: the
+# tests that run alone only (CI runs the two apart: see .ci/run).
+pass=${JHW_TEST_PASS:-both}
+case $pass in both | shared | alone) ;; *) echo "JHW_TEST_PASS: both, shared or alone" >&2; exit 2 ;; esac
+
+if [ "$pass" != alone ]; then
+  python3 -m ruff check .
+  python3 -m ruff format --check .
+  # Types: the package's annotations checked against what it calls (config: pyproject.toml), so a
+  # wrong one, or a value that can be None where it is used, fails here rather than in a test.
+  python3 -m mypy
+  if command -v node >/dev/null; then
+    node --test js/
+  else
+    echo "node not found: skipping the JS unit tests" >&2
+  fi
 fi
 # pytest on every core (pytest-xdist), then the tests that must run alone (a kernel, a browser,
 # a timed or signalled test: tests/conftest.py lists them) one at a time. Arguments that choose
@@ -35,16 +42,25 @@ jobs=${JHW_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
 for arg in "$@"; do
   case $arg in -n | -n* | --numprocesses* | no:xdist) jobs=0 ;; esac
 done
-if [ "$jobs" -le 1 ]; then
-  python3 -m pytest -p no:cacheprovider "$@"
-  exit
-fi
-status=0
-python3 -m pytest -p no:cacheprovider -n "$jobs" --serial skip "$@" || status=$?
-[ "$status" -eq 5 ] && status=0
 # JHW_ALONE_PATHS="tests/device ...": of the tests that run alone, only those under these paths
 # (CI's oldest and Python 3.13 environments: what differs there; see .ci/run).
 read -ra alone_paths <<<"${JHW_ALONE_PATHS:-}"
+if [ "$jobs" -le 1 ]; then
+  case $pass in
+    both) python3 -m pytest -p no:cacheprovider "$@" ;;
+    shared) python3 -m pytest -p no:cacheprovider --serial skip "$@" ;;
+    alone) python3 -m pytest -p no:cacheprovider --serial only "$@" "${alone_paths[@]}" ;;
+  esac
+  exit
+fi
+status=0
+if [ "$pass" != alone ]; then
+  python3 -m pytest -p no:cacheprovider -n "$jobs" --serial skip "$@" || status=$?
+  [ "$status" -eq 5 ] && status=0
+  # (JHW_SHARED_DONE: a file made once this pass is over, for CI to start what runs beside)
+  [ -n "${JHW_SHARED_DONE:-}" ] && touch "$JHW_SHARED_DONE"
+  [ "$pass" = shared ] && exit "$status"
+fi
 alone=0
 python3 -m pytest -p no:cacheprovider --serial only "$@" "${alone_paths[@]}" || alone=$?
 [ "$alone" -eq 5 ] && alone=0
