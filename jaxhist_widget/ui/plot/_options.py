@@ -17,8 +17,8 @@ The checks of options with a module of their own (``fields``, ``vectors``, ``pat
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import re
-import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -575,10 +575,11 @@ def parameters_doc() -> str:
 
 
 def with_parameters(doc: str | None) -> str:
-    """``doc`` (`LivePlot`'s docstring) with `parameters_doc` before its Examples."""
-    summary, examples = (doc or "").split("\n    Examples\n", 1)
-    parameters = textwrap.indent(parameters_doc(), "    ")
-    return f"{summary}\n{parameters}\n\n    Examples\n{examples}"
+    """``doc`` (`LivePlot`'s docstring) with `parameters_doc` before its Examples, as
+    `inspect.cleandoc` gives it: Python 3.13 strips a docstring's indentation when it compiles
+    it, where earlier versions keep it."""
+    summary, examples = inspect.cleandoc(doc or "").split("\nExamples\n", 1)
+    return f"{summary}\n{parameters_doc()}\n\nExamples\n{examples}"
 
 
 def options_table() -> str:
