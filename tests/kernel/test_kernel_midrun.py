@@ -68,7 +68,7 @@ CLICKS: list[tuple[str, Any, str]] = [
     ("x_axis", "relative", "x_axis"),
     ("last_steps", 500, "last_steps"),
     ("step_range", [10, 400], "step_range"),
-    ("ignore_outliers", True, "ignore_outliers"),
+    ("ignore_outliers", False, "ignore_outliers"),  # (on by default: the click turns it off)
     ("run_hidden", [1, True], "hidden_runs"),
     ("runs_hidden", True, "hidden_runs"),
     ("run_filter", ".", "run_filter"),
@@ -119,7 +119,7 @@ def test_every_control_is_applied_while_a_normal_cell_runs(kernel: KernelDriver)
         "log_charts": ["value"],
         "last_steps": 500,
         "step_range": [10, 400],
-        "ignore_outliers": True,
+        "ignore_outliers": False,
         "hidden_runs": [1],
         "keep_runs": True,
         "plot_width": 777,
