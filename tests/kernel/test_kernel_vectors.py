@@ -67,7 +67,8 @@ def test_a_path_streams_live_and_the_saved_picture_draws_band_and_path(
     )
     check_ok(check)
     state = printed(check, "STATE")
-    assert state["titles"] == ["class_loss", "loss", "x", "x[1] vs x[0]"], state
+    # (in the order the record writes them, its path last)
+    assert state["titles"] == ["loss", "x", "class_loss", "x[1] vs x[0]"], state
     assert state["status"] == "converged" and state["notes"] == []
     assert state["band"] == ["inside", "inside", "none"]  # two bands under the median
     assert state["first"] == [-1.5, 2.0]  # the path's start and end, exactly
