@@ -56,16 +56,7 @@ export function nearestOnLines(lineSets, clientX, clientY, radius) {
       if (hit && (best === null || hit.dist < best.dist)) best = { ...hit, set, line };
     }
   }
-  if (best === null) return null;
-  const point = best.line.values[best.index];
-  return {
-    name: best.line.name,
-    color: best.line.color,
-    index: best.index,
-    x: point.x,
-    y: point.y,
-    at: best.set.toClient(best.px, best.py),
-  };
+  return readOut(best);
 }
 
 /**
@@ -98,16 +89,7 @@ export function nearestStep(lineSets, clientX, clientY) {
       }
     }
   }
-  if (best === null) return null;
-  const point = best.line.values[best.index];
-  return {
-    name: best.line.name,
-    color: best.line.color,
-    index: best.index,
-    x: point.x,
-    y: point.y,
-    at: best.set.toClient(best.px, best.py),
-  };
+  return readOut(best);
 }
 
 /** The read-out's lines for the point (`x`, `y`) of the line named `name` ("field · lane ·
@@ -167,4 +149,18 @@ export function seriesAtStep(lineSets, x, radius, at = null) {
     }
   }
   return out;
+}
+
+/** The read-out of the point `best` found (its line, its index in it, its pixels), or null. */
+function readOut(best) {
+  if (best === null) return null;
+  const point = best.line.values[best.index];
+  return {
+    name: best.line.name,
+    color: best.line.color,
+    index: best.index,
+    x: point.x,
+    y: point.y,
+    at: best.set.toClient(best.px, best.py),
+  };
 }

@@ -211,14 +211,7 @@ def _dots(line: StaticLine, fx: Any, fy: Any) -> str:
         crosses = "".join(
             f'<path data-x="{a:g}" data-y="{b:g}" d="M{x - 2:.2f} {y - 6:.2f}h4v4h4v4h-4v4h-4v-4'
             f'h-4v-4h4z"/>'
-            for a, b, x, y in zip(
-                np.asarray(line.x, float).tolist(),
-                np.asarray(line.y, float).tolist(),
-                fx(line.x).tolist(),
-                fy(line.y).tolist(),
-                strict=True,
-            )
-            if math.isfinite(x) and math.isfinite(y)
+            for a, b, x, y in _placed(line, fx, fy)
         )
         return (
             f'<g class="jhw-diverged" fill="{line.color}" stroke="#fff" stroke-width="1">'
@@ -228,14 +221,7 @@ def _dots(line: StaticLine, fx: Any, fy: Any) -> str:
         stars = "".join(
             f'<path data-x="{a:g}" data-y="{b:g}" transform="translate({x - 11:.2f} {y - 5:.2f})"'
             f' d="M{STAR.replace(" ", "L")}Z"/>'
-            for a, b, x, y in zip(
-                np.asarray(line.x, float).tolist(),
-                np.asarray(line.y, float).tolist(),
-                fx(line.x).tolist(),
-                fy(line.y).tolist(),
-                strict=True,
-            )
-            if math.isfinite(x) and math.isfinite(y)
+            for a, b, x, y in _placed(line, fx, fy)
         )
         return (
             f'<g class="jhw-best" fill="{line.color}" stroke="#fff" stroke-width="0.5">{stars}</g>'
@@ -244,13 +230,7 @@ def _dots(line: StaticLine, fx: Any, fy: Any) -> str:
         sign = -1 if line.dots == "up" else 1  # the tip towards the edge the lines leave by
         arrows = "".join(
             f'<path data-x="{a:g}" d="M{x:.2f} {y + 5 * sign:.2f}l4.5 {-9 * sign}h-9z"/>'
-            for a, x, y in zip(
-                np.asarray(line.x, float).tolist(),
-                fx(line.x).tolist(),
-                fy(line.y).tolist(),
-                strict=True,
-            )
-            if math.isfinite(x) and math.isfinite(y)
+            for a, _, x, y in _placed(line, fx, fy)
         )
         return (
             f'<g class="jhw-runaway-{line.dots}" fill="{line.color}" stroke="#fff" '
@@ -266,6 +246,21 @@ def _dots(line: StaticLine, fx: Any, fy: Any) -> str:
         f'<g class="jhw-path-{line.dots}" fill="{fill}" stroke="{line.color}" stroke-width="2" '
         f'opacity="{line.opacity:.2f}">{circles}</g>'
     )
+
+
+def _placed(line: StaticLine, fx: Any, fy: Any) -> list[tuple[float, float, float, float]]:
+    """Each point of ``line`` the chart can place: its data (x, y) and its pixels (x, y)."""
+    return [
+        (a, b, x, y)
+        for a, b, x, y in zip(
+            np.asarray(line.x, float).tolist(),
+            np.asarray(line.y, float).tolist(),
+            fx(line.x).tolist(),
+            fy(line.y).tolist(),
+            strict=True,
+        )
+        if math.isfinite(x) and math.isfinite(y)
+    ]
 
 
 def _near(fy: Any) -> Any:
