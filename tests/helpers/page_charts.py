@@ -28,7 +28,10 @@ CHARTS_JS = """
     const cell = fig.closest('.jhw-chart-cell');
     const own = cell && cell.querySelector('.jhw-chart-legend');
     const shown = own && getComputedStyle(own).display !== 'none';
-    return [(fig.querySelector('text.mainheading') || {}).textContent || '', {
+    // the title as the page shows it: the chart's own heading (bqplot's, hidden beside it, can
+    // miss a title set after its view was made)
+    const heading = fig.querySelector('.jhw-chart-title') || fig.querySelector('text.mainheading');
+    return [(heading || {}).textContent || '', {
       figure: box(fig),
       legend: shown ? { text: own.textContent, box: box(own),
                         items: [...own.querySelectorAll('.jhw-legend-item')].map(box) } : null,

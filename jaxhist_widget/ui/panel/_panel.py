@@ -265,15 +265,19 @@ class LivePanel(anywidget.AnyWidget):
         """
         if not isinstance(content, dict) or "jhw_control" not in content:
             return
-        self.__dict__["_cell_status"].served()
-        handler = self.__dict__["_requests"].get(content["jhw_control"])
-        if handler is not None:
-            handler(content.get("value"))
-            return
-        with self.lock:  # a change made from the traits' values (a click count, a list)
-            changes = self._control(content["jhw_control"], content.get("value"))
-            if changes:
-                self.write(**changes)
+        try:
+            handler = self.__dict__["_requests"].get(content["jhw_control"])
+            if handler is not None:
+                handler(content.get("value"))
+                return
+            with self.lock:  # a change made from the traits' values (a click count, a list)
+                changes = self._control(content["jhw_control"], content.get("value"))
+                if changes:
+                    self.write(**changes)
+        finally:
+            # once handled: the kernel's "idle" for this message follows its handler's return,
+            # which a redraw under the plot's lock can delay by seconds on a loaded machine
+            self.__dict__["_cell_status"].served()
 
     def _control(self, name: Any, value: Any) -> dict[str, Any]:
         """The trait changes a control asks for; none for a control or value it cannot be."""

@@ -33,9 +33,10 @@ from ..._host import HUB
 
 __all__ = ["BUSY_AGAIN_S", "CellStatus", "is_control_message", "serve_controls_at_once"]
 
-#: How long after its view's message is served the kernel says "busy" again for the running
-#: cell: after the "idle" that ends the message (sent as its handler returns, well within this).
-BUSY_AGAIN_S = 0.05
+#: How long after its view's message was handled the kernel says "busy" again for the running
+#: cell: after the "idle" that ends the message (sent as its handler returns, within the first
+#: on an idle machine; the second covers a kernel whose threads a loaded machine holds up).
+BUSY_AGAIN_S = (0.05, 0.5)
 
 #: The key of a control in the content of a panel's custom message (see ``js/panel/kernel.js``).
 CONTROL_KEY = "jhw_control"
@@ -106,13 +107,14 @@ class CellStatus:
             self._cell = self._kernel = None
 
     def served(self) -> None:
-        """A message of the view was served: while the cell runs, say "busy" for it again
-        shortly after (on the package's worker: the kernel's "idle" for the message is sent
-        once its handler returns, after this)."""
+        """A message of the view was handled: while the cell runs, say "busy" for it again
+        shortly after, twice (on the package's worker: the kernel's "idle" for the message is
+        sent once its handler returns, after this)."""
         with self._lock:
             cell = self._cell
         if cell is not None:
-            HUB.worker.later(BUSY_AGAIN_S, lambda: self._busy(cell))
+            for delay in BUSY_AGAIN_S:
+                HUB.worker.later(delay, lambda: self._busy(cell))
 
     def _busy(self, cell: dict[str, Any]) -> None:
         # Said under the lock: `ended` (which the cell calls before its own last "idle") then
