@@ -18,7 +18,7 @@ fi
 python3 -m pip install -q --disable-pip-version-check -e ".[test]"
 
 # JHW_TEST_PASS: both (default); shared: the checks and the tests on every core only; alone: the
-# tests that run alone only.
+# tests that run alone only (CI runs the two apart: see .ci/run).
 pass=${JHW_TEST_PASS:-both}
 case $pass in both | shared | alone) ;; *) echo "JHW_TEST_PASS: both, shared or alone" >&2; exit 2 ;; esac
 
@@ -57,6 +57,8 @@ status=0
 if [ "$pass" != alone ]; then
   python3 -m pytest -p no:cacheprovider -n "$jobs" --serial skip "$@" || status=$?
   [ "$status" -eq 5 ] && status=0
+  # (JHW_SHARED_DONE: a file made once this pass is over, for CI to start what runs beside)
+  [ -n "${JHW_SHARED_DONE:-}" ] && touch "$JHW_SHARED_DONE"
   [ "$pass" = shared ] && exit "$status"
 fi
 alone=0

@@ -17,8 +17,9 @@ from .helpers.kernels import KernelDriver, start_kernel
 __all__ = ["ROOT"]
 
 # CI explores the same examples on every run (a submission must not fail on a fresh random
-# draw), with no deadline per example (a loaded machine's example may take longer than 200 ms:
-# that is no failure); locally each run draws new ones, and failures are kept in .hypothesis/.
+# draw), with no deadline per example (CI's oldest and Python 3.13 environments run beside the
+# newest's, at a lower priority: see .ci/run); locally each run draws new ones, and failures are
+# kept in .hypothesis/.
 settings.register_profile("ci", derandomize=True, print_blob=True, deadline=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
