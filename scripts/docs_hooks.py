@@ -32,6 +32,9 @@ from typing import Any
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
 
+# (MkDocs puts this file's folder on the path while it loads it)
+from notebook_runs import run_notebook  # type: ignore[import-not-found]
+
 from jaxhist_widget.ui.plot._outputs import picture_svg
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,25 +49,15 @@ _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def executed(path: Path) -> dict[str, Any]:
-    """The notebook at ``path`` run in a fresh kernel, its outputs in its cells.
+    """The notebook at ``path`` run in a fresh kernel, its outputs in its cells (a run the test
+    suite already made of the same notebook, where it keeps them: ``notebook_runs.py``).
 
     Raises
     ------
     nbclient.exceptions.CellExecutionError
         If a cell raises: the build fails, as a tutorial that does not run must not ship.
     """
-    import nbclient
-    import nbformat
-
-    notebook = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(
-        notebook,
-        kernel_name="python3",
-        timeout=CELL_TIMEOUT_S,
-        resources={"metadata": {"path": str(path.parent)}},
-    )
-    env = {**os.environ, "JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "cpu")}
-    client.execute(env=env)
+    notebook, _seconds = run_notebook(path, CELL_TIMEOUT_S)
     return notebook
 
 

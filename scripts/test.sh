@@ -22,16 +22,26 @@ python3 -m pip install -q --disable-pip-version-check -e ".[test]"
 pass=${JHW_TEST_PASS:-both}
 case $pass in both | shared | alone) ;; *) echo "JHW_TEST_PASS: both, shared or alone" >&2; exit 2 ;; esac
 
+# JHW_CHECKS: all (default): lint, types and the JS unit tests before the shared pass; types:
+# the type check only (it reads the installed libraries' annotations); none (CI's environments
+# after the first: lint and the JS tests do not depend on the environment).
+checks=${JHW_CHECKS:-all}
+case $checks in all | types | none) ;; *) echo "JHW_CHECKS: all, types or none" >&2; exit 2 ;; esac
+
 if [ "$pass" != alone ]; then
-  python3 -m ruff check .
-  python3 -m ruff format --check .
+  if [ "$checks" = all ]; then
+    python3 -m ruff check .
+    python3 -m ruff format --check .
+  fi
   # Types: the package's annotations checked against what it calls (config: pyproject.toml), so a
   # wrong one, or a value that can be None where it is used, fails here rather than in a test.
-  python3 -m mypy
-  if command -v node >/dev/null; then
-    node --test js/
-  else
-    echo "node not found: skipping the JS unit tests" >&2
+  [ "$checks" != none ] && python3 -m mypy
+  if [ "$checks" = all ]; then
+    if command -v node >/dev/null; then
+      node --test js/
+    else
+      echo "node not found: skipping the JS unit tests" >&2
+    fi
   fi
 fi
 # pytest on every core (pytest-xdist), then the tests that must run alone (a kernel, a browser,

@@ -13,6 +13,7 @@ from hypothesis import settings
 from .helpers import ROOT
 from .helpers.docs import Built, build_site, newcomer_build
 from .helpers.kernels import KernelDriver, start_kernel
+from .helpers.notebook_runs import FOLDER_VARIABLE
 
 __all__ = ["ROOT"]
 
@@ -117,6 +118,20 @@ def module_kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelDr
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _notebook_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A folder where a tutorial's run is kept for the session (``scripts/notebook_runs.py``):
+    the docs site's build and the notebook tests run each tutorial once between them. (The
+    build's subprocesses, a newcomer's included, inherit it.)"""
+    before = os.environ.get(FOLDER_VARIABLE)
+    os.environ[FOLDER_VARIABLE] = str(tmp_path_factory.mktemp("notebook-runs"))
+    yield
+    if before is None:
+        os.environ.pop(FOLDER_VARIABLE, None)
+    else:
+        os.environ[FOLDER_VARIABLE] = before
 
 
 @pytest.fixture(scope="session")

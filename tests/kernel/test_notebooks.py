@@ -1,7 +1,9 @@
 """The tutorial notebooks in ``notebooks/``: they run top to bottom, end on the picture they
 teach, and are committed clean.
 
-Each notebook is executed in a fresh ``python3`` kernel through `nbclient` (cwd ``notebooks/``);
+Each notebook is executed in a fresh ``python3`` kernel through `nbclient` (cwd ``notebooks/``;
+once per session: the docs site's build, where it ran first, made the run read here, see
+``scripts/notebook_runs.py``);
 any cell error fails the test, and so does a last plot that shows no curve (read from its
 static picture, as a reader of the executed notebook sees it). The static checks make sure the
 committed files carry no outputs or execution counts (so diffs stay readable) and name their
@@ -11,9 +13,7 @@ kernel.
 from __future__ import annotations
 
 import json
-import os
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ import pytest
 from jaxhist_widget.ui.plot._outputs import picture_svg
 
 from ..helpers import ROOT
+from ..helpers.notebook_runs import run_notebook
 
 
 def _nbformat() -> Any:
@@ -73,25 +74,15 @@ def test_notebook_is_clean(path: Path) -> None:
 def test_notebook_runs(path: Path) -> None:
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
-    nb = _nbformat().read(path, as_version=4)
-    _nbformat().validate(nb)
-    client = nbclient.NotebookClient(
-        nb,
-        kernel_name="python3",
-        timeout=CELL_TIMEOUT_S,
-        resources={"metadata": {"path": str(NOTEBOOK_DIR)}},
-    )
-    # Same default as the other kernel tests: CPU unless the caller chose a platform.
-    env = {**os.environ, "JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "cpu")}
-    start = time.perf_counter()
+    _nbformat().validate(_nbformat().read(path, as_version=4))
     failure = None
     try:
-        client.execute(env=env)
+        # a run the docs site's build made of the same notebook this session, if it did
+        nb, elapsed = run_notebook(path, CELL_TIMEOUT_S)
     except nbclient.exceptions.CellExecutionError as e:
         failure = ANSI.sub("", str(e))  # the kernel's traceback is colored
     if failure is not None:
         pytest.fail(f"{path.name} failed:\n{failure}", pytrace=False)
-    elapsed = time.perf_counter() - start
     assert elapsed < NOTEBOOK_BUDGET_S, f"{path.name} took {elapsed:.1f} s"
     errors = [
         out
