@@ -283,7 +283,7 @@ class Hub:
             # In its run's channel already (`jhw.log`'s batches are sent from the worker): filed
             # at once, or it would be filed after whatever of the run waits behind this task.
             here = self.worker.holds(entry.run.id)
-            if not here and self._rows_can_wait(entry, chunk):
+            if not here and self._rows_can_wait(entry, chunk, layout.accelerated):
                 self.worker.submit(entry.run.id, self._file_later, entry, chunk)
                 return answer(False, interval)
             with self.worker.holding(entry.run.id):  # after its earlier chunks: rows in order
@@ -303,11 +303,13 @@ class Hub:
                 entry.pace.host_work(time.perf_counter() - arrived)
                 entry.pace.call_ended()
 
-    def _rows_can_wait(self, entry: Entry, chunk: Chunk) -> bool:
+    def _rows_can_wait(self, entry: Entry, chunk: Chunk, accelerated: bool) -> bool:
         """Whether the device may have its answer (run on) before this chunk's rows are filed:
-        some lane runs on, no stop is asked, and no sink needs to see the rows first."""
+        some lane runs on, no stop is asked, and no sink needs to see the rows first (on an
+        accelerator, ``accelerated``, or not: a sink may decide by it)."""
         running = bool((chunk.status == 0).any())
-        return running and self._calls.rows_can_wait(entry.sinks) and not self._stop_asked(entry)
+        can_wait = self._calls.rows_can_wait(entry.sinks, accelerated)
+        return running and can_wait and not self._stop_asked(entry)
 
     def _stop_asked(self, entry: Entry) -> bool:
         """Whether the run is to stop: a sink asks now, or one had asked when it was

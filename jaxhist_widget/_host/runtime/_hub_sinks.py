@@ -115,17 +115,22 @@ class SinkCalls:
                 del self._notes[sink], self._quick[sink]
 
     # -------------------------------------------------------------------- questions
-    def rows_can_wait(self, sinks: tuple[HubSink, ...]) -> bool:
-        """Whether no sink of a run needs to see a chunk's rows before the loop goes on."""
-        return all(self._can_wait(s) for s in sinks)
+    def rows_can_wait(self, sinks: tuple[HubSink, ...], accelerated: bool) -> bool:
+        """Whether no sink of a run needs to see a chunk's rows before the loop goes on
+        (``accelerated``: the loop runs on an accelerator, which waits while the host works)."""
+        return all(self._can_wait(s, accelerated) for s in sinks)
 
     def stop_asked(self, sinks: tuple[HubSink, ...], run: Run) -> bool:
         """Whether a sink of ``run`` asks it to stop now."""
         return any(self._should_stop(s, run) for s in sinks)
 
-    def _can_wait(self, sink: HubSink) -> bool:
+    def _can_wait(self, sink: HubSink, accelerated: bool) -> bool:
         return self._guard(
-            sink, "rows_can_wait", ("rows_can_wait",), lambda: sink._rows_can_wait, False
+            sink,
+            "rows_can_wait",
+            ("rows_can_wait",),
+            lambda: sink._rows_can_wait(accelerated),
+            False,
         )
 
     def _should_stop(self, sink: HubSink, run: Run) -> bool:

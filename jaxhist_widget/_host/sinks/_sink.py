@@ -89,8 +89,9 @@ class Sink:
     #: `on_rows` or `_should_stop` of its own (from its class, a mixin or the instance).
     rows_can_wait: bool | None = None
 
-    @property
-    def _rows_can_wait(self) -> bool:
+    def _rows_can_wait(self, accelerated: bool) -> bool:
+        """`rows_can_wait` as the hub asks it, for a loop on an accelerator (a chip stopped
+        while the host works) or not; a subclass may decide by it (`LivePlot` does)."""
         if self.rows_can_wait is not None:
             return self.rows_can_wait
         own = vars(self)

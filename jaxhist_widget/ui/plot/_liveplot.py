@@ -176,11 +176,15 @@ class LivePlot(controls.ControlOptions, Sink):
     def on_start(self, run: Run) -> None:
         self._updates.start(run, keep_runs=self.panel.keep_runs)
 
-    # Rows are filed in the chunk's call (see `Sink`), though on_rows never stops: a push
-    # pauses the loop rather than compete with it for the cores, its measured cost spacing the
-    # updates (pushes deferred, a long run in JupyterLab got a fraction of its updates on a
+    # On a CPU, rows are filed in the chunk's call (see `Sink`), though on_rows never stops: a
+    # push pauses the loop rather than compete with it for the cores, its measured cost spacing
+    # the updates (pushes deferred, a long run in JupyterLab got a fraction of its updates on a
     # machine of few cores). Only new rows are reduced on the worker between pushes (`._ahead`).
-    rows_can_wait = False
+    # On an accelerator the loop does not share the host's cores, and a call the host answers
+    # late stops the chip for nothing: the rows are drawn on the worker while the loop runs on
+    # (a stop from the panel is answered at the next call all the same).
+    def _rows_can_wait(self, accelerated: bool) -> bool:
+        return accelerated if self.rows_can_wait is None else self.rows_can_wait
 
     def on_rows(self, run: Run, lanes: list[int]) -> None:
         self._updates.rows()

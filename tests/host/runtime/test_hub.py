@@ -270,13 +270,17 @@ def test_only_sinks_whose_rows_can_wait_let_the_loop_go_on():
     assigned = jhw.Recorder()
     assigned.on_rows = lambda run, lanes: None  # on_rows set on the instance
 
-    assert jhw.Recorder()._rows_can_wait
-    assert not jhw.LivePlot()._rows_can_wait  # its pushes pause the loop (see there)
-    assert Quiet()._rows_can_wait and Declared()._rows_can_wait
-    # a stop these ask for may depend on the rows: it must end the loop right after them
-    assert not Watching()._rows_can_wait and not WatchingRecorder()._rows_can_wait
-    assert not StopsOnRows()._rows_can_wait
-    assert not Mixed()._rows_can_wait and not assigned._rows_can_wait
+    for accelerated in (False, True):
+        waits = lambda sink, on=accelerated: sink._rows_can_wait(on)  # noqa: E731
+        assert waits(jhw.Recorder())
+        assert waits(Quiet()) and waits(Declared())
+        # a stop these ask for may depend on the rows: it must end the loop right after them
+        assert not waits(Watching()) and not waits(WatchingRecorder())
+        assert not waits(StopsOnRows())
+        assert not waits(Mixed()) and not waits(assigned)
+    # a plot's pushes pause a loop on a CPU (see there), never a chip
+    assert not jhw.LivePlot()._rows_can_wait(False)
+    assert jhw.LivePlot()._rows_can_wait(True)
 
 
 @pytest.mark.slow  # compiles several loops: kept out of the quick subset
