@@ -102,7 +102,12 @@ class Orphans:
             return
         if ended is None:
             if entry.program is not None and entry.program.queued:
-                self._programs.look()  # marks, to tell at a later look
+                # Marks, to tell at a later look: queued off the run's channel. Dispatching one
+                # can wait for the programs running (on several CPU devices, under load), and
+                # a host call of this run's program waits for its channel once the worker's
+                # queue for it is full: in the channel, that was a deadlock (the devices left
+                # in a collective, which XLA ends by aborting the process).
+                self._worker.later(0.0, self._programs.look)
             quiet = max(ORPHAN_S, ORPHAN_GAPS * entry.pace.longest_gap)
             if now - quiet_since >= quiet and self.give_up(entry):
                 return

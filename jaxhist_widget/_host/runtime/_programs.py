@@ -83,6 +83,7 @@ class Programs:
         self._opened = 0
         self._passed = 0  # runs opened before marks that have run
         self._marks: tuple[int, list[Any]] | None = None  # queued by `look`, not yet seen run
+        self._looking = False  # a `look` runs (one at a time: its dispatch may wait)
 
     def opened(self) -> Program:
         """The program of a run opening now: call it in the run's first host call."""
@@ -150,9 +151,22 @@ class Programs:
                 self._calls.pop(program.thread, None)
 
     def look(self) -> None:
-        """Without waiting: note the marks queued at the last look if they have run, and queue
-        new ones if none are on their way (where the device orders its programs, and this
-        process is the whole job)."""
+        """Note the marks queued at the last look if they have run, and queue new ones if none
+        are on their way (where the device orders its programs, and this process is the whole
+        job). It waits for no program, but queueing a mark can wait for the programs running
+        (their host calls with it): call it where no host call waits for the caller (never in
+        a run's channel). One look at a time: another returns at once."""
+        with self._lock:
+            if self._looking:
+                return
+            self._looking = True
+        try:
+            self._look()
+        finally:
+            with self._lock:
+                self._looking = False
+
+    def _look(self) -> None:
         with self._lock:
             marks = self._marks
         if marks is not None and all(ready(x) for x in marks[1]):

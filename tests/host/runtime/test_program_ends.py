@@ -145,3 +145,25 @@ def test_a_run_taken_for_dead_that_sends_rows_after_all_is_not_given_up_again(mo
         assert sink.ends == ["failed"] and sink.runs[-1].status == "running"
         flush(run_id, 1, [1.0], status=1)
     assert sink.ends == ["failed", "converged"]
+
+
+def test_marks_are_never_queued_in_a_runs_channel(monkeypatch):
+    # Queueing a mark (a tiny program behind the ones running) can wait for the programs
+    # running; a host call of the run's program waits for the run's channel once the worker's
+    # queue for it is full. The watch queued marks in the run's channel: on 4 loaded CPU devices
+    # a sharded loop's collective was left waiting until XLA aborted the process
+    # (test_program_ends_on_devices.py's results_dropped, 7 runs of 12 under load).
+    monkeypatch.setattr("jaxhist_widget._host.runtime._hub_orphans.LOOK_S", 0.02)
+    looked: list[bool] = []  # per look: whether it ran in the run's channel
+    run_id = -1
+    monkeypatch.setattr(HUB.programs, "look", lambda: looked.append(HUB.worker.holds(run_id)))
+    sink = EndLog()
+    with sink:
+        run_id = int(HUB.open_run(LAYOUT)[0])
+        HUB._runs.get(run_id).program.queued = True  # (the hub's table) its end unknown yet
+        deadline = time.monotonic() + PROMPT_S
+        while len(looked) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        flush(run_id, 0, [0.0], status=1)
+    assert len(looked) >= 3 and not any(looked), looked
+    assert sink.ends == ["converged"]
