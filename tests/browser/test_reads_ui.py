@@ -76,7 +76,13 @@ LAYOUT_JS = """
   const row = panel.querySelector('.jhw-controls')
     || [...panel.children].filter((c) => c.classList.contains('jhw-row')).pop();
   const controls = [...row.querySelectorAll(':scope > *, .jhw-view-options > *')].filter(shown);
-  const rows = new Set(controls.map((e) => Math.round(rect(e).top / 4)));
+  // rows as a reader sees them: a control below the bottom of the row so far starts another
+  // (controls of one row differ in height, so their tops differ by a pixel or two)
+  let rows = 0, bottom = -Infinity;
+  for (const r of controls.map(rect).sort((a, b) => a.top - b.top)) {
+    if (r.top >= bottom - 1) { rows += 1; bottom = r.bottom; }
+    else bottom = Math.max(bottom, r.bottom);
+  }
   const right = rect(panel).right;
   const counters = ['.jhw-header-run', '.jhw-step', '.jhw-rate', '.jhw-elapsed', '.jhw-lanes',
     '.jhw-lane-status', '.jhw-field'].flatMap((s) => [...panel.querySelectorAll(s)]).map((e) =>
@@ -97,7 +103,7 @@ LAYOUT_JS = """
   });
   const notes = box.querySelector('.jhw-legend .jhw-notes');
   return {
-    width: Math.round(rect(box).width), rows: rows.size, counters, charts,
+    width: Math.round(rect(box).width), rows, counters, charts,
     notes: notes ? { tag: notes.tagName, height: rect(notes).height,
                      open: notes.open, line: notes.querySelector('summary')?.textContent } : null,
   };
