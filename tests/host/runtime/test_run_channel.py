@@ -21,6 +21,9 @@ from ...helpers.hub import LAYOUT, flush
 #: How long a held hook waits for the rows that would cross it (they come in milliseconds
 #: where nothing keeps them back).
 HOLD_S = 1.0
+#: How long a step of these tests may wait for the hub's threads: only a bound on a hang (the
+#: orphan watch waits for 20 times a run's longest gap, which a starved machine stretches).
+HANG_S = 60
 
 
 class HeldWhileGivingUp(jhw.Sink):
@@ -59,7 +62,7 @@ def _flush_when_giving_up(sink: HeldWhileGivingUp, run_id: int, first: int) -> t
     """The loop's next flush, sent as soon as the run is being given up."""
 
     def send() -> None:
-        assert sink.giving_up.wait(5)
+        assert sink.giving_up.wait(HANG_S)
         flush(run_id, first, [float(first)])
 
     thread = threading.Thread(target=send, daemon=True)
@@ -75,7 +78,7 @@ def test_a_run_given_up_at_its_block_s_end_as_its_rows_come_ends_once_with_its_t
         flush(run_id, 0, [0.0])
         sink.hold = lambda: threading.current_thread() is main  # the block's end gives it up
         loop = _flush_when_giving_up(sink, run_id, 1)
-    loop.join(5)
+    loop.join(HANG_S)
     HUB.worker.drain(run_id)  # its rows filed (they can wait: the sink asks nothing of them)
     # Its end reached the sink while it read failed; its rows came after, and took it up.
     assert sink.ends == ["failed"]
@@ -99,8 +102,8 @@ def test_a_run_the_orphan_watch_gives_up_as_its_rows_come_ends_once_with_its_tru
     sink.hold = lambda: worker().name.startswith("jaxhist-worker")  # the watch gives it up
     flush(run_id, 0, [0.0])  # the loop was alive after all: taken up, and watched
     loop = _flush_when_giving_up(sink, run_id, 1)
-    loop.join(5)
-    deadline = time.monotonic() + 5
+    loop.join(HANG_S)
+    deadline = time.monotonic() + HANG_S
     while len(sink.ends) < 2 and time.monotonic() < deadline:  # the watch is done telling
         time.sleep(0.01)
     HUB.worker.drain(run_id)
