@@ -59,7 +59,11 @@ class SinkCalls:
 
     # ------------------------------------------------------------------------ hooks
     def start(self, sink: HubSink, run: Run) -> None:
-        """``run`` starts streaming to ``sink``."""
+        """``run`` starts streaming to ``sink``, after whatever of its earlier runs is still
+        queued for it on the worker (a slow sink's last rows and end: a plot continuing its
+        step axis places the new run after the last one's end)."""
+        if self._worker.pending(sink):
+            self._worker.drain(sink)
         self._guard(sink, "start", (run.id, "start"), lambda: sink._start(run), None)
 
     def resume(self, sink: HubSink, run: Run) -> None:

@@ -112,3 +112,31 @@ def test_a_run_the_orphan_watch_gives_up_as_its_rows_come_ends_once_with_its_tru
     flush(run_id, 2, [], status=1)
     assert sink.ends == ["failed", "failed", "converged"]
     assert not sink.running and not _live(run_id)
+
+
+def test_a_slow_sinks_next_run_starts_after_its_last_run_ended_for_it():
+    # A sink whose on_rows proved slow gets its updates, and a run's end, on the worker; the
+    # next run's start came in that run's first host call, before the last run's end had
+    # reached the sink (a plot continuing its step axis placed the next run at the last one's
+    # start: CI's oldest environment, starved beside the browser tests).
+    events: list[tuple[str, int]] = []
+
+    class Slow(jhw.Recorder):
+        def on_start(self, run: Run) -> None:
+            events.append(("start", run.id))
+
+        def on_rows(self, run: Run, lanes: list[int]) -> None:
+            time.sleep(0.08)  # past the hub's SLOW_S: its updates move to the worker
+
+        def on_end(self, run: Run) -> None:
+            time.sleep(0.2)  # still queued when the next run opens
+            events.append(("end", run.id))
+
+    with Slow():
+        first = int(HUB.open_run(LAYOUT)[0])
+        flush(first, 0, [0.0])
+        flush(first, 1, [1.0])
+        flush(first, 2, [2.0], status=1)
+        second = int(HUB.open_run(LAYOUT)[0])
+        flush(second, 0, [0.0], status=1)
+    assert events == [("start", first), ("end", first), ("start", second), ("end", second)]
