@@ -15,6 +15,7 @@ imports pointing one way between them too:
 
     look/, reduce/ <- series/, figure/, panel/, picture/ <- plot/ <- ui/__init__.py
     interrupts/ <- runtime/ <- sinks/ <- store/, tensorboard/ <- _export.py, _host/__init__.py
+    _floats.py <- runtime/, store/
     parallel/ <- record/, stream/ <- loops/ <- _device/__init__.py
 
 (the picture and the figure never import each other, nor the store and TensorBoard; another
@@ -238,10 +239,11 @@ PARTS = {
         "face": {"panel", "plot"},
     },
     "_host": {
+        "_floats": set(),
         "interrupts": set(),
-        "runtime": {"interrupts"},
+        "runtime": {"interrupts", "_floats"},
         "sinks": {"runtime"},
-        "store": {"runtime", "sinks"},
+        "store": {"runtime", "sinks", "_floats"},
         "tensorboard": {"runtime", "sinks"},
         "_export": {"runtime", "store", "tensorboard"},
         "face": {"runtime", "sinks", "store", "tensorboard", "_export"},

@@ -6,11 +6,12 @@
 - ``sinks/``: the sink API: `Sink`, `Recorder`, `log` (a Python loop's rows, made on the host);
 - ``store/``: `Store` (runs on disk) and `load_runs`;
 - ``tensorboard/``: `TensorBoard` (event files);
-- ``_export``: `to_tensorboard`, which joins the last two.
+- ``_export``: `to_tensorboard`, which joins the last two;
+- ``_floats``: IEEE arithmetic in the host calls XLA runs with subnormals flushed.
 
-Imports point one way: interrupts <- runtime <- sinks <- store, tensorboard <- _export. Importing
-it connects the hub to the device↔host contract (`jaxhist_widget._wire`), so the traced loop's
-host calls reach it. It imports no widget code.
+Imports point one way: _floats, interrupts <- runtime <- sinks <- store, tensorboard <- _export
+(the store uses _floats too). Importing it connects the hub to the device↔host contract
+(`jaxhist_widget._wire`), so the traced loop's host calls reach it. It imports no widget code.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from typing import TYPE_CHECKING
 
 import pytest
@@ -71,11 +72,17 @@ def test_every_update_arrives_and_is_drawn(page: Page, notebook: Notebook) -> No
     assert match, cell_output_text(page, 2)
     ids = json.loads(match.group(1))
     assert len(ids["marks"]) == LINES, ids
-    log = page.evaluate("() => window.__jhwDraw")
-    found = updates(page, ids["marks"], ids["panel"])
     # Every update (its lines, then the panel's step) reached the page and was drawn: a
-    # frame showed all three lines up to its step.
-    sent = [m for m in log["msgs"] if m["comm"] == ids["panel"] and m["step"] is not None]
+    # frame showed all three lines up to its step. The kernel is idle once the last update is
+    # sent; the page draws it on a later animation frame (on a loaded machine, a while later).
+    deadline = time.monotonic() + 30
+    while True:
+        log = page.evaluate("() => window.__jhwDraw")
+        found = updates(page, ids["marks"], ids["panel"])
+        sent = [m for m in log["msgs"] if m["comm"] == ids["panel"] and m["step"] is not None]
+        if (found and found[-1].step == sent[-1]["step"]) or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     assert sent[-1]["step"] == STEPS, sent[-1]
     # bqplot sets a line's path in a d3 transition, inside an animation frame callback: the
     # log must have seen that (its requestAnimationFrame wrapper was in place before d3

@@ -103,9 +103,13 @@ def test_hover_reads_out_step_and_value_while_the_kernel_is_busy(
         # ulp apart from numpy's quotient; neighbouring steps differ by 1/97).
         assert abs(value - saw(step)) < 1e-6, f"read-out {r}: the run recorded {saw(step)!r}"
         assert value_text == f"value {six_digits(value)}", r
-        # The point read out is the one under the pointer (a line moves as the run goes on,
-        # so a neighbour within the read-out's 12 px radius may be the nearest by then).
-        assert abs(r["dot"]["x"] - r["at"]["x"]) <= 12 and abs(r["dot"]["y"] - r["at"]["y"]) <= 12
+        # The step read out is the one under the pointer: the read-out snaps to the step
+        # nearest the pointer's x (as TensorBoard's), its dot on that step's value. The line
+        # moves as the run goes on (new rows rescale the x axis): by the time the pointer
+        # arrives, the vertex it was sent to may have moved, and the step now under it is
+        # another, whose value (a sawtooth's: anywhere from 0 to 1) is drawn at another y. So
+        # only x is the pointer's; the value is the step's, checked above.
+        assert abs(r["dot"]["x"] - r["at"]["x"]) <= 12, r
     steps = [int(r["step"]) for r in read]
     assert steps == sorted(steps) and len(set(steps)) == len(steps), steps
     assert notebook.errors() == []

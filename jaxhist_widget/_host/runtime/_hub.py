@@ -72,6 +72,7 @@ import numpy as np
 
 from ... import _wire
 from ..._wire import NEVER, Chunk, Layout, answer
+from .._floats import ieee
 from ..interrupts import InterruptBridge
 from ._hub_chunks import chunk_end, lane_groups
 from ._hub_orphans import Orphans
@@ -165,7 +166,7 @@ class Hub:
     # ------------------------------------------------------------ called from the device
     def open_run(self, layout: Layout, token: Any = None) -> np.ndarray:
         """Start a run: int32 ``[run_id, first_interval]`` (`NEVER`: no sinks)."""
-        with self.interrupts.host_call():
+        with self.interrupts.host_call(), ieee():
             return self._open_run(layout)
 
     def _open_run(self, layout: Layout) -> np.ndarray:
@@ -263,7 +264,7 @@ class Hub:
         Everything here works on whole arrays of lanes: its cost follows the chunk's bytes, not
         the number of lanes.
         """
-        with self.interrupts.host_call():
+        with self.interrupts.host_call(), ieee():
             return self._receive_chunk(layout, head, windows)
 
     def _receive_chunk(self, layout: Layout, head: np.ndarray, windows: tuple) -> np.ndarray:

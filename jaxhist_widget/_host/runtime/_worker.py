@@ -40,6 +40,7 @@ import time
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
+from .._floats import use_ieee
 from ._report import report
 
 __all__ = ["IDLE_S", "MAX_PENDING", "Timer", "Worker"]
@@ -227,7 +228,11 @@ class Worker:
         self._local.keys.remove(key)
 
     def _start(self, target: Callable[..., None], name: str, *args: Any) -> threading.Thread:
-        thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+        def run() -> None:
+            use_ieee()  # not XLA's modes, when started inside a host call (see _floats)
+            target(*args)
+
+        thread = threading.Thread(target=run, name=name, daemon=True)
         thread.start()
         return thread
 

@@ -49,6 +49,8 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from .._floats import ieee
+
 __all__ = [
     "BLOCK_BYTES",
     "BLOCK_PAIRS",
@@ -146,10 +148,13 @@ def create(conn: Any) -> None:
         conn.execute(statement)
     if conn.execute("SELECT count(*) FROM _seq").fetchone()[0] != BLOCK_PAIRS:
         conn.execute("DELETE FROM _seq")
-        conn.executemany(
-            "INSERT INTO _seq VALUES (?, ?)",
-            ((i, _pow2(i - 2048)) for i in range(BLOCK_PAIRS)),
-        )
+        # In IEEE arithmetic: in a thread XLA started, 2**-1074 is computed as 0, and SQLite
+        # files a REAL that equals a whole number as that integer (see _host/_floats.py).
+        with ieee():
+            conn.executemany(
+                "INSERT INTO _seq VALUES (?, ?)",
+                ((i, _pow2(i - 2048)) for i in range(BLOCK_PAIRS)),
+            )
     conn.execute(VIEW)
 
 
