@@ -31,6 +31,7 @@ from ..look import (
     LegendLine,
     lane_colors,
 )
+from ..reduce import robust_extent
 
 __all__ = [
     "OFF_AXIS",
@@ -47,6 +48,10 @@ __all__ = [
     "step_array",
     "styles",
 ]
+
+
+#: A y extent: (min, max, smallest positive).
+Extent = tuple[float, float, float]
 
 
 @dataclass
@@ -80,10 +85,34 @@ class RunMarks:
     smoothed_points: list[tuple[list[np.ndarray], list[np.ndarray]]] = field(default_factory=list)
     last_step: int = 0
     hidden: bool = False  # hidden from the run list: its marks are not shown
+    #: `robust_extents`' last answer on each kind of axis (log or not), with the arrays it read.
+    _robust_memo: dict[bool, tuple[list[np.ndarray], list[Extent | None]]] = field(
+        default_factory=dict, repr=False
+    )
 
     @property
     def batched(self) -> bool:
         return bool(self.lane_names)
+
+    def robust_extents(self, log: bool) -> list[Extent | None]:
+        """Per mark, the extent of its shown lines but the lanes that ran away, without their
+        outliers (`..reduce.robust_extent`; None where they hold no value).
+
+        Kept while the lines are the same arrays: a chart of many runs fits its axis at each
+        update, and a run that ended (a `keep_runs` sweep's 199 earlier ones) keeps its points,
+        so it is not reduced again each time (200 runs of 3 fields reduced ~10,000 lines).
+        """
+        ys = self.shown_ys(without=self.away)
+        memo = self._robust_memo.get(log)
+        same = memo is not None and len(memo[0]) == len(ys)
+        if memo is not None and same and all(a is b for a, b in zip(memo[0], ys, strict=True)):
+            return memo[1]
+        out: list[Extent | None] = []
+        for y in ys:
+            extent = robust_extent([y], log=log)
+            out.append(extent if extent[0] <= extent[1] else None)
+        self._robust_memo[log] = (ys, out)
+        return out
 
     def shown_ys(
         self, without: set[int] | frozenset[int] = frozenset(), given: bool = False

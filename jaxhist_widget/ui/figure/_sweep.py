@@ -187,8 +187,9 @@ def fitted_extent(
             below.update(s.ids[bulk.below].tolist())
         if r.away != above | below:
             r.away, changed = above | below, True
+        robust_ys = r.robust_extents(log) if robust else []
         for i, extent in enumerate(marks):
-            kept = _robust(r.shown_ys(without=r.away)[i : i + 1], log) if robust else None
+            kept = robust_ys[i] if i < len(robust_ys) else None
             extents.append(kept if kept is not None else extent)
         for extra in r.extras:  # a sweep's band of every lane: its field's lanes fit instead
             if not (isinstance(extra, BandExtra) and extra.label in fitted):
