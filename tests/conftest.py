@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -75,9 +74,6 @@ def runs_alone(item: pytest.Item) -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # The tests of the docs site last: its build starts with the session (`_docs_site_started`)
-    # and runs beside all the others first.
-    items.sort(key=lambda item: "docs_site" in item.fixturenames)
     choice = config.getoption("--serial")
     if choice is None:
         return
@@ -139,44 +135,12 @@ def _notebook_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def docs_site(
-    _docs_site_started: Future[Built] | None, tmp_path_factory: pytest.TempPathFactory
-) -> Built:
+def docs_site(tmp_path_factory: pytest.TempPathFactory) -> Built:
     """The docs site, built once per session (the build runs every tutorial): the README's way in
     a fresh environment (`newcomer_build`), shared by the newcomer's test, the site's and the
     browser's; in an environment pinned to the oldest versions (``PIP_CONSTRAINT``), which a
     newcomer's pip would not resolve, built here instead."""
-    if _docs_site_started is not None:
-        return _docs_site_started.result()
-    return _build_docs_site(tmp_path_factory.mktemp("docs"))
-
-
-def _build_docs_site(folder: Path, niceness: int = 0) -> Built:
+    folder = tmp_path_factory.mktemp("docs")
     if os.environ.get("PIP_CONSTRAINT"):
         return Built(folder / "site", build_site(folder / "site"), newcomer=False)
-    return newcomer_build(folder, niceness)
-
-
-#: The niceness of a docs build started with the session, beside the tests before its first.
-EARLY_BUILD_NICENESS = 10
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _docs_site_started(
-    request: pytest.FixtureRequest,
-    tmp_path_factory: pytest.TempPathFactory,
-    _notebook_runs: None,
-) -> Iterator[Future[Built] | None]:
-    """The docs site's build, started with the session where a test of it needs the site.
-
-    The build is a few minutes of subprocesses (a newcomer's install, every tutorial), and the
-    tests before the first that needs it (a browser's, a kernel's) leave the cores idle much of
-    the time: started at once, at a lower priority, it runs beside them instead of holding up
-    that test. (After `_notebook_runs`: the build's tutorials are the session's. Not in an
-    xdist worker: each would build its own.)"""
-    wanted = any("docs_site" in item.fixturenames for item in request.session.items)
-    if not wanted or os.environ.get("PYTEST_XDIST_WORKER"):
-        yield None
-        return
-    with ThreadPoolExecutor(1, thread_name_prefix="docs-site") as pool:
-        yield pool.submit(_build_docs_site, tmp_path_factory.mktemp("docs"), EARLY_BUILD_NICENESS)
+    return newcomer_build(folder)

@@ -114,11 +114,10 @@ def copy_of_the_repository(to: Path) -> Path:
     return to
 
 
-def newcomer_build(folder: Path, niceness: int = 0) -> Built:
+def newcomer_build(folder: Path) -> Built:
     """The site built as the README tells a newcomer: its Docs commands, run as written in a new
     virtual environment (made in ``folder``) on a copy of the repository, with none of this
-    environment's variables that a newcomer's shell would not have (at ``niceness``, beside
-    other tests)."""
+    environment's variables that a newcomer's shell would not have."""
     commands = readme_docs_commands()
     repo = copy_of_the_repository(folder / "jaxhist_widget")
     venv = folder / "venv"
@@ -130,10 +129,7 @@ def newcomer_build(folder: Path, niceness: int = 0) -> Built:
     }
     env["PATH"] = os.pathsep.join([str(venv / "bin"), env.get("PATH", "")])
     process = subprocess.run(
-        [
-            *(["nice", "-n", str(niceness)] if niceness else []),
-            *("bash", "-euo", "pipefail", "-c", f"source {venv}/bin/activate\n{commands}"),
-        ],
+        ["bash", "-euo", "pipefail", "-c", f"source {venv}/bin/activate\n{commands}"],
         cwd=repo,
         env=env,
         capture_output=True,
