@@ -68,7 +68,8 @@ CHARTS_JS = """
   const lines = [...fig.querySelectorAll('g.curve path.line')].map((p) => box(p.getBBox ?
     p.getBoundingClientRect() : p.getBoundingClientRect()));
   return {
-    title: (fig.querySelector('text.mainheading') || {}).textContent || '',
+    title: (fig.querySelector('.jhw-chart-title')
+    || fig.querySelector('text.mainheading') || {}).textContent || '',
     figure: box(fig.getBoundingClientRect()),
     area: box(area),
     lines,

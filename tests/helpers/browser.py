@@ -306,7 +306,8 @@ STATUS_NAMES = (
 # Each chart's y tick labels, by title.
 Y_LABELS_JS = """
 () => Object.fromEntries([...document.querySelectorAll('.jhw-charts .jhw-figure')].map((fig) =>
-  [(fig.querySelector('text.mainheading') || {}).textContent || '',
+  [(fig.querySelector('.jhw-chart-title')
+    || fig.querySelector('text.mainheading') || {}).textContent || '',
    [...fig.querySelectorAll('g.axis')].slice(-1).flatMap((a) =>
      [...a.querySelectorAll('.tick text')].map((t) => t.textContent))]))
 """
@@ -315,7 +316,8 @@ Y_LABELS_JS = """
 # Each chart's x tick labels, by title.
 X_LABELS_JS = """
 () => Object.fromEntries([...document.querySelectorAll('.jhw-charts .jhw-figure')].map((fig) =>
-  [(fig.querySelector('text.mainheading') || {}).textContent || '',
+  [(fig.querySelector('.jhw-chart-title')
+    || fig.querySelector('text.mainheading') || {}).textContent || '',
    [...fig.querySelectorAll('g.axis')].slice(0, 1).flatMap((a) =>
      [...a.querySelectorAll('.tick text')].map((t) => t.textContent))]))
 """
@@ -324,7 +326,8 @@ X_LABELS_JS = """
 # Per chart (by title): the computed stroke and opacity of each shown line, in drawing order.
 LINES_JS = """
 () => Object.fromEntries([...document.querySelectorAll('.jhw-charts .jhw-figure')].map((fig) =>
-  [(fig.querySelector('text.mainheading') || {}).textContent || '',
+  [(fig.querySelector('.jhw-chart-title')
+    || fig.querySelector('text.mainheading') || {}).textContent || '',
    [...fig.querySelectorAll('g.curve path.line')].filter((p) => p.getClientRects().length > 0)
      .map((p) => ({ stroke: getComputedStyle(p).stroke,
                     opacity: Number(getComputedStyle(p).opacity) }))]))

@@ -146,7 +146,7 @@ class Update:
     largest: int  # size of its largest message
     first: float  # ms (page clock): its first line message arrived
     last: float  # ms: its last message (the panel's step) arrived: the page had all of it
-    drawn: float  # ms: the first frame showing every line up to its step was done
+    drawn: float  # ms: every line shown up to its step (a frame) and the step in (the panel)
 
     @property
     def draw_ms(self) -> float:
@@ -191,8 +191,13 @@ def updates(page: Page, mark_ids: list[str], panel_id: str) -> list[Update]:
         if msg["comm"] in marks and "y" in msg["keys"]:
             group.append(msg)
         elif msg["comm"] == panel_id and msg.get("step") is not None and group:
-            drawn = next((f for f, step in frames if step >= msg["step"] and f >= msg["t"]), None)
+            # The first frame after its lines came showing them up to its step. On a loaded
+            # page that frame may come before the panel's message: the update is whole once
+            # both are in (the last update has no later frame to show its step).
+            lines_in = max(m["t"] for m in group)
+            drawn = next((f for f, step in frames if step >= msg["step"] and f >= lines_in), None)
             if drawn is not None:
+                drawn = max(drawn, msg["t"])
                 found.append(
                     Update(
                         step=int(msg["step"]),
