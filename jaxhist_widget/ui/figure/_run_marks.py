@@ -43,6 +43,7 @@ __all__ = [
     "legend_lines",
     "off_axis",
     "pad",
+    "robust_fit",
     "set_points",
     "set_traits",
     "step_array",
@@ -52,6 +53,12 @@ __all__ = [
 
 #: A y extent: (min, max, smallest positive).
 Extent = tuple[float, float, float]
+
+
+def robust_fit(ys: Sequence[np.ndarray], log: bool) -> Extent | None:
+    """`..reduce.robust_extent` of ``ys``, or None when they hold no value."""
+    extent = robust_extent(ys, log=log)
+    return extent if extent[0] <= extent[1] else None
 
 
 @dataclass
@@ -103,14 +110,10 @@ class RunMarks:
         so it is not reduced again each time (200 runs of 3 fields reduced ~10,000 lines).
         """
         ys = self.shown_ys(without=self.away)
-        memo = self._robust_memo.get(log)
-        same = memo is not None and len(memo[0]) == len(ys)
-        if memo is not None and same and all(a is b for a, b in zip(memo[0], ys, strict=True)):
-            return memo[1]
-        out: list[Extent | None] = []
-        for y in ys:
-            extent = robust_extent([y], log=log)
-            out.append(extent if extent[0] <= extent[1] else None)
+        kept, answer = self._robust_memo.get(log, ([], []))
+        if kept and len(kept) == len(ys) and all(a is b for a, b in zip(kept, ys, strict=True)):
+            return answer
+        out = [robust_fit([y], log) for y in ys]
         self._robust_memo[log] = (ys, out)
         return out
 

@@ -22,9 +22,9 @@ import bqplot
 import numpy as np
 
 from ..look import BADGE_COLORS, LINE_WIDTH, LegendLine
-from ..reduce import bulk_range, robust_extent
+from ..reduce import bulk_range
 from ._extras import BandExtra
-from ._run_marks import joint_extent, off_axis, set_points
+from ._run_marks import joint_extent, off_axis, robust_fit, set_points
 
 __all__ = [
     "DIVERGED_COLOR",
@@ -194,17 +194,11 @@ def fitted_extent(
         for extra in r.extras:  # a sweep's band of every lane: its field's lanes fit instead
             if not (isinstance(extra, BandExtra) and extra.label in fitted):
                 band = robust and isinstance(extra, BandExtra)
-                kept = _robust([extra.edges(steps)], log) if band else None
+                kept = robust_fit([extra.edges(steps)], log) if band else None
                 extents.append(kept if kept is not None else extra.extent(steps))
         if above or below:
             left[r.number] = (len(above), len(below))
     return joint_extent(extents), left, changed
-
-
-def _robust(ys: Sequence[np.ndarray], log: bool) -> tuple[float, float, float] | None:
-    """`..reduce.robust_extent` of ``ys``, or None when they hold no value."""
-    extent = robust_extent(ys, log=log)
-    return extent if extent[0] <= extent[1] else None
 
 
 def mark_runaways(chart: Any, left: dict[int, tuple[int, int]]) -> bool:
