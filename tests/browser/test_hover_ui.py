@@ -110,8 +110,11 @@ def test_hover_reads_out_step_and_value_while_the_kernel_is_busy(
         # another, whose value (a sawtooth's: anywhere from 0 to 1) is drawn at another y. So
         # only x is the pointer's; the value is the step's, checked above.
         assert abs(r["dot"]["x"] - r["at"]["x"]) <= 12, r
+    # Four places, four steps. Not in order: the x axis can be rescaled (the run grew past it)
+    # between finding a vertex and the pointer's arrival, and the step then under the pointer is
+    # a later one than the vertex's (CI read 16,863 at 0.3 of the line, then 13,727 at 0.55).
     steps = [int(r["step"]) for r in read]
-    assert steps == sorted(steps) and len(set(steps)) == len(steps), steps
+    assert len(set(steps)) == len(steps), steps
     assert notebook.errors() == []
 
 
