@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from .. import _wire
 from ._export import to_tensorboard
-from .runtime import HUB, Hub, Run
+from .runtime import HUB, Hub, Run, unpaced
 from .sinks import Recorder, Sink, Stopped, log, name_runs
 from .store import Store, StoredRun, load_runs, table
 from .tensorboard import TensorBoard
@@ -38,6 +38,7 @@ __all__ = [
     "name_runs",
     "table",
     "to_tensorboard",
+    "unpaced",
 ]
 
 _wire.connect(HUB)

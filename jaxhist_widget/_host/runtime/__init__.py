@@ -11,7 +11,8 @@
 - ``_protocol``: `HubSink`, what the hub asks of a sink (it imports no sink class);
 - ``_naming``: the name a run takes where it starts, and the names a runner makes up;
 - ``_worker``: the one background `Worker`, keyed work in order per key (a run's channel);
-- ``_pace``: `Pace`, how many rows a run takes before its next flush;
+- ``_pace``: `Pace`, how many rows a run takes before its next flush, and `unpaced`, work
+  that is no chunk's cost;
 - ``_report``: how an error that must not reach XLA is reported.
 
 The sinks (``sinks/``), the store and TensorBoard import it; it imports none of them, and of the
@@ -23,6 +24,7 @@ from __future__ import annotations
 from ._hub import HUB, Hub
 from ._hub_runs import Entry
 from ._naming import call_name, check_name
+from ._pace import unpaced
 from ._programs import Program, Programs, wait_for
 from ._protocol import HubSink
 from ._report import log, report
@@ -46,5 +48,6 @@ __all__ = [
     "check_name",
     "log",
     "report",
+    "unpaced",
     "wait_for",
 ]

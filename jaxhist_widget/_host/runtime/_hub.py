@@ -79,6 +79,7 @@ from ._hub_orphans import Orphans
 from ._hub_runs import ABANDONED, ENDED, OPEN, Entry, LogTurn, RunTable
 from ._hub_sinks import SinkCalls
 from ._naming import run_name
+from ._pace import paced_clock
 from ._programs import Programs
 from ._protocol import HubSink
 from ._report import report
@@ -269,6 +270,7 @@ class Hub:
 
     def _receive_chunk(self, layout: Layout, head: np.ndarray, windows: tuple) -> np.ndarray:
         arrived = time.perf_counter()
+        began = paced_clock()
         entry = None
         try:
             self.interrupts.poll()  # a press becomes a stop request here, mid-run
@@ -301,7 +303,7 @@ class Hub:
             return answer(False, layout.chunk)
         finally:
             if entry is not None:
-                entry.pace.host_work(time.perf_counter() - arrived)
+                entry.pace.host_work(paced_clock() - began)
                 entry.pace.call_ended()
 
     def _rows_can_wait(self, entry: Entry, chunk: Chunk, accelerated: bool) -> bool:
@@ -319,11 +321,11 @@ class Hub:
 
     def _file_later(self, entry: Entry, chunk: Chunk) -> None:
         """`_file` on the worker: its time counts as the host's cost of the run's chunks."""
-        t0 = time.perf_counter()
+        t0 = paced_clock()
         try:
             self._file(entry, chunk)
         finally:
-            entry.pace.host_work(time.perf_counter() - t0)
+            entry.pace.host_work(paced_clock() - t0)
 
     def _file(self, entry: Entry, chunk: Chunk) -> None:
         """Append a chunk's rows to its run and tell the sinks (in the run's channel)."""

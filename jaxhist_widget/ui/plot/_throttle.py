@@ -14,7 +14,8 @@ import itertools
 import math
 import threading
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ..._host import HUB
@@ -64,21 +65,26 @@ class Throttle:
         return time.perf_counter()
 
     def ended(self, start: float) -> None:
-        """The update begun at ``start`` ended: its cost, less the work set aside
-        (`set_aside`), spaces the next updates."""
+        """The update begun at ``start`` ended: its cost, less the work set aside (`aside`),
+        spaces the next updates."""
         self._last, self.held = time.perf_counter(), False
         cost = max(0.0, self._last - start - self._aside_s)
         self._cost = cost if self._cost == 0 else 0.7 * self._cost + 0.3 * cost
 
-    def set_aside(self, start: float) -> None:
-        """The work from ``start`` to now is left out of the update's cost, being no cost of
-        updating often. Reducing new rows is the same work per row whenever it is done:
-        spacing updates out would not save it, only make each update reduce more rows and
-        look costlier, spacing them further (ever fewer updates). Making a run's marks is
-        done once: counted, one slow first update (on a loaded machine, a fraction of a
-        second) spaced the next ones `PUSH_BUDGET` times as far, and a loop of a few
-        seconds showed no update between its first and its last."""
-        self._aside_s += time.perf_counter() - start
+    @contextmanager
+    def aside(self) -> Iterator[None]:
+        """The work done inside is left out of the update's cost, being no cost of updating
+        often. Reducing new rows is the same work per row whenever it is done: spacing updates
+        out would not save it, only make each update reduce more rows and look costlier,
+        spacing them further (ever fewer updates). Making a run's marks is done once:
+        counted, one slow first update (on a loaded machine, a fraction of a second) spaced
+        the next ones `PUSH_BUDGET` times as far, and a loop of a few seconds showed no update
+        between its first and its last."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._aside_s += time.perf_counter() - start
 
 
 class Flusher:

@@ -22,7 +22,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Hashable
 
-from ..._host import Run
+from ..._host import Run, unpaced
 from ..figure import ChartGrid, Lines, show_params
 from ..look import format_value
 from ..panel import LivePanel, run_step
@@ -156,7 +156,9 @@ class Updates:
         """Send the current state of every run with new rows, and the panel; ``ended``: the run
         whose end this update shows (drawn although it ended). The panel asks each run whether
         it ended, so a trailing flush after the end shows the same."""
-        with self.lock, self.ahead.working() as came:
+        # `unpaced`: the throttle spaces the updates by their cost; the loop's flush pace must
+        # not count them as its chunks' cost too (each would lengthen the next chunks).
+        with self.lock, self.ahead.working() as came, unpaced():
             start = self.throttle.started()
             current = self.state.latest.run if self.state.latest is not None else None
             try:
@@ -194,12 +196,23 @@ class Updates:
         return bool(self.state.drawn) and all(d.run.ended is not None for d in self.state.drawn)
 
     def _draw(self, d: RunDrawing) -> None:
-        if not d.started:  # the first rows: the lane count is known, plan and make the marks
-            made = time.perf_counter()
+        if not d.started and not self._start(d):
+            return
+        with self.throttle.aside():
+            d.ingest()
+        self._name_lanes(d)
+        if not self._windowed():  # (a window draws its own lines: `_draw_window`)
+            self._draw_whole(d)
+        self.fig.set_flags(d.number, d.diverged_ends())
+
+    def _start(self, d: RunDrawing) -> bool:
+        """The first rows of run ``d``: its lane count is known; plan and make its marks (once
+        per run: no cost of updating often). False if there is nothing to draw yet."""
+        with self.throttle.aside():
             batched = d.run.lanes is not None
             every = self.state.lane_names(d.run) if batched else []
             if not d.start(self.state.max_points, every):
-                return
+                return False
             names = [every[k] for k in d.drawn_lanes] if batched else None
             self.fig.add_marks(
                 d.number, d.labels, names, d.run.lanes or 0, keys=d.keys, paths=d.paths
@@ -209,14 +222,7 @@ class Updates:
             off = self.state.off
             if off:  # a chart made now holds the hidden (and filtered) runs too
                 self.fig.set_hidden(off)
-            self.throttle.set_aside(made)  # once per run: no cost of updating often
-        start = time.perf_counter()
-        d.ingest()
-        self.throttle.set_aside(start)
-        self._name_lanes(d)
-        if not self._windowed():  # (a window draws its own lines: `_draw_window`)
-            self._draw_whole(d)
-        self.fig.set_flags(d.number, d.diverged_ends())
+        return True
 
     def _name_lanes(self, d: RunDrawing) -> None:
         """Name ``d``'s drawn lanes in the legend when they were chosen anew (or first: named
@@ -242,9 +248,8 @@ class Updates:
         """Draw run ``d`` over all of its steps (and its smoothed lines, while smoothing)."""
         smoothed = self.state.smoothed_of(d)
         if smoothed is not None:
-            start = time.perf_counter()
-            smoothed.ingest()
-            self.throttle.set_aside(start)
+            with self.throttle.aside():
+                smoothed.ingest()
         self.fig.set_lines(d.number, self._shown(d, d.lines()), d.last_step)
         self.fig.set_spreads(d.number, d.spreads())
         if smoothed is not None:

@@ -14,7 +14,7 @@ import numpy as np
 import jaxhist_widget as jhw
 from jaxhist_widget._host import HUB
 from jaxhist_widget.ui.figure import ChartGrid
-from jaxhist_widget.ui.plot import _updates
+from jaxhist_widget.ui.plot import _throttle, _updates
 from jaxhist_widget.ui.plot._throttle import MAX_UPDATES_PER_SECOND
 
 from ...helpers.synthetic import FakeLoop, layout
@@ -84,3 +84,35 @@ def test_a_trailing_flush_that_an_update_overtook_keeps_to_the_cap(monkeypatch) 
     gaps = [b - a for (a, _), (b, _) in itertools.pairwise(sent)]
     assert min(gaps) >= 0.9 / MAX_UPDATES_PER_SECOND, f"updates {min(gaps) * 1e3:.1f} ms apart"
     assert live.panel.step == 5 and live.panel.status == "converged"
+
+
+def test_the_plots_updates_are_no_cost_of_the_loops_chunks(monkeypatch) -> None:
+    # A LivePlot on a CPU updates inside the host call, and the flush pace counted its update
+    # as the cost of that chunk, lengthening the next chunks as if every chunk cost an update:
+    # a 10^6-step loop got rows 11 times a second with a plot, 20 with a Recorder (and its
+    # plot moved 9 times a second). The plot spaces its updates by their cost itself.
+    drawn = _updates.Updates._draw
+
+    def slowly(self, d):  # an update of 40 ms (a loaded machine, a kernel's messages)
+        time.sleep(0.04)
+        return drawn(self, d)
+
+    monkeypatch.setattr(_updates.Updates, "_draw", slowly)
+    # An update due at every chunk, as when the chunks come as often as the plot updates
+    # (else a trailing flush on the worker makes most updates, outside any host call).
+    monkeypatch.setattr(_throttle.Throttle, "due", lambda self, now: True)
+    auto = layout(("loss",))
+    auto = auto.__class__(**{**auto.__dict__, "max_steps": 10**6, "chunk": 10**6})
+    live = jhw.LivePlot()
+    costs, rows = [], 100
+    with live:
+        loop = FakeLoop(auto)
+        for _ in range(40):
+            time.sleep(0.02)  # the device's time
+            loop.send(loss=np.ones(rows))
+            costs.append(HUB._runs.get(loop.id).pace.cost)  # (the hub's run, looked at here)
+        loop.end()
+    assert live.panel.step == 40 * rows - 1  # (the plot did update: its last rows shown)
+    # The host's cost of a chunk, as the pace counts it, holds no update (each >= 40 ms):
+    # the chunks are not lengthened for them.
+    assert max(costs) < 0.03, [f"{c * 1e3:.1f} ms" for c in costs]
