@@ -36,7 +36,7 @@ class Throttle:
 
     def __init__(self, flush: Callable[[], None], key: Hashable) -> None:
         self._flusher = Flusher(flush, key)
-        self._last = -math.inf  # when the last update ended
+        self._last = -math.inf  # when the last update started
         self._cost = 0.0  # smoothed seconds per update, for the adaptive interval
         self._aside_s = 0.0  # of the current update: work not counted (`set_aside`)
         #: Rows were held back since the last update: the trailing flush has them to send.
@@ -67,8 +67,11 @@ class Throttle:
     def ended(self, start: float) -> None:
         """The update begun at ``start`` ended: its cost, less the work set aside (`aside`),
         spaces the next updates."""
-        self._last, self.held = time.perf_counter(), False
-        cost = max(0.0, self._last - start - self._aside_s)
+        cost = max(0.0, time.perf_counter() - start - self._aside_s)
+        # The next update is due an interval after this one *started*: the interval is the
+        # time between updates, of which an update takes 1/PUSH_BUDGET. Counted from its end,
+        # an update of 9 ms (a kernel's messages) made them 99 ms apart, not 90.
+        self._last, self.held = start, False
         self._cost = cost if self._cost == 0 else 0.7 * self._cost + 0.3 * cost
 
     @contextmanager

@@ -116,3 +116,20 @@ def test_the_plots_updates_are_no_cost_of_the_loops_chunks(monkeypatch) -> None:
     # The host's cost of a chunk, as the pace counts it, holds no update (each >= 40 ms):
     # the chunks are not lengthened for them.
     assert max(costs) < 0.03, [f"{c * 1e3:.1f} ms" for c in costs]
+
+
+def test_an_update_takes_a_tenth_of_the_time_between_updates(monkeypatch) -> None:
+    # The next update was due an interval after the last one *ended*: updates of 9 ms of a
+    # kernel's messages came 99 ms apart, and a 10^6-step loop's plot moved 9 times a second.
+    clock = [0.0]
+    monkeypatch.setattr(_throttle.time, "perf_counter", lambda: clock[0])
+    throttle = _throttle.Throttle(lambda: None, key=object())
+    try:
+        start = throttle.started()
+        clock[0] = 0.009  # an update of 9 ms
+        throttle.ended(start)
+        interval = _throttle.PUSH_BUDGET * 0.009  # 90 ms between updates, 9 of them updating
+        assert not throttle.due(interval - 1e-4)
+        assert throttle.due(interval + 1e-4)
+    finally:
+        throttle.cancel()
