@@ -7,6 +7,13 @@ The whole directory is skipped, with a reason, when Playwright or Chromium is
 missing. On failure the report gets a full-page screenshot path (and one of the
 widget for a ``notebook`` test), the browser console and the tail of the server
 log.
+
+A browser test that fails is run once more (pytest-rerunfailures), and the
+summary names it with its first failure (``RERUN``): on CI's loaded two cores a
+test's reading of the page could race the page (three of the last CI runs failed
+that way, each on another test, each fixed in the test), and a failure there
+means that nothing submitted lands. A test that fails twice fails; one that
+needed its second run is a race to fix all the same.
 """
 
 from __future__ import annotations
@@ -65,15 +72,37 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
+#: Runs of a failed browser test after its first (see the module docstring).
+RERUNS = 1
+#: The browser tests that failed and ran again: (test, how its first run failed).
+_RERUN: list[tuple[str, str]] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.outcome == "rerun":
+        crash = getattr(report.longrepr, "reprcrash", None)
+        _RERUN.append((report.nodeid, crash.message if crash else str(report.longrepr)[-500:]))
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if _RERUN:
+        terminalreporter.section("browser tests that failed once, then ran again (races to fix)")
+        for nodeid, why in _RERUN:
+            terminalreporter.line(f"{nodeid}: {why}")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # Skip at collection time so no server or browser fixture is even set up.
     # This hook sees every collected item, so only touch the ones in this dir.
     reason = _missing_requirement()
-    if reason is None:
-        return
+    rerun = reason is None and config.pluginmanager.hasplugin("rerunfailures")
     for item in items:
-        if item.path.is_relative_to(HERE):
+        if not item.path.is_relative_to(HERE):
+            continue
+        if reason is not None:
             item.add_marker(pytest.mark.skip(reason=reason))
+        elif rerun:
+            item.add_marker(pytest.mark.flaky(reruns=RERUNS))
 
 
 @pytest.fixture(scope="session")
