@@ -161,6 +161,7 @@ def measure(lanes: int, steps: int, m: int, d: int, rounds: int) -> dict:
             jax.tree_util.tree_map(lambda x: x.copy(), fetched)
         copies.append(time.perf_counter() - t)
     reduce = reduce_seconds(recorded, rounds) if RunDrawing is not None else None
+    fixed = plot_fixed_seconds(lanes, m, d, rounds) if LivePlot is not None else None
     reads = []
     for _ in range(max(3, rounds)):  # what a user's `rec.history()` of the sweep costs
         t = time.perf_counter()
@@ -173,7 +174,29 @@ def measure(lanes: int, steps: int, m: int, d: int, rounds: int) -> dict:
         "copy": statistics.median(copies),
         "bytes": nbytes,
         "reduce": reduce,
+        "fixed": fixed,
     }
+
+
+def plot_fixed_seconds(lanes: int, m: int, d: int, rounds: int) -> float:
+    """What a `LivePlot` costs a sweep whatever its length: the same sweep run for one step,
+    with a `LivePlot` attached, less with nothing attached (its widgets made, its first and
+    last update, the block's wait for them): median seconds. The floor under a short loop's
+    ratio (a 64-lane loop of a few ms cannot be within 1.5x of itself with a plot)."""
+    _, watched, lrs = problem(lanes, 1, m, d)
+    fn = jax.jit(jax.vmap(watched))
+    with jhw.Recorder():  # compiled
+        jax.block_until_ready(fn(lrs))
+    extra = []
+    for _ in range(max(3, rounds)):
+        t = time.perf_counter()
+        jax.block_until_ready(fn(lrs))
+        nothing = time.perf_counter() - t
+        t = time.perf_counter()
+        with LivePlot():
+            jax.block_until_ready(fn(lrs))
+        extra.append(time.perf_counter() - t - nothing)
+    return statistics.median(extra)
 
 
 def reduce_seconds(run, rounds: int) -> float:
@@ -235,6 +258,13 @@ def main(argv=None) -> dict:
         if res["reduce"] is not None:
             print(
                 f"{lanes} lanes: the plot reduces the whole sweep in {res['reduce'] * 1e3:.1f} ms"
+            )
+        if res["fixed"] is not None:
+            best = (med["nothing"] + res["fixed"]) / med["nothing"]
+            print(
+                f"FLOOR  {lanes} lanes: a LivePlot costs {res['fixed'] * 1e3:.1f} ms whatever "
+                f"the loop's length (a 1-step sweep: its widgets, first and last update): on "
+                f"this {med['nothing'] * 1e3:.1f} ms loop, {best:.2f}x nothing attached at best"
             )
     if 2048 in results and not accel:
         # The CPU targets as revised by the TPU issue (47) to the floor the sweeps issue (38)
