@@ -123,6 +123,7 @@ def test_an_update_takes_a_tenth_of_the_time_between_updates(monkeypatch) -> Non
     # kernel's messages came 99 ms apart, and a 10^6-step loop's plot moved 9 times a second.
     clock = [0.0]
     monkeypatch.setattr(_throttle.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(_throttle, "work_clock", lambda: clock[0])  # (all of it work)
     throttle = _throttle.Throttle(lambda: None, key=object())
     try:
         start = throttle.started()
@@ -131,5 +132,20 @@ def test_an_update_takes_a_tenth_of_the_time_between_updates(monkeypatch) -> Non
         interval = _throttle.PUSH_BUDGET * 0.009  # 90 ms between updates, 9 of them updating
         assert not throttle.due(interval - 1e-4)
         assert throttle.due(interval + 1e-4)
+    finally:
+        throttle.cancel()
+
+
+def test_an_update_that_waits_costs_only_its_work() -> None:
+    # An update waits for the interpreter (the loop's host calls, the kernel's threads) and for
+    # its messages to be queued: counted as its cost, those waits spaced a 10^6-step loop's
+    # updates in a real kernel 90-110 ms apart, where the loop ran as fast as without a plot.
+    throttle = _throttle.Throttle(lambda: None, key=object())
+    try:
+        start = throttle.started()
+        time.sleep(0.05)  # 50 ms of waiting, no work
+        throttle.ended(start)
+        # due after the cap's 50 ms (at 20 a second), not after 10 x 50 ms
+        assert throttle.due(time.perf_counter() + 1.5 / MAX_UPDATES_PER_SECOND)
     finally:
         throttle.cancel()
