@@ -6,7 +6,7 @@ the loop's time. An update's cost is the processor time of the thread making it 
 not the wall time it spans: an update waits for the interpreter (the loop's host calls, the
 kernel's threads) and for its messages to be queued more than it works, and counted as its
 cost those waits spaced the updates of a 10^6-step loop in a real kernel 90-110 ms apart (9
-updates a second; now 14), while the loop ran as fast with the plot as with a `Recorder`
+updates a second; now 13), while the loop ran as fast with the plot as with a `Recorder`
 (docs/performance.md, live view).
 
 Rows that come too soon after an update are not lost: a trailing flush (`Flusher`) sends them
@@ -51,7 +51,7 @@ class Throttle:
         self._flusher = Flusher(flush, key)
         self._last = -math.inf  # when the last update started
         self._cost = 0.0  # smoothed seconds per update, for the adaptive interval
-        self._aside_s = 0.0  # of the current update: work not counted (`set_aside`)
+        self._aside_s = 0.0  # of the current update: work not counted (`aside`)
         #: Rows were held back since the last update: the trailing flush has them to send.
         self.held = False
 
