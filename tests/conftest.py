@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 from collections.abc import Iterator
@@ -144,3 +145,16 @@ def docs_site(tmp_path_factory: pytest.TempPathFactory) -> Built:
     if os.environ.get("PIP_CONSTRAINT"):
         return Built(folder / "site", build_site(folder / "site"), newcomer=False)
     return newcomer_build(folder)
+
+
+@pytest.fixture
+def sinks_told_in_the_loops_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No sink is found slow, for a test of what a sink does in the loop's own host call.
+
+    The hub tells a sink whose one call took over `_hub_sinks.SLOW_S` (50 ms) of later rows on
+    its worker instead; on CI's two loaded cores a plot's first update, or a pause of any sink's
+    thread, can take that long, and the test would then check the worker's path by chance
+    (CI: an update's rows noted on the worker after the loop's call had returned)."""
+    from jaxhist_widget._host.runtime import _hub_sinks  # (the package, when a test asks)
+
+    monkeypatch.setattr(_hub_sinks, "SLOW_S", math.inf)

@@ -195,6 +195,7 @@ def test_a_run_taken_up_while_it_is_being_abandoned_stays_reachable(monkeypatch)
     assert answer[0] == 1  # the stop reached it
     flush(run_id, 3, [], status=3)
     assert run.status == "stopped"
+    HUB.drain(log)  # (its end waits there behind its rows if a call of its proved slow)
     ends = [c for c in log.calls if c == ("end", run_id)]
     assert len(ends) == 2  # abandoned, then its real end after it was taken up
 
@@ -299,6 +300,7 @@ def test_a_failing_stop_check_loses_no_row(slow_filing):
         jax.tree_util.tree_map(np.testing.assert_array_equal, host, device)
 
 
+@pytest.mark.usefixtures("sinks_told_in_the_loops_call")
 @pytest.mark.parametrize("how", ["class", "mixin"])
 @pytest.mark.slow  # compiles several loops: kept out of the quick subset
 def test_a_sink_that_watches_rows_sees_them_before_the_loop_goes_on(slow_filing, how):
@@ -395,6 +397,7 @@ def _python_calls(fn) -> int:
     return count[0]
 
 
+@pytest.mark.usefixtures("sinks_told_in_the_loops_call")
 def test_a_chunk_of_4096_lanes_costs_the_host_no_python_per_lane():
     # Issue 38: the host handled a chunk lane by lane (a LaneWords per lane, per-lane loops when
     # filing): 5.5 ms a call at 4096 lanes on a GPU. Counted, not timed: the Python calls a chunk

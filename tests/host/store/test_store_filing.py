@@ -75,6 +75,7 @@ def test_every_run_of_a_nested_loop_is_filed_whole(tmp_path):
     assert all(r.status == "converged" and r.counts == [4] for r in inner)
 
 
+@pytest.mark.usefixtures("sinks_told_in_the_loops_call")
 def test_no_sqlite_runs_in_the_loops_host_calls(tmp_path, monkeypatch):
     statements: list[tuple[int, str]] = []
     connect = files.connect
@@ -247,6 +248,7 @@ def test_a_full_disk_is_said_once_marked_and_never_touches_the_run(tmp_path, mon
     np.testing.assert_array_equal(first.history()[0], np.arange(n))  # a prefix, no gap
 
 
+@pytest.mark.usefixtures("sinks_told_in_the_loops_call")
 def test_a_file_deleted_mid_run_is_said_and_the_next_run_goes_to_a_new_file(tmp_path):
     path = tmp_path / "runs.db"
     store = jhw.Store(path, name="first")

@@ -302,6 +302,7 @@ def test_a_run_whose_host_step_raised_ends_in_its_files_as_its_sinks_saw_it(tmp_
         assert "host step failed" in str(raised)
 
 
+@pytest.mark.usefixtures("sinks_told_in_the_loops_call")
 def test_writing_happens_on_the_worker_never_in_the_loops_call(tmp_path, monkeypatch):
     threads = []
     real = RunFiles.write

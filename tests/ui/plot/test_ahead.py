@@ -57,12 +57,14 @@ def test_rows_never_wait_for_an_update_that_takes_the_plot_after_they_looked() -
     with live:
         loop = FakeLoop(layout(("loss",)))
         loop.send(loss=np.ones(3))
-        looked, returned = threading.Event(), threading.Event()
+        looked, noted, returned = threading.Event(), threading.Event(), threading.Event()
         asked = ahead.note_if_busy
 
         def note_if_busy() -> bool:
             busy = asked()
             looked.set()
+            if busy:
+                noted.set()
             return busy
 
         ahead.note_if_busy = note_if_busy  # type: ignore[method-assign]
@@ -73,7 +75,10 @@ def test_rows_never_wait_for_an_update_that_takes_the_plot_after_they_looked() -
                 chunk.start()
                 assert looked.wait(30)
                 with ahead.working() as rows_came:
-                    returned.wait(10)
+                    # Until the rows are noted, not until the loop's call returns: a sink
+                    # found slow (its first update took > 50 ms on a loaded machine) is told
+                    # of rows on the hub's worker, and the call returns before they look.
+                    noted.wait(10)
             came.append(rows_came())
 
         chunk = threading.Thread(target=lambda: (loop.send(loss=np.full(2, 2.0)), returned.set()))

@@ -123,6 +123,7 @@ class PlotLog(jhw.LivePlot):
         super()._end(run)
 
 
+@pytest.mark.usefixtures("sinks_told_in_the_loops_call")
 def test_a_copy_gets_every_hook_of_the_plots_runs_just_before_the_plot(tmp_path):
     # A run given up for dead when its block ends (its rows stop coming) that sends rows after
     # all: the copy is told it was taken up (`_resume`: it had none), and each hook reaches the

@@ -10,6 +10,7 @@ import threading
 import time
 
 import numpy as np
+import pytest
 
 import jaxhist_widget as jhw
 from jaxhist_widget._host import HUB
@@ -48,6 +49,7 @@ def test_a_slow_first_update_does_not_space_out_the_next_ones(monkeypatch) -> No
     assert len(moved) >= 5, sorted(moved)
 
 
+@pytest.mark.usefixtures("sinks_told_in_the_loops_call")
 def test_a_trailing_flush_that_an_update_overtook_keeps_to_the_cap(monkeypatch) -> None:
     # CI (python313): two updates 2 ms apart. The trailing flush had started on one worker
     # thread, waiting for the plot's lock, while an update was made on another (a reduction
