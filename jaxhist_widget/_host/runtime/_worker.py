@@ -17,15 +17,18 @@ run (its start, rows, resume, end, its abandonment) in the run's key, from the l
 or from the worker alike, so they never cross.
 
 How: a key with work is *served* by exactly one thread at a time (or held by a `holding` one).
-Work for a key nobody serves hands the key at once to a thread: one left idle by an earlier key,
-else a new one. That thread runs the key's tasks until none is left (or passes the key's turn to
-a thread waiting in `hold`), then waits `IDLE_S` to be handed another key before it ends. So no
-key with work ever waits for a thread to be free, and a task that blocks holds up its own key
-only: there is nothing to schedule and no count of free threads to keep right. There are as many
-threads as keys busy at the same moment (a run being filed, each slow sink): a few. Timed calls
-wait on one thread of their own (``jaxhist-timers``), which hands each to its key as a task when
-it is due. After a ``fork`` the child starts afresh (threads do not survive a fork, queued work
-stays with the parent).
+Work for a key nobody serves hands the key to a thread: one left idle by an earlier key, else a
+new one while fewer than `MOST_THREADS` run tasks, else it waits its turn (`_ready`) and the next
+thread done with its key takes it. That thread runs the key's tasks until none is left (or passes
+the key's turn to a thread waiting in `hold`), then waits `IDLE_S` to be handed another key
+before it ends. A task that blocks holds up its own key only: while keys wait their turn and
+none got a thread for `THREAD_WAIT_S` (every thread blocked: a store's locked file, a task
+waiting for another key's work), the timers' thread starts one more for the longest waiting.
+So many runs busy at once (1,500 runs filed while their loops are in flight) share a few
+threads: a thread each made the interpreter switch among a thousand, and took a run ~70 ms.
+Timed calls wait on one thread of their own (``jaxhist-timers``), which hands each to its key
+as a task when it is due. After a ``fork`` the child starts afresh (threads do not survive a
+fork, queued work stays with the parent).
 """
 
 from __future__ import annotations
@@ -43,13 +46,18 @@ from typing import Any
 from .._floats import use_ieee
 from ._report import report
 
-__all__ = ["IDLE_S", "MAX_PENDING", "Timer", "Worker"]
+__all__ = ["IDLE_S", "MAX_PENDING", "MOST_THREADS", "THREAD_WAIT_S", "Timer", "Worker"]
 
 #: A thread ends after this long with nothing handed to it (new work starts another).
 IDLE_S = 5.0
 #: Tasks of one key waiting at most; past that `submit` waits for them (bounded memory when the
 #: host files more slowly than the device makes rows).
 MAX_PENDING = 16
+#: Threads that run tasks, before a key with work waits for one to be done with its key.
+MOST_THREADS = 8
+#: While keys wait for a thread and none got one for this long, a thread more starts (for the
+#: longest waiting): tasks that block never keep the other keys waiting for good.
+THREAD_WAIT_S = 0.02
 
 _Task = tuple[Callable[..., Any], tuple[Any, ...]]
 #: What an idle thread holds until it is handed a key (None is no key: a key may be anything).
@@ -111,6 +119,8 @@ class Worker:
         self._timers: list[tuple[float, int, Timer]] = []
         self._seq = itertools.count()
         self._idle: list[_Idle] = []
+        self._ready: collections.deque[Hashable] = collections.deque()  # served, no thread yet
+        self._moved = 0.0  # when a key waiting in `_ready` last got a thread
         self._threads: set[threading.Thread] = set()  # those that run tasks
         self._timing: threading.Thread | None = None
         self._local = threading.local()  # the keys this thread runs a task of, innermost last
@@ -143,10 +153,7 @@ class Worker:
             heapq.heappush(self._timers, (timer.due, next(self._seq), timer))
             if timer.drained:
                 self._scheduled[key] += 1
-            if self._timing is None:
-                self._timing = self._start(self._time, self._timers_name)
-            else:
-                self._timed.notify()
+            self._wake_timers()
         return timer
 
     def pending(self, key: Hashable) -> bool:
@@ -245,13 +252,32 @@ class Worker:
 
     def _hand(self, key: Hashable) -> None:
         # Caller holds the lock; ``key`` is served and has tasks queued: the thread that runs
-        # them is an idle one, else a new one.
+        # them is an idle one, else a new one, else the next one done with its key.
         if self._idle:
             idle = self._idle.pop()
             idle.key = key
             idle.handed.notify()
-        else:
+        elif len(self._threads) < MOST_THREADS:
             self._threads.add(self._start(self._serve, self._name, key))
+        else:
+            if not self._ready:
+                self._moved = time.monotonic()  # (the wait counts from the first key's)
+            self._ready.append(key)
+            self._wake_timers()
+
+    def _next_ready(self) -> Any:
+        """The key waiting longest for a thread, taken (caller holds the lock), or `_NO_KEY`."""
+        if not self._ready:
+            return _NO_KEY
+        self._moved = time.monotonic()
+        return self._ready.popleft()
+
+    def _wake_timers(self) -> None:
+        # Caller holds the lock: the timers' thread looks again (started if none runs).
+        if self._timing is None:
+            self._timing = self._start(self._time, self._timers_name)
+        else:
+            self._timed.notify()
 
     def _pass_on(self, key: Hashable) -> _Task | None:
         """The turn of ``key`` ended (caller holds the lock): its next task, for the caller to
@@ -279,7 +305,9 @@ class Worker:
             with self._lock:
                 task = self._pass_on(key)
                 if task is None:
-                    key = self._await_key()
+                    key = self._next_ready()
+                    if key is _NO_KEY:
+                        key = self._await_key()
                     if key is _NO_KEY:
                         return
                     continue
@@ -304,8 +332,9 @@ class Worker:
         return idle.key
 
     def _time(self) -> None:
-        # The timer thread: due timers become tasks of their keys; ends when none is left
-        # for `IDLE_S` (`later` starts another).
+        # The timers' thread: due timers become tasks of their keys, and keys that waited
+        # `THREAD_WAIT_S` for a thread while none got one get a thread more; it ends when there
+        # is nothing to look at for `IDLE_S` (`_wake_timers` starts another).
         with self._lock:
             while True:
                 now = time.monotonic()
@@ -320,9 +349,15 @@ class Worker:
                         self._enqueue(timer.key, (timer.fn, ()))
                         if timer.drained:
                             self._unschedule(timer.key)
-                if self._timers:
-                    self._timed.wait(self._timers[0][0] - now)
-                elif not self._timed.wait(IDLE_S) and not self._timers:
+                if self._ready and now - self._moved >= THREAD_WAIT_S:
+                    key = self._next_ready()  # every thread is held up: one more
+                    self._threads.add(self._start(self._serve, self._name, key))
+                looks = [self._timers[0][0]] if self._timers else []
+                if self._ready:
+                    looks.append(self._moved + THREAD_WAIT_S)
+                if looks:
+                    self._timed.wait(max(0.0, min(looks) - now))
+                elif not self._timed.wait(IDLE_S) and not (self._timers or self._ready):
                     self._timing = None
                     return
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 import time
 
-from jaxhist_widget._host.runtime._worker import Worker
+from jaxhist_widget._host.runtime._worker import MOST_THREADS, THREAD_WAIT_S, Worker
 
 
 def test_tasks_of_one_key_run_in_order_one_at_a_time():
@@ -118,6 +118,38 @@ def test_many_keys_blocked_at_once_hold_up_none_of_the_others():
         release.set()
     for i in range(8):
         worker.drain(("stuck", i))
+
+
+def test_many_keys_busy_at_once_share_a_few_threads():
+    # 1,500 runs filed while their loops were in flight (test_store_filing) had a thread
+    # each: the submitting thread outran them, so none was idle when the next key came, and a
+    # thousand threads took turns at the interpreter (a run ~70 ms, up to 260 s in all).
+    worker, threads = Worker(), set()
+
+    def task() -> None:
+        threads.add(threading.get_ident())  # (no thread ends meanwhile: idents stay apart)
+        time.sleep(0.01)  # (a run's filing: its rows written, committed)
+
+    for i in range(300):
+        worker.submit(("run", i), task)
+    for i in range(300):
+        worker.drain(("run", i))
+    # a few more than MOST_THREADS where the machine held the threads up past THREAD_WAIT_S
+    assert len(threads) <= 4 * MOST_THREADS, len(threads)
+
+
+def test_a_key_waiting_for_a_thread_gets_one_when_every_thread_is_held_up():
+    # Each thread's task waits for another key's work, which waits for a thread: a thread
+    # more starts for it after THREAD_WAIT_S, else none would ever end.
+    worker, freed = Worker(), threading.Event()
+    for i in range(MOST_THREADS):
+        worker.submit(("held", i), freed.wait, 10)
+    t = time.monotonic()
+    worker.submit("freeing", freed.set)
+    assert freed.wait(2), "the waiting key got no thread"
+    assert time.monotonic() - t >= THREAD_WAIT_S * 0.9  # (it did wait for one)
+    for i in range(MOST_THREADS):
+        assert worker.drain(("held", i), timeout=5)
 
 
 def test_a_thread_holding_a_key_runs_as_the_key_s_next_task():
