@@ -14,7 +14,8 @@
 #   OUT=DIR       where the logs go (default: accelerator-out/)
 #   BUDGET=S      seconds each benchmark sizes its repeats to (default 60)
 #   BENCHMARKS="..."  the benchmark scripts, each with its arguments, ";"-separated (default:
-#                 accelerator.py; lanes.py --lanes 64 1024 4096; overhead.py; compile.py)
+#                 accelerator.py; stages.py; lanes.py --lanes 64 1024 4096; overhead.py;
+#                 compile.py)
 #   PYTHON=...    the interpreter whose JAX sees the accelerator (default: python3)
 #   TESTS="..."   the pytest paths (default: every test that needs neither a Jupyter kernel nor
 #                 a browser: a TPU machine may allow no sockets at all)
@@ -49,7 +50,7 @@ if [ "$what" = all ] || [ "$what" = tests ]; then
 fi
 if [ "$what" = all ] || [ "$what" = benchmarks ]; then
   budget=${BUDGET:-60}
-  IFS=';' read -ra benches <<<"${BENCHMARKS:-accelerator.py;lanes.py --lanes 64 1024 4096;overhead.py;compile.py}"
+  IFS=';' read -ra benches <<<"${BENCHMARKS:-accelerator.py;stages.py;lanes.py --lanes 64 1024 4096;overhead.py;compile.py}"
   for bench in "${benches[@]}"; do
     bench=$(echo "$bench" | xargs)  # trimmed
     name=${bench%%.py*}

@@ -32,6 +32,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.bench]
         ("loops.py", ["--quick"], "each watched solve: one run of its steps"),
         ("picture.py", ["--quick"], "largest picture"),
         ("sweep_view.py", ["--quick"], "the converged lanes fill"),
+        ("stages.py", ["--quick"], "every staged row equals the unstaged loop's"),
     ],
 )
 def test_benchmark_script_runs(script, args, expect):

@@ -10,6 +10,7 @@ cap, the streamed one once per chunk (`chunks`). Under vmap each step masks its 
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
@@ -22,7 +23,7 @@ from ..record import rows
 from ..stream import streaming
 from .carry import Carry as _Carry
 
-__all__ = ["BLOCK", "Loop", "State", "initial_state", "run_until"]
+__all__ = ["BLOCK", "Loop", "State", "initial_state", "run_until", "stage_rows"]
 
 Carry = TypeVar("Carry")
 
@@ -38,8 +39,10 @@ class Loop(NamedTuple):
     carry: _Carry
     rows: rows.Rows
     max_rows: int  #: ``max_steps + 1``
-    #: Whether the loop runs under ``jax.vmap`` (as tracing can tell: `lanes.batched`).
+    #: Whether the loop runs under ``jax.vmap``, and over how many lanes (1 unbatched), as
+    #: tracing can tell (`lanes.lane_count`).
     batched: bool = False
+    lanes: int = 1
 
     def cond(self, moving: list[jax.Array]) -> jax.Array:
         return self.carry.cond(moving)
@@ -90,11 +93,12 @@ def _running(s: State, limit: jax.Array) -> jax.Array:
     return s.live & s.cont & (s.n < limit)
 
 
-def _step(loop: Loop, limit: jax.Array, s: State) -> State:
+def _step(loop: Loop, limit: jax.Array, s: State, base: jax.Array | None = None) -> State:
     """One step: the body, ``cond_fun`` on its result, the row written.
 
     Under vmap each step masks its own updates (see `parallel.lanes`); unbatched,
-    the mask is unused and compiled away.
+    the mask is unused and compiled away. ``base``: the written buffers hold the rows from
+    ``base`` on (a stage, `_staged`), not from row 0.
     """
     active = _running(s, limit)  # only read under vmap
     if loop.carry.body_writes:
@@ -120,7 +124,8 @@ def _step(loop: Loop, limit: jax.Array, s: State) -> State:
     # keeps the whole carry) has row 0 in every row already and is never written.
     written = loop.rows.written
     bufs = list(s.bufs)
-    new = lanes.write_rows([bufs[g] for g in written], s.n, loop.rows.take(carry), active)
+    at = s.n if base is None else s.n - base
+    new = lanes.write_rows([bufs[g] for g in written], at, loop.rows.take(carry), active)
     for g, b in zip(written, new, strict=True):
         bufs[g] = b
     return s._replace(carry=carry, bufs=bufs, n=n, cont=cont)
@@ -141,13 +146,25 @@ def run_until(loop: Loop, s: State, limit: jax.Array, streamed: bool = False) ->
     steps go in blocks of `BLOCK` with no predicate between them (`_blocks`) and only the rest
     one by one. Every step of a block is one the step-by-step loop would take, in the same
     order, so nothing changes but the predicates. On CPU, where a predicate costs nothing, the
-    loop stays step by step; so does a TPU's streamed loop: there the blocks, nested in its
-    chunks, made a third loop level, and XLA then kept the carry in the chip's main memory
-    instead of its fast memory, fetching it and writing it back every step (an MLP step with
-    16 MB of weights: +25% on a v5e), while its rows, which a host call reads, are written to
-    main memory anyway, which the blocks do not save (docs/performance.md).
+    loop stays step by step; so does a TPU's streamed loop with a large carry: there the
+    blocks, nested in its chunks, made a third loop level, and XLA then kept the carry in the
+    chip's main memory instead of its fast memory, fetching it and writing it back every step
+    (an MLP step with 16 MB of weights: +25% on a v5e). A TPU's streamed loop with a small
+    carry writes its rows to stages (`stage_rows`), and takes the blocks inside each stage.
     """
-    step = functools.partial(_step, loop, limit)
+    if streamed:
+        size = stage_rows(loop, s)
+        if size:
+            return _staged(loop, s, limit, size)
+    return _steps(loop, s, limit, tpu_blocks=not streamed)
+
+
+def _steps(
+    loop: Loop, s: State, limit: jax.Array, tpu_blocks: bool = True, base: jax.Array | None = None
+) -> State:
+    """`run_until`'s steps: in blocks where they count (not on a TPU unless ``tpu_blocks``),
+    then one by one. ``base``: as `_step`'s."""
+    step = functools.partial(_step, loop, limit, base=base)
 
     def one_by_one(s: State) -> State:
         return lax.while_loop(lambda s: lanes.any_lane(_running(s, limit)), step, s)
@@ -165,13 +182,98 @@ def run_until(loop: Loop, s: State, limit: jax.Array, streamed: bool = False) ->
     # Only the branch of the platform compiled for is lowered: CPU's program holds no blocks,
     # nor does a TPU's streamed one. Each branch is traced (where an accelerator may compile
     # the loop): a TPU's own only where it differs (``body_fun`` would be traced once more).
-    tpu = {"tpu": _identity} if streamed else {}
+    tpu = {} if tpu_blocks else {"tpu": _identity}
     s = lax.platform_dependent(s, cpu=blocks if _CPU_BLOCKS else _identity, default=blocks, **tpu)
     return one_by_one(s)
 
 
 #: Whether CPU runs the blocks too (the tests check the accelerators' path on CPU with it).
 _CPU_BLOCKS = False
+#: Whether CPU stages a streamed loop's rows too (`stage_rows`; the tests check a TPU's path
+#: on CPU with it).
+_CPU_STAGES = False
+#: A stage's rows at most, and its bytes (a row of every written buffer, every lane) at most.
+STAGE_ROWS = 256
+STAGE_BYTES = 256 * 1024
+#: The fewest rows worth a stage: rows wider than ``STAGE_BYTES / STAGE_LEAST`` (a step's
+#: rows over thousands of lanes, a large recorded array) come from steps that cost far more
+#: than their rows' write.
+STAGE_LEAST = 8
+#: The largest carry (bytes, every lane) whose streamed loop is staged: the stage's loop is a
+#: third loop level, and XLA kept a large carry (an MLP's 16 MB of weights) in a TPU's main
+#: memory across three levels (`run_until`).
+STAGE_CARRY_BYTES = 1 << 20
+
+
+def stage_rows(loop: Loop, s: State) -> int:
+    """How many rows a streamed loop's steps write to a stage before its buffers (`_staged`);
+    0 where they write to the buffers themselves.
+
+    Where a host call reads a loop's history, a TPU keeps the buffers in its main memory and
+    each row written there is a transfer of its own: a scalar step (21 ns) took 0.6 µs more a
+    step, 85 ms for 10^5 steps in the streamed loop's shape against 21 ms for the same loop
+    whose buffer no host call reads (plain JAX, a TPU v5e). Written to a stage of 128 rows that
+    the loop then copies to the buffer in one piece, 23 ms; of 16 rows, 30 ms; of 1024, 22 ms
+    (docs/performance.md). Only a TPU's streamed loop (a CPU keeps every buffer in the same
+    memory; a GPU's is unmeasured), with a small carry and rows (`STAGE_CARRY_BYTES`,
+    `STAGE_BYTES`, over every lane tracing can tell of). A stage never has more rows than
+    the buffers: under a ``vmap`` of a ``jit``, whose lanes tracing cannot tell, it is at
+    most the size of the history itself.
+    """
+    if not (_CPU_STAGES or devices.on_tpu()):
+        return 0
+    leaves = jax.tree_util.tree_leaves(s.carry)
+    carry_bytes = loop.lanes * sum(x.size * x.dtype.itemsize for x in leaves)
+    row_bytes = loop.lanes * sum(
+        math.prod(s.bufs[g].shape[1:]) * s.bufs[g].dtype.itemsize for g in loop.rows.written
+    )
+    if carry_bytes > STAGE_CARRY_BYTES or not row_bytes:
+        return 0
+    size = min(STAGE_ROWS, STAGE_BYTES // row_bytes, loop.max_rows)
+    return size if size >= STAGE_LEAST else 0
+
+
+def _staged(loop: Loop, s: State, limit: jax.Array, size: int) -> State:
+    """`run_until`'s steps, writing their rows to a stage of ``size`` rows (`stage_rows`).
+
+    Each stage holds the buffers' rows from ``base`` on, read from them first (rows the steps
+    do not reach go back as they were: at a chunk's limit, or a lane that is done), and goes
+    back in one piece when its steps are taken. ``base`` is the next row to write (the running
+    lanes write in lockstep, `lanes.write_rows`), moved back so that the stage ends within the
+    buffers.
+    """
+    written = loop.rows.written
+
+    def running(s: State) -> jax.Array:
+        return lanes.any_lane(_running(s, limit))
+
+    def stage(s: State) -> State:
+        base = jnp.minimum(lanes.max_lane(s.n), loop.max_rows - size)
+        end = jnp.minimum(limit, base + size)
+        bufs = list(s.bufs)
+        for g in written:
+            bufs[g] = _rows_from(bufs[g], base, size)
+        t = _steps(loop, s._replace(bufs=bufs), end, base=base)
+        bufs = list(t.bufs)
+        for g in written:
+            bufs[g] = _rows_into(s.bufs[g], t.bufs[g], base)
+        return t._replace(bufs=bufs)
+
+    return lax.while_loop(running, stage, s)
+
+
+def _rows_from(buf: jax.Array, base: jax.Array, size: int) -> jax.Array:
+    """``buf[base:base + size]``, 8- and 16-bit floats moved as bits (`lanes.as_bits`)."""
+    rows = lax.dynamic_slice_in_dim(lanes.as_bits(buf), base, size)
+    return lanes.from_bits(rows, buf.dtype)
+
+
+def _rows_into(buf: jax.Array, rows: jax.Array, base: jax.Array) -> jax.Array:
+    """``buf`` with ``rows`` from row ``base`` on, in place, moved as `_rows_from` moves them."""
+    new = lax.dynamic_update_slice_in_dim(lanes.as_bits(buf), lanes.as_bits(rows), base, 0)
+    return lanes.from_bits(new, buf.dtype)
+
+
 #: Steps per block of a counting loop on an accelerator (see `run_until`). The host rounds an
 #: adaptive flush interval to a multiple of it (`Layout.block`).
 BLOCK = 16

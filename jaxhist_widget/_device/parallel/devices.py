@@ -35,6 +35,7 @@ __all__ = [
     "manual_devices",
     "min_device",
     "on_first_device",
+    "on_tpu",
     "sharded",
     "unsharded",
     "vary",
@@ -114,6 +115,11 @@ def accelerated() -> bool:
     """Whether the code being traced is for an accelerator (a TPU, a GPU): JAX's default
     backend, the one a ``jax.jit`` with no device given compiles for."""
     return jax.default_backend() != "cpu"
+
+
+def on_tpu() -> bool:
+    """Whether the code being traced is for a TPU (JAX's default backend, as `accelerated`)."""
+    return jax.default_backend() == "tpu"
 
 
 def manual_devices() -> int:

@@ -28,9 +28,10 @@ from ..._wire import itemsize_bits
 __all__ = [
     "any_lane",
     "as_bits",
-    "batched",
     "from_bits",
     "keep_done",
+    "lane_count",
+    "max_lane",
     "min_lane",
     "same_in_every_lane",
     "write_rows",
@@ -83,21 +84,23 @@ def _zero_tangent(x: jax.Array) -> np.ndarray:
     return np.zeros(jnp.shape(x), jax.dtypes.float0)
 
 
-def batched(*trees: object) -> bool:
-    """Whether any array of ``trees`` has vmap lanes, as far as tracing can tell now.
+def lane_count(*trees: object) -> int | None:
+    """How many vmap lanes the arrays of ``trees`` have, as far as tracing can tell now; None
+    where they are not batched.
 
     Decided at trace time, by a ``custom_vmap`` identity whose batching rule only runs when some
-    input is batched. A loop's inputs (its initial carry, and the values its functions close
-    over) are batched exactly when the loop is. Under ``jax.vmap`` of a ``jax.jit`` the jitted
-    function is traced before it is batched, so this says False there: use the answer only to
-    choose between two correct programs.
+    input is batched (and is told the axis size). A loop's inputs (its initial carry, and the
+    values its functions close over) are batched exactly when the loop is. Under ``jax.vmap``
+    of a ``jax.jit`` the jitted function is traced before it is batched, so this says None
+    there: use the answer only to choose between two correct programs. Called once per value:
+    the probe consumes a PRNG key as any use does (JAX's key reuse checker).
 
     >>> import jax, jax.numpy as jnp
-    >>> batched(jnp.ones(3)), jax.vmap(lambda x: jnp.float32(batched(x)))(jnp.ones(2)).tolist()
-    (False, [1.0, 1.0])
+    >>> lane_count(jnp.ones(3)), jax.vmap(lambda x: jnp.float32(lane_count(x)))(jnp.ones(5))[0]
+    (None, Array(5., dtype=float32))
     """
     leaves = [x for x in jax.tree_util.tree_leaves(trees) if isinstance(x, jax.Array)]
-    seen: list[bool] = []
+    seen: list[int] = []
 
     @custom_vmap
     def probe(xs):
@@ -105,13 +108,13 @@ def batched(*trees: object) -> bool:
 
     @probe.def_vmap
     def rule(axis_size, in_batched, xs):
-        seen.append(True)
+        seen.append(axis_size)
         return xs, in_batched[0]
 
     if leaves:
         # Values only: custom_vmap takes no tangents (under jax.grad the probe would fail).
         probe(lax.stop_gradient(leaves))
-    return bool(seen)
+    return seen[0] if seen else None
 
 
 @custom_vmap
@@ -148,6 +151,23 @@ def min_lane(x: jax.Array) -> jax.Array:
 @min_lane.def_vmap
 def _min_lane_rule(axis_size, in_batched, x):
     return (jnp.min(x) if in_batched[0] else x), False
+
+
+@custom_vmap
+def max_lane(x: jax.Array) -> jax.Array:
+    """``x`` itself; under vmap, its maximum over the lanes as an *unbatched* scalar (over
+    no lane, the lowest integer of its dtype).
+
+    >>> import jax, jax.numpy as jnp
+    >>> jax.vmap(max_lane)(jnp.array([3, 1, 2])).tolist()
+    [3, 3, 3]
+    """
+    return x
+
+
+@max_lane.def_vmap
+def _max_lane_rule(axis_size, in_batched, x):
+    return (jnp.max(x, initial=jnp.iinfo(x.dtype).min) if in_batched[0] else x), False
 
 
 def same_in_every_lane(pred: jax.Array, effects: tuple[str, ...]) -> jax.Array:

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 from jax import lax
 
 import jaxhist_widget as jhw
+from jaxhist_widget._device.loops import steps
 
 from ...helpers.backends import BACKEND, cpu_only, tpu_only
 
@@ -219,22 +220,27 @@ def _loop_depth(hlo: str) -> int:
 
 
 @tpu_only
-def test_a_tpus_streamed_step_loop_is_nested_one_level_deep():
+def test_a_tpus_streamed_step_loop_nests_one_level_deep_but_a_small_carry_s_stages():
     # On a TPU v5e an MLP step streamed with nothing attached cost +25% over stream=False: the
     # step loop's blocks nested in the chunk loop made three loop levels, and XLA then fetched
     # the 16 MB of weights into the chip's fast memory and wrote them back every step
     # (docs/performance.md). Read off the TPU's programs: the old one nests 3 deep, a chunk
     # loop over a step loop 2 (now +2%). stream=False keeps its blocks (a scalar step 3.5x
-    # faster): blocks in a loop, 2 deep.
+    # faster): blocks in a loop, 2 deep. A small carry's streamed loop writes its rows to
+    # stages (`steps.stage_rows`): chunks, stages, steps, 3 deep.
     def loop(x, stream):
         return jhw.while_loop(
             lambda c: c[0] < 1000, _step, (jnp.int32(0), x), max_steps=1000, stream=stream
         )
 
-    depth = {
-        stream: _loop_depth(
-            jax.jit(lambda x, s=stream: loop(x, s)).lower(jnp.ones(8)).compile().as_text()
-        )
+    def depth(x, stream):
+        return _loop_depth(jax.jit(lambda x: loop(x, stream)).lower(x).compile().as_text())
+
+    small, large = jnp.ones(8), jnp.ones(steps.STAGE_CARRY_BYTES // 4 + 1)
+    got = {
+        (carry, stream): depth(x, stream)
+        for carry, x in (("small", small), ("large", large))
         for stream in (False, True)
     }
-    assert depth == {False: 2, True: 2}, depth
+    want = {("small", False): 2, ("small", True): 3, ("large", False): 2, ("large", True): 2}
+    assert got == want
