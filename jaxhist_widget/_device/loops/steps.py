@@ -245,7 +245,10 @@ def _staged(loop: Loop, s: State, limit: jax.Array, size: int) -> State:
     written = loop.rows.written
 
     def running(s: State) -> jax.Array:
-        return lanes.any_lane(_running(s, limit))
+        # Every device takes as many stages (a device whose steps are done takes empty ones):
+        # the blocks in each stage agree on their count through collectives (`_blocks`), and
+        # a device left out of one waits for good (pmap: XLA aborts the process).
+        return devices.any_device(lanes.any_lane(_running(s, limit)))
 
     def stage(s: State) -> State:
         base = jnp.minimum(lanes.max_lane(s.n), loop.max_rows - size)

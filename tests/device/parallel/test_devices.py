@@ -340,6 +340,20 @@ def test_several_devices(case):
         )
 
 
+#: A TPU's streamed loop writes its rows to stages (`steps.stage_rows`): on these CPU devices
+#: too, forced, with stages of 8 rows and blocks of steps inside them.
+STAGES = """
+from jaxhist_widget._device.loops import steps
+steps._CPU_STAGES, steps._CPU_BLOCKS, steps.STAGE_ROWS = True, True, 8
+"""
+
+
+@pytest.mark.parametrize("case", ["gspmd_vmap", "shard_map_vmap", "pmap", "shard_map_stop"])
+def test_several_devices_with_rows_staged(case):
+    out = _run(PRELUDE + STAGES + textwrap.dedent(CASES[case]))
+    assert out.returncode == 0 and "OK" in out.stdout, _tail(out)
+
+
 def _jax_version() -> str:
     from importlib.metadata import version
 
