@@ -3,6 +3,8 @@
 `slow_counter` is the one slow loop: a counter whose step also takes host time (a stand-in for
 heavy compute), jitted once per set of options, so tests that use the same one compile it once.
 `bit_pattern_loop` records every bit pattern of a dtype (the streaming and store round trips).
+`counting_step` and `counting_rows`: a counting loop's step and the rows lax's loop gives it
+(the blocks and the stages of steps, checked against them).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 import jaxhist_widget as jhw
@@ -195,3 +198,18 @@ def grid_sweep(steps: int):
         return hist
 
     return train
+
+
+def counting_step(c):
+    """A step of ``(i, x)`` counting ``i``: the counting loops' (`steps.Counted`) test body."""
+    return c[0] + 1, c[1] * 0.9 + jnp.sin(jnp.asarray(c[0], jnp.float32))
+
+
+def counting_rows(n: int, max_steps: int = 200) -> np.ndarray:
+    """The ``x`` rows of `counting_step` from ``(0, 1.0)`` while ``i < n``, as a loop of at
+    most ``max_steps`` steps records them (row 0 the initial value)."""
+    c, rows = (0, np.float32(1.0)), [np.float32(1.0)]
+    while c[0] < n and len(rows) <= max_steps:
+        c = counting_step(c)
+        rows.append(np.float32(c[1]))
+    return np.array(rows)

@@ -19,6 +19,8 @@ import jaxhist_widget as jhw
 from jaxhist_widget._device.loops import steps
 from jaxhist_widget._device.loops.carry import prepare
 
+from ...helpers.loops import counting_rows, counting_step
+
 # Compiles many loops under jit, vmap and jvp: out of the quick subset.
 pytestmark = pytest.mark.slow
 
@@ -30,24 +32,12 @@ def blocks_on_cpu(monkeypatch):
     monkeypatch.setattr(steps, "_CPU_BLOCKS", True)
 
 
-def body(c):
-    return c[0] + 1, c[1] * 0.9 + jnp.sin(jnp.asarray(c[0], jnp.float32))
-
-
 def run(n, lib=jhw, max_steps=200, **kw):
     cond = lambda c: c[0] < n  # noqa: E731
     if lib is lax:
-        out = lax.while_loop(cond, body, (0, 1.0))
+        out = lax.while_loop(cond, counting_step, (0, 1.0))
         return out, None
-    return jhw.while_loop(cond, body, (0, 1.0), max_steps=max_steps, **kw)
-
-
-def lax_rows(n, max_steps=200):
-    c, rows = (0, np.float32(1.0)), [np.float32(1.0)]
-    while c[0] < n and len(rows) <= max_steps:
-        c = body(c)
-        rows.append(np.float32(c[1]))
-    return np.array(rows)
+    return jhw.while_loop(cond, counting_step, (0, 1.0), max_steps=max_steps, **kw)
 
 
 @pytest.mark.parametrize("n", [0, 1, BLOCK - 1, BLOCK, BLOCK + 1, 3 * BLOCK + 5, 199, 200, 250])
@@ -55,7 +45,7 @@ def lax_rows(n, max_steps=200):
 def test_every_row_is_the_step_by_step_loop_s(n, stream):
     with jhw.Recorder() as rec:
         (i, _x), hist = jax.jit(lambda: run(n, stream=stream))()
-    want = lax_rows(n)
+    want = counting_rows(n)
     assert int(i) == len(want) - 1 and int(hist.length) == len(want)
     np.testing.assert_allclose(hist.to_numpy()[1], want, rtol=1e-5, atol=1e-6)
     if stream:
@@ -74,7 +64,7 @@ def test_lanes_with_bounds_of_their_own(every):
     np.testing.assert_allclose(x, want_x, rtol=1e-5, atol=1e-6)
     rows = hist.to_numpy()
     for lane, n in enumerate(ns.tolist()):
-        np.testing.assert_allclose(rows[lane][1], lax_rows(n), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(rows[lane][1], counting_rows(n), rtol=1e-5, atol=1e-6)
         np.testing.assert_array_equal(rec.history()[lane][1], rows[lane][1])
 
 

@@ -19,6 +19,8 @@ from jax import lax
 import jaxhist_widget as jhw
 from jaxhist_widget._device.loops import steps
 
+from ...helpers.loops import counting_rows, counting_step
+
 # Compiles many loops under jit, vmap and jvp: out of the quick subset.
 pytestmark = pytest.mark.slow
 
@@ -33,22 +35,10 @@ def stages_on_cpu(monkeypatch):
     monkeypatch.setattr(steps, "STAGE_ROWS", STAGE)
 
 
-def body(c):
-    return c[0] + 1, c[1] * 0.9 + jnp.sin(jnp.asarray(c[0], jnp.float32))
-
-
 def run(n, max_steps=200, counted=True, **kw):
     # not counted: the same steps, ended by a condition no block can count ahead
     cond = (lambda c: c[0] < n) if counted else (lambda c: (c[0] < n) & (c[1] < 1e9))
-    return jhw.while_loop(cond, body, (0, 1.0), max_steps=max_steps, **kw)
-
-
-def lax_rows(n, max_steps=200):
-    c, rows = (0, np.float32(1.0)), [np.float32(1.0)]
-    while c[0] < n and len(rows) <= max_steps:
-        c = body(c)
-        rows.append(np.float32(c[1]))
-    return np.array(rows)
+    return jhw.while_loop(cond, counting_step, (0, 1.0), max_steps=max_steps, **kw)
 
 
 def whiles(fn, *args) -> int:
@@ -116,7 +106,7 @@ def test_every_row_is_the_unstaged_loop_s(n, every, counted):
     kw = {} if every is None else {"stream_every": every}
     with jhw.Recorder() as rec:
         (i, _x), hist = jax.jit(lambda: run(n, counted=counted, **kw))()
-    want = lax_rows(n)
+    want = counting_rows(n)
     assert int(i) == len(want) - 1 and int(hist.length) == len(want)
     np.testing.assert_allclose(hist.to_numpy()[1], want, rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(rec.history()[1], hist.to_numpy()[1])
@@ -133,7 +123,7 @@ def test_lanes_ending_apart(every):
         (i, _x), hist = jax.jit(jax.vmap(lambda n: run(n, **kw)))(ns)
     rows = hist.to_numpy()
     for lane, n in enumerate(ns.tolist()):
-        want = lax_rows(n)
+        want = counting_rows(n)
         assert int(i[lane]) == len(want) - 1
         np.testing.assert_allclose(rows[lane][1], want, rtol=1e-5, atol=1e-6)
         np.testing.assert_array_equal(rec.history()[lane][1], rows[lane][1])
