@@ -29,9 +29,7 @@ STAGE = 8
 
 @pytest.fixture(autouse=True)
 def stages_on_cpu(monkeypatch):
-    # as a TPU runs a counting loop: its blocks of steps inside each stage
     monkeypatch.setattr(steps, "_CPU_STAGES", True)
-    monkeypatch.setattr(steps, "_CPU_BLOCKS", True)
     monkeypatch.setattr(steps, "STAGE_ROWS", STAGE)
 
 
@@ -46,10 +44,9 @@ def whiles(fn, *args) -> int:
 
 
 def test_a_small_carry_s_streamed_loop_is_staged_and_a_large_one_s_is_not(monkeypatch):
-    monkeypatch.setattr(steps, "_CPU_BLOCKS", False)  # loops of their own
+    monkeypatch.setattr(steps, "_CPU_BLOCKS", False)  # loops of their own (as on a TPU)
     # the chunks, the stages in each, the steps in each stage
     assert whiles(lambda: run(50)) == 3
-    assert whiles(lambda: run(50, stream=False)) == 1
     big = jnp.zeros(steps.STAGE_CARRY_BYTES // 4 + 1)
     assert (
         whiles(
