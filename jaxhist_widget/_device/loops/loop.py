@@ -133,8 +133,7 @@ def while_loop(
         lambda m: user_record(carry.full(m)), dtype, init, carry.counting, carry.is_fixed, order
     )
     consts = (carry.body.consts, carry.cond_jaxpr.consts)
-    count = lanes.lane_count(init, consts)
-    loop = Loop(cond_fun, carry, plan, max_steps + 1, count is not None, count or 1)
+    loop = Loop(cond_fun, carry, plan, max_steps + 1, lanes.lane_count(init, consts))
     bufs = loop.rows.buffers(loop.max_rows)
     lane_bytes = sizes.warn_if_large(bufs, warn_bytes)
     cont = loop.cond(init)

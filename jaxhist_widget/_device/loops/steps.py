@@ -39,10 +39,14 @@ class Loop(NamedTuple):
     carry: _Carry
     rows: rows.Rows
     max_rows: int  #: ``max_steps + 1``
-    #: Whether the loop runs under ``jax.vmap``, and over how many lanes (1 unbatched), as
-    #: tracing can tell (`lanes.lane_count`).
-    batched: bool = False
-    lanes: int = 1
+    #: How many ``jax.vmap`` lanes the loop runs over, as tracing can tell (`lanes.lane_count`);
+    #: None unbatched.
+    lanes: int | None = None
+
+    @property
+    def batched(self) -> bool:
+        """Whether the loop runs under ``jax.vmap`` (as tracing can tell)."""
+        return self.lanes is not None
 
     def cond(self, moving: list[jax.Array]) -> jax.Array:
         return self.carry.cond(moving)
@@ -226,8 +230,9 @@ def stage_rows(loop: Loop, s: State) -> int:
     if not (_CPU_STAGES or devices.on_tpu()):
         return 0
     leaves = jax.tree_util.tree_leaves(s.carry)
-    carry_bytes = loop.lanes * sum(x.size * x.dtype.itemsize for x in leaves)
-    row_bytes = loop.lanes * sum(
+    count = loop.lanes or 1
+    carry_bytes = count * sum(x.size * x.dtype.itemsize for x in leaves)
+    row_bytes = count * sum(
         math.prod(s.bufs[g].shape[1:]) * s.bufs[g].dtype.itemsize for g in loop.rows.written
     )
     if carry_bytes > STAGE_CARRY_BYTES or not row_bytes:
